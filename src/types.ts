@@ -1,0 +1,149 @@
+/**
+ * Shared data shapes that flow one way through Refract:
+ * source (JSON) → decode (TransactionInfo) → parse (ParsedTransaction with Light events)
+ * → state update → store → query → response.
+ *
+ * Conventions: every 32-byte value (hash, pubkey, address, field element) is a `Uint8Array`
+ * of length 32 in big-endian / wire order; pubkeys that only need comparing (program ids,
+ * instruction accounts, signatures) are base58 strings; u64 values are `bigint`; u32 values
+ * (leaf indices) are `number`.
+ */
+
+/** 32 raw bytes: a hash, a field element (big-endian, < BN254 scalar modulus) or a pubkey. */
+export type Bytes32 = Uint8Array;
+
+/** One instruction with its program id and accounts resolved through the transaction's account list. */
+export interface InstructionInfo {
+  /** Program id, base58. */
+  programId: string;
+  /** Raw instruction data. */
+  data: Uint8Array;
+  /** Account pubkeys, base58, in instruction order. */
+  accounts: string[];
+}
+
+/** An outer instruction followed by the inner instructions it invoked (meta.innerInstructions[k] with index k). */
+export interface InstructionGroup {
+  outer: InstructionInfo;
+  inner: InstructionInfo[];
+}
+
+/** A Solana transaction reduced to what the Light parser needs. Source: getTransaction / getBlock JSON. */
+export interface TransactionInfo {
+  /** First signature, base58. */
+  signature: string;
+  /** `meta.err` serialised as a JSON string, or null when the transaction succeeded. */
+  error: string | null;
+  /** True when any outer instruction belongs to the vote program. */
+  isVote: boolean;
+  groups: InstructionGroup[];
+}
+
+/** A block (getBlock JSON, base64 transactions) or a single getTransaction file wrapped as a block. */
+export interface BlockInfo {
+  slot: number;
+  parentSlot: number;
+  /** Unix seconds; 0 when unknown. */
+  blockTime: number;
+  blockHeight: number;
+  blockhash: string;
+  previousBlockhash: string;
+  transactions: TransactionInfo[];
+}
+
+/** `CompressedAccountData` (Borsh): discriminator[8], data Vec<u8>, data_hash[32]. */
+export interface CompressedAccountData {
+  discriminator: Uint8Array;
+  data: Uint8Array;
+  dataHash: Bytes32;
+}
+
+/** `CompressedAccount` (Borsh): owner[32], lamports u64, address Option<[32]>, data Option<CompressedAccountData>. */
+export interface CompressedAccount {
+  owner: Bytes32;
+  lamports: bigint;
+  address: Bytes32 | null;
+  data: CompressedAccountData | null;
+}
+
+/** `OutputCompressedAccountWithPackedContext`: the account and an index into `pubkeyArray`. */
+export interface OutputCompressedAccount {
+  compressedAccount: CompressedAccount;
+  merkleTreeIndex: number;
+}
+
+/** Light's `PublicTransactionEvent` (legacy noop format; current and legacy layouts). */
+export interface PublicTransactionEvent {
+  inputCompressedAccountHashes: Bytes32[];
+  outputCompressedAccountHashes: Bytes32[];
+  outputCompressedAccounts: OutputCompressedAccount[];
+  outputLeafIndices: number[];
+  sequenceNumbers: { treePubkey: Bytes32; seq: bigint }[];
+  relayFee: bigint | null;
+  isCompress: boolean;
+  compressOrDecompressLamports: bigint | null;
+  pubkeyArray: Bytes32[];
+  message: Uint8Array | null;
+  /** Absent (empty) in the legacy layout. */
+  ataOwners: { outputIndex: number; walletOwner: Bytes32 }[];
+}
+
+/** `RawIndexedElement`: value[32], next_index u64, next_value[32], index u64. */
+export interface RawIndexedElement {
+  value: Bytes32;
+  nextIndex: bigint;
+  nextValue: Bytes32;
+  index: bigint;
+}
+
+/** `MerkleTreeEvent` V2 (tag 1): a forester nullified these leaves; leaf i gets seq `seq + i`. */
+export interface NullifierEvent {
+  tree: Bytes32;
+  nullifiedLeavesIndices: bigint[];
+  seq: bigint;
+}
+
+/** `MerkleTreeEvent` V3 (tag 2): indexed (address) tree updates; update k: low gets seq+2k, high seq+2k+1. */
+export interface IndexedMerkleTreeEvent {
+  tree: Bytes32;
+  updates: {
+    newLowElement: RawIndexedElement;
+    newLowElementHash: Bytes32;
+    newHighElement: RawIndexedElement;
+    newHighElementHash: Bytes32;
+  }[];
+  seq: bigint;
+}
+
+/** `BatchEvent` (tags 3/4/5), decoded but not applied to v1 state. */
+export interface BatchEvent {
+  kind: 'batchAppend' | 'batchNullify' | 'batchAddressAppend';
+  merkleTreePubkey: Bytes32;
+  batchIndex: bigint;
+  zkpBatchIndex: bigint;
+  zkpBatchSize: bigint;
+  oldNextIndex: bigint;
+  newNextIndex: bigint;
+  newRoot: Bytes32;
+  rootIndex: number;
+  sequenceNumber: bigint;
+  outputQueuePubkey: Bytes32 | null;
+}
+
+/** One decoded Light event of a transaction, in instruction order. */
+export type LightEvent =
+  | { kind: 'publicTransaction'; event: PublicTransactionEvent }
+  | { kind: 'nullifier'; event: NullifierEvent }
+  | { kind: 'indexedTreeUpdate'; event: IndexedMerkleTreeEvent }
+  | { kind: 'batch'; event: BatchEvent };
+
+/** The parser's output for one transaction (pure; no state consulted). */
+export interface ParsedTransaction {
+  signature: string;
+  slot: number;
+  error: string | null;
+  isVote: boolean;
+  /** True when any Light event was found. */
+  usesCompression: boolean;
+  events: LightEvent[];
+}
