@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import bs58 from 'bs58';
+import { z } from 'zod';
+
+/** Tree types as Light's `TreeType` u64 (StateV1=1, AddressV1=2, StateV2=3, AddressV2=4). */
+export type TreeType = 'StateV1' | 'AddressV1' | 'StateV2' | 'AddressV2';
+
+export const TREE_TYPE_CODE: Record<TreeType, number> = { StateV1: 1, AddressV1: 2, StateV2: 3, AddressV2: 4 };
+
+/** One known Merkle tree: its queue, type, height (depth) and root-history capacity. */
+export interface TreeInfo {
+  /** Tree pubkey, base58. */
+  tree: string;
+  /** Queue pubkey (nullifier queue for state trees, address queue for address trees), base58. */
+  queue: string;
+  type: TreeType;
+  /** Depth: 26 for v1 trees. */
+  height: number;
+  /** Root history capacity; root index = root seq mod this. */
+  rootHistoryCapacity: number;
+  /** Raw 32-byte tree pubkey. */
+  treeBytes: Uint8Array;
+  queueBytes: Uint8Array;
+}
+
+const treeEntrySchema = z
+  .object({
+    tree: z.string(),
+    queue: z.string(),
+    type: z.enum(['StateV1', 'AddressV1', 'StateV2', 'AddressV2']),
+    height: z.number().int().min(1).max(40),
+    rootHistoryCapacity: z.number().int().min(1),
+  })
+  .strict();
+
+/** JSON shape of one tree entry in `config/trees.json` or a user config. */
+export type TreeEntry = z.infer<typeof treeEntrySchema>;
+
+function pubkeyBytes(value: string, field: string): Uint8Array {
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(value);
+  } catch {
+    throw new Error(`tree registry: ${field} '${value}' is not base58`);
+  }
+  if (bytes.length !== 32) throw new Error(`tree registry: ${field} '${value}' is ${bytes.length} bytes, expected 32`);
+  return bytes;
+}
+
+/**
+ * The set of trees Refract indexes, looked up by tree or queue pubkey (base58).
+ * An output or event for a tree that is not here is skipped (logged and counted by the caller),
+ * never guessed. Source of the defaults: Light's v1 trees (photon.md §4.1).
+ */
+export class TreeRegistry {
+  private readonly byTree = new Map<string, TreeInfo>();
+  private readonly byQueue = new Map<string, TreeInfo>();
+
+  /** Builds a registry from entries; throws Error naming the entry on a bad pubkey or a duplicate tree. */
+  constructor(entries: readonly TreeEntry[]) {
+    for (const [i, raw] of entries.entries()) {
+      const parsed = treeEntrySchema.safeParse(raw);
+      if (!parsed.success) throw new Error(`tree registry: entry ${i}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
+      const e = parsed.data;
+      const info: TreeInfo = { ...e, treeBytes: pubkeyBytes(e.tree, `entry ${i} tree`), queueBytes: pubkeyBytes(e.queue, `entry ${i} queue`) };
+      this.byTree.set(e.tree, info);
+      if (e.queue !== e.tree) this.byQueue.set(e.queue, info);
+    }
+  }
+
+  /** Looks a tree up by its tree pubkey, then by its queue pubkey (base58); undefined when unknown. */
+  get(pubkey: string): TreeInfo | undefined {
+    return this.byTree.get(pubkey) ?? this.byQueue.get(pubkey);
+  }
+
+  /** Same as `get` with raw 32 bytes. */
+  getBytes(pubkey: Uint8Array): TreeInfo | undefined {
+    return this.get(bs58.encode(pubkey));
+  }
+
+  /** Every registered tree. */
+  all(): TreeInfo[] {
+    return [...this.byTree.values()];
+  }
+}
+
+/** Reads `config/trees.json` (Light's known v1 trees). */
+export function defaultTreeEntries(): TreeEntry[] {
+  const path = fileURLToPath(new URL('../../config/trees.json', import.meta.url));
+  return JSON.parse(readFileSync(path, 'utf8')) as TreeEntry[];
+}
+
+/** Registry of the default trees plus `extra` entries (extra ones override defaults with the same tree). */
+export function loadTreeRegistry(extra: readonly TreeEntry[] = []): TreeRegistry {
+  return new TreeRegistry([...defaultTreeEntries(), ...extra]);
+}

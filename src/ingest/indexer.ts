@@ -1,0 +1,84 @@
+/**
+ * The indexing step shared by every source: blocks in → one LMDB write transaction out.
+ * decode (done by the source) → parse (pure) → prepare StateUpdate (pure) → persist (one txn).
+ */
+import type { Logger } from 'pino';
+import type { TreeRegistry } from '../config/trees.ts';
+import { parseTransaction } from '../light/parser.ts';
+import { DecodeError } from '../solana/errors.ts';
+import { type PersistStats, persistBatch } from '../state/persist.ts';
+import { type StateUpdate, TransactionRejected, prepareStateUpdate } from '../state/prepare.ts';
+import type { BlockRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { BlockInfo } from '../types.ts';
+
+/** Result of indexing one batch. */
+export interface BatchResult extends PersistStats {
+  /** Transactions refused (decode failure, hash mismatch, …), with reasons. Nothing of them was stored. */
+  rejected: { signature: string; reason: string }[];
+  /** Outputs / events skipped because their tree is not in the registry (base58 tree → count). */
+  unknownTrees: Map<string, number>;
+  /** Compressed outputs seen (including re-indexed ones). */
+  outputs: number;
+  lastSlot: number | null;
+}
+
+/** Hooks for observing ingest (metrics, logs). */
+export interface IndexerHooks {
+  onBatch?(result: BatchResult, seconds: number): void;
+}
+
+/** Applies block batches to a store. */
+export class Indexer {
+  constructor(
+    readonly store: Store,
+    readonly registry: TreeRegistry,
+    private readonly log?: Logger,
+    private readonly hooks: IndexerHooks = {},
+  ) {}
+
+  /**
+   * Indexes `blocks` (ascending slots) in ONE write transaction: all of it commits or none.
+   * A transaction that fails to decode or to validate is rejected (logged, recorded, counted) and the
+   * rest of the batch proceeds. Throws only on store failures, leaving the store unchanged.
+   */
+  indexBlocks(blocks: readonly BlockInfo[]): BatchResult {
+    const started = process.hrtime.bigint();
+    const updates: StateUpdate[] = [];
+    const rejected: BatchResult['rejected'] = [];
+    const unknownTrees = new Map<string, number>();
+    let outputs = 0;
+    for (const block of blocks) {
+      for (const tx of block.transactions) {
+        try {
+          const u = prepareStateUpdate(parseTransaction(tx, block.slot), this.registry);
+          for (const t of u.unknownTrees) unknownTrees.set(t, (unknownTrees.get(t) ?? 0) + 1);
+          outputs += u.outputs.length;
+          updates.push(u);
+        } catch (err) {
+          if (err instanceof TransactionRejected) rejected.push({ signature: err.signature, reason: err.reason });
+          else if (err instanceof DecodeError) rejected.push({ signature: tx.signature, reason: err.message });
+          else throw err;
+        }
+      }
+    }
+    const records: BlockRecord[] = blocks.map((b) => ({
+      slot: b.slot,
+      parentSlot: b.parentSlot,
+      blockTime: b.blockTime,
+      blockHeight: b.blockHeight,
+      blockhash: b.blockhash,
+      previousBlockhash: b.previousBlockhash,
+    }));
+    const stats = this.store.write((w) => {
+      const s = persistBatch(w, records, updates);
+      for (const r of rejected) w.putRejection(r.signature, r.reason);
+      return s;
+    });
+    for (const r of rejected) this.log?.warn({ signature: r.signature, reason: r.reason }, 'transaction rejected');
+    for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
+    const result: BatchResult = { ...stats, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null };
+    this.hooks.onBatch?.(result, Number(process.hrtime.bigint() - started) / 1e9);
+    return result;
+  }
+}

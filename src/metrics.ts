@@ -1,0 +1,36 @@
+/**
+ * The one prom-client registry of a Refract process, with every metric it exports at GET /metrics.
+ * Worker threads and prover nodes report their numbers with each task result; the main thread
+ * observes them here (prom-client has no worker-thread aggregation).
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** All Refract metrics on one registry. */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly indexerSlot = new Gauge({ name: 'refract_indexer_slot', help: 'Last slot committed to the store', registers: [this.registry] });
+  readonly chainTipSlot = new Gauge({ name: 'refract_chain_tip_slot', help: 'Latest slot reported by the Solana RPC (getSlot, confirmed)', registers: [this.registry] });
+  readonly indexerLag = new Gauge({ name: 'refract_indexer_lag_slots', help: 'Chain tip slot minus the last indexed slot', registers: [this.registry] });
+  readonly ingestBlocks = new Counter({ name: 'refract_ingest_blocks_total', help: 'Blocks committed', registers: [this.registry] });
+  readonly ingestTransactions = new Counter({ name: 'refract_ingest_transactions_total', help: 'Transactions stored (new)', registers: [this.registry] });
+  readonly ingestOutputs = new Counter({ name: 'refract_ingest_outputs_total', help: 'Compressed outputs inserted (new)', registers: [this.registry] });
+  readonly ingestRejected = new Counter({ name: 'refract_ingest_rejected_transactions_total', help: 'Transactions rejected by the decoder or validator (nothing stored)', registers: [this.registry] });
+  readonly ingestUnknownTree = new Counter({ name: 'refract_ingest_unknown_tree_total', help: 'Outputs or events skipped because their tree is not in the registry', labelNames: ['tree'], registers: [this.registry] });
+  readonly ingestBatchSeconds = new Histogram({ name: 'refract_ingest_batch_duration_seconds', help: 'Time to index one block batch (parse, validate, persist)', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
+
+  readonly rpcDuration = new Histogram({ name: 'refract_rpc_request_duration_seconds', help: 'JSON-RPC request duration by method and HTTP status', labelNames: ['method', 'status'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30], registers: [this.registry] });
+
+  readonly proofDuration = new Histogram({ name: 'refract_proof_duration_seconds', help: 'Groth16 proof time (witness + prove) by circuit', labelNames: ['circuit'], buckets: [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2], registers: [this.registry] });
+  readonly proofQueueWait = new Histogram({ name: 'refract_proof_queue_wait_seconds', help: 'Time a proof job waited before a worker took it', labelNames: ['circuit'], buckets: [0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6], registers: [this.registry] });
+  readonly proofQueueDepth = new Gauge({ name: 'refract_proof_queue_depth', help: 'Proof jobs waiting', registers: [this.registry] });
+  readonly proofActive = new Gauge({ name: 'refract_proof_active_jobs', help: 'Proof jobs being proved', registers: [this.registry] });
+  readonly proofBatchSize = new Histogram({ name: 'refract_proof_batch_size', help: 'Jobs handed to a worker in one task', buckets: [1, 2, 3, 4, 6, 8, 12, 16], registers: [this.registry] });
+  readonly proofErrors = new Counter({ name: 'refract_proof_errors_total', help: 'Proof failures by circuit and type', labelNames: ['circuit', 'type'], registers: [this.registry] });
+  readonly proofsTotal = new Counter({ name: 'refract_proofs_total', help: 'Proofs produced and verified', labelNames: ['circuit'], registers: [this.registry] });
+  readonly workerMemory = new Gauge({ name: 'refract_prover_worker_heap_bytes', help: 'Heap used by a prover worker thread after its last task', labelNames: ['worker'], registers: [this.registry] });
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'refract_' });
+  }
+}

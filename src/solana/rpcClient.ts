@@ -1,0 +1,85 @@
+/**
+ * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock, getTransaction, getFirstAvailableBlock.
+ */
+
+/** A JSON-RPC error returned by the node (code and message as sent). */
+export class SolanaRpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SolanaRpcError';
+  }
+}
+
+/** -32007 (slot skipped / ledger jump) and -32009 (slot skipped, or missing in long-term storage): no block. */
+export const SKIPPED_SLOT_CODES = new Set([-32007, -32009]);
+
+/** Options of a Solana RPC client. */
+export interface SolanaRpcOptions {
+  /** Request timeout in ms (default 30 s). */
+  timeoutMs?: number;
+}
+
+/** Talks to one Solana JSON-RPC endpoint. */
+export class SolanaRpc {
+  private id = 0;
+  constructor(
+    readonly url: string,
+    private readonly opts: SolanaRpcOptions = {},
+  ) {}
+
+  /**
+   * Sends one request; resolves `result`. Throws SolanaRpcError for a JSON-RPC error and Error for
+   * transport failures (non-2xx, timeout, invalid JSON), each naming the method.
+   */
+  async call<T>(method: string, params: unknown[] = []): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(this.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
+        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+      });
+    } catch (err) {
+      throw new Error(`${method}: ${this.url} unreachable (${(err as Error).message})`);
+    }
+    const text = await res.text();
+    let body: { result?: T; error?: { code: number; message: string } };
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new Error(`${method}: HTTP ${res.status}, body is not JSON`);
+    }
+    if (body.error) throw new SolanaRpcError(body.error.code, `${method}: ${body.error.message}`);
+    if (!res.ok) throw new Error(`${method}: HTTP ${res.status}`);
+    return body.result as T;
+  }
+
+  /** Current slot at `confirmed` commitment. */
+  getSlot(): Promise<number> {
+    return this.call<number>('getSlot', [{ commitment: 'confirmed' }]);
+  }
+
+  /** Lowest slot the node still has a block for. */
+  getFirstAvailableBlock(): Promise<number> {
+    return this.call<number>('getFirstAvailableBlock');
+  }
+
+  /** getBlock JSON (base64, full, confirmed, maxSupportedTransactionVersion 1), or null for a skipped slot. */
+  async getBlock(slot: number): Promise<unknown | null> {
+    try {
+      return await this.call('getBlock', [slot, { encoding: 'base64', transactionDetails: 'full', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }]);
+    } catch (err) {
+      if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
+      throw err;
+    }
+  }
+
+  /** getTransaction JSON (base64, confirmed, maxSupportedTransactionVersion 1), or null when unknown. */
+  getTransaction(signature: string): Promise<unknown | null> {
+    return this.call('getTransaction', [signature, { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 1 }]);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * StateUpdates of one block batch → LMDB writes, inside ONE write transaction (photon.md §2.3).
+ * Re-applying the same updates changes nothing (inserts are ON CONFLICT DO NOTHING, spends are
+ * no-ops on spent accounts, tree writes obey the seq rule).
+ */
+import type { TreeInfo } from '../config/trees.ts';
+import { PAGE_LIMIT } from '../light/constants.ts';
+import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
+import type { AccountRecord, BlockRecord } from '../store/records.ts';
+import type { WriteView } from '../store/store.ts';
+import { type IndexedUpdate, collectIndexedUpdates, persistIndexedUpdates } from './indexedTree.ts';
+import type { StateUpdate } from './prepare.ts';
+import { type LeafWrite, persistLeafNodes } from './stateTree.ts';
+
+/** Counts of what one batch changed. */
+export interface PersistStats {
+  blocks: number;
+  transactions: number;
+  outputsInserted: number;
+  accountsSpent: number;
+  leavesWritten: number;
+  treeHashes: number;
+}
+
+function tokenOf(a: Pick<AccountRecord, 'owner' | 'data'>) {
+  if (!isTokenAccount(a)) return null;
+  const t = parseTokenData(a.data!.data);
+  return { owner: t.owner, mint: t.mint, delegate: t.delegate, amount: t.amount };
+}
+
+/**
+ * Applies `blocks` metadata and `updates` (in order) to the store. Tree leaves of the whole batch are
+ * written together per tree, so consecutive leaves share upper-level hashing.
+ */
+export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updates: readonly StateUpdate[]): PersistStats {
+  const stats: PersistStats = { blocks: blocks.length, transactions: 0, outputsInserted: 0, accountsSpent: 0, leavesWritten: 0, treeHashes: 0 };
+  for (const b of blocks) w.insertBlock(b);
+  const leavesByTree = new Map<string, { info: TreeInfo; leaves: LeafWrite[] }>();
+  const indexedByTree = new Map<string, { info: TreeInfo; updates: Map<number, IndexedUpdate> }>();
+
+  for (const u of updates) {
+    const linked: { account: AccountRecord; tokenOwner: Uint8Array | null }[] = [];
+    for (const { account, token } of u.outputs) {
+      if (w.insertAccount(account, token ? { owner: token.owner, mint: token.mint, delegate: token.delegate, amount: token.amount } : null)) stats.outputsInserted++;
+    }
+    for (const hash of u.inputs) {
+      const existing = w.account(hash);
+      if (!existing) continue;
+      linked.push({ account: existing, tokenOwner: tokenOf(existing)?.owner ?? null });
+      if (w.spendAccount(hash, tokenOf)) stats.accountsSpent++;
+    }
+    for (const { account, token } of u.outputs) linked.push({ account, tokenOwner: token?.owner ?? null });
+    if (u.recordTransaction) {
+      if (w.insertTransaction({ signature: u.signature, slot: u.slot, usesCompression: u.usesCompression, error: u.error }, PAGE_LIMIT)) stats.transactions++;
+    }
+    for (const { account, tokenOwner } of linked) w.linkAccountTransaction(account, tokenOwner, u.signature, u.slot);
+    for (const { tree, leaf } of u.leaves) {
+      let entry = leavesByTree.get(tree.tree);
+      if (!entry) leavesByTree.set(tree.tree, (entry = { info: tree, leaves: [] }));
+      entry.leaves.push(leaf);
+    }
+    for (const { tree, event } of u.indexedEvents) {
+      let entry = indexedByTree.get(tree.tree);
+      if (!entry) indexedByTree.set(tree.tree, (entry = { info: tree, updates: new Map() }));
+      collectIndexedUpdates(event, entry.updates);
+    }
+  }
+  for (const { info, updates: ups } of indexedByTree.values()) persistIndexedUpdates(w, info, ups);
+  for (const { info, leaves } of leavesByTree.values()) {
+    stats.leavesWritten += leaves.length;
+    stats.treeHashes += persistLeafNodes(w, info.treeBytes, info.height, leaves);
+  }
+  return stats;
+}

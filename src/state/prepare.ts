@@ -1,0 +1,157 @@
+/**
+ * Parsed Light events of one transaction → a StateUpdate (pure: no I/O, registry lookups only).
+ *
+ * Every output hash is recomputed from the account (photon.md §2.2) and a mismatch rejects the
+ * whole transaction, as does a missing sequence number or unparsable token data. Outputs and events
+ * for trees missing from the registry are skipped and reported in `unknownTrees`, never guessed.
+ */
+import bs58 from 'bs58';
+import type { TreeInfo, TreeRegistry } from '../config/trees.ts';
+import { TREE_TYPE_CODE } from '../config/trees.ts';
+import { compressedAccountHash } from '../light/hashing.ts';
+import { type TokenData, TokenDataError, isTokenAccount, parseTokenData } from '../light/tokenData.ts';
+import type { AccountRecord } from '../store/records.ts';
+import type { BatchEvent, Bytes32, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent } from '../types.ts';
+import type { LeafWrite } from './stateTree.ts';
+
+/** A transaction the indexer refuses to apply; nothing of it is stored. */
+export class TransactionRejected extends Error {
+  constructor(
+    readonly signature: string,
+    readonly reason: string,
+  ) {
+    super(`transaction ${signature} rejected: ${reason}`);
+    this.name = 'TransactionRejected';
+  }
+}
+
+/** A new compressed account with its parsed token data (null when not a token account). */
+export interface PreparedOutput {
+  account: AccountRecord;
+  token: TokenData | null;
+}
+
+/** Everything one transaction changes. */
+export interface StateUpdate {
+  signature: string;
+  slot: number;
+  /** Whether the transaction row is stored (not a vote, or used compression). */
+  recordTransaction: boolean;
+  usesCompression: boolean;
+  error: string | null;
+  outputs: PreparedOutput[];
+  /** Input (spent) account hashes. */
+  inputs: Bytes32[];
+  /** State-tree leaf writes (outputs and nullifications). */
+  leaves: { tree: TreeInfo; leaf: LeafWrite }[];
+  indexedEvents: { tree: TreeInfo; event: IndexedMerkleTreeEvent }[];
+  batchEvents: BatchEvent[];
+  /** Trees referenced by this transaction that are not in the registry (base58). */
+  unknownTrees: string[];
+}
+
+const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, registry: TreeRegistry, u: StateUpdate): void {
+  const n = e.outputCompressedAccounts.length;
+  if (e.outputCompressedAccountHashes.length !== n || e.outputLeafIndices.length !== n)
+    throw new TransactionRejected(tx.signature, `event has ${n} output accounts, ${e.outputCompressedAccountHashes.length} output hashes and ${e.outputLeafIndices.length} leaf indices`);
+  const treeSeq = new Map<string, bigint>();
+  for (const s of e.sequenceNumbers) treeSeq.set(toHex(s.treePubkey), s.seq);
+  for (let i = 0; i < n; i++) {
+    const out = e.outputCompressedAccounts[i]!;
+    const treeKey = e.pubkeyArray[out.merkleTreeIndex];
+    if (!treeKey) throw new TransactionRejected(tx.signature, `output ${i}: merkle_tree_index ${out.merkleTreeIndex} is outside pubkey_array (${e.pubkeyArray.length} keys)`);
+    const info = registry.getBytes(treeKey);
+    if (!info) {
+      u.unknownTrees.push(bs58.encode(treeKey));
+      continue;
+    }
+    if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `output ${i}: tree ${info.tree} is ${info.type}; only StateV1 outputs are supported`);
+    const leafIndex = e.outputLeafIndices[i]!;
+    const hash = e.outputCompressedAccountHashes[i]!;
+    const acc = out.compressedAccount;
+    const expected = compressedAccountHash(acc, info.treeBytes, leafIndex, 'v1');
+    if (Buffer.compare(Buffer.from(expected), Buffer.from(hash)) !== 0)
+      throw new TransactionRejected(tx.signature, `output ${i}: event hash ${bs58.encode(hash)} differs from the recomputed compressed-account hash ${bs58.encode(expected)} (tree ${info.tree}, leaf ${leafIndex})`);
+    const k = toHex(treeKey);
+    const seq = treeSeq.get(k);
+    if (seq === undefined) throw new TransactionRejected(tx.signature, `output ${i}: missing sequence number for tree ${info.tree}`);
+    treeSeq.set(k, seq + 1n);
+    let token: TokenData | null = null;
+    if (isTokenAccount(acc)) {
+      try {
+        token = parseTokenData(acc.data!.data);
+      } catch (err) {
+        if (err instanceof TokenDataError) throw new TransactionRejected(tx.signature, `output ${i}: ${err.message}`);
+        throw err;
+      }
+    }
+    const account: AccountRecord = {
+      hash,
+      tree: info.treeBytes,
+      owner: acc.owner,
+      lamports: acc.lamports,
+      leafIndex,
+      seq,
+      slotCreated: tx.slot,
+      spent: false,
+      address: acc.address,
+      data: acc.data,
+      treeType: TREE_TYPE_CODE[info.type],
+    };
+    u.outputs.push({ account, token });
+    u.leaves.push({ tree: info, leaf: { leafIndex, hash, seq } });
+  }
+}
+
+/**
+ * Builds the StateUpdate of a parsed transaction. Throws TransactionRejected (naming the signature
+ * and the reason) for an event whose hashes, indices or token data are inconsistent.
+ */
+export function prepareStateUpdate(tx: ParsedTransaction, registry: TreeRegistry): StateUpdate {
+  const u: StateUpdate = {
+    signature: tx.signature,
+    slot: tx.slot,
+    recordTransaction: tx.error === null && (!tx.isVote || tx.usesCompression),
+    usesCompression: tx.usesCompression,
+    error: tx.error,
+    outputs: [],
+    inputs: [],
+    leaves: [],
+    indexedEvents: [],
+    batchEvents: [],
+    unknownTrees: [],
+  };
+  if (tx.error !== null) return u;
+  for (const ev of tx.events) {
+    switch (ev.kind) {
+      case 'publicTransaction':
+        u.inputs.push(...ev.event.inputCompressedAccountHashes);
+        prepareOutputs(tx, ev.event, registry, u);
+        break;
+      case 'nullifier': {
+        const info = registry.getBytes(ev.event.tree);
+        if (!info) {
+          u.unknownTrees.push(bs58.encode(ev.event.tree));
+          break;
+        }
+        ev.event.nullifiedLeavesIndices.forEach((leafIndex, i) => {
+          u.leaves.push({ tree: info, leaf: { leafIndex: Number(leafIndex), hash: new Uint8Array(32), seq: ev.event.seq + BigInt(i) } });
+        });
+        break;
+      }
+      case 'indexedTreeUpdate': {
+        const info = registry.getBytes(ev.event.tree);
+        if (!info) u.unknownTrees.push(bs58.encode(ev.event.tree));
+        else if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
+        else u.indexedEvents.push({ tree: info, event: ev.event });
+        break;
+      }
+      case 'batch':
+        u.batchEvents.push(ev.event);
+        break;
+    }
+  }
+  return u;
+}

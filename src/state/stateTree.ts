@@ -1,0 +1,74 @@
+/**
+ * Concurrent (state) Merkle tree persistence, batch-aware (photon.md §2.5 `persist_leaf_nodes`).
+ *
+ * Nodes use 1-based heap indices: root = 1, children of n are 2n and 2n+1, the leaf of
+ * `leafIndex` in a tree of depth D is node 2^D + leafIndex (level 0). Each node keeps the max seq
+ * of its children; a leaf is written iff its seq ≥ the stored leaf's seq.
+ * Upper levels are hashed one level at a time with one batched Poseidon call, so consecutive
+ * leaves share every upper-level hash (≈1 hash per leaf for long runs instead of D).
+ */
+import { poseidon2Batch } from '../merkle/poseidon.ts';
+import { ZERO_BYTES } from '../merkle/zeroValues.ts';
+import type { NodeRecord } from '../store/records.ts';
+import type { WriteView } from '../store/store.ts';
+import type { Bytes32 } from '../types.ts';
+
+/** A leaf to write: its index, hash (32 B BE; 0^32 for a nullified leaf) and seq. */
+export interface LeafWrite {
+  leafIndex: number;
+  hash: Bytes32;
+  seq: bigint;
+}
+
+/**
+ * Writes `leaves` into `tree` (depth `depth`, e.g. 26) and recomputes every touched ancestor.
+ * Leaves are applied in seq order; a leaf whose seq is below the stored leaf's seq is skipped
+ * (idempotent re-index). Runs inside the caller's write transaction. Returns the hashes computed.
+ */
+export function persistLeafNodes(w: WriteView, tree: Bytes32, depth: number, leaves: readonly LeafWrite[]): number {
+  if (leaves.length === 0) return 0;
+  const base = 2 ** depth;
+  const sorted = [...leaves].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+  const mem = new Map<number, NodeRecord>();
+  const previousLeaf = new Map<number, NodeRecord | undefined>();
+  for (const leaf of sorted) {
+    const idx = base + leaf.leafIndex;
+    if (!previousLeaf.has(idx)) previousLeaf.set(idx, w.node(tree, BigInt(idx)));
+    const existingSeq = previousLeaf.get(idx)?.seq ?? 0n;
+    if (leaf.seq >= existingSeq) mem.set(idx, { hash: leaf.hash, seq: leaf.seq });
+  }
+  if (mem.size === 0) return 0;
+
+  const child = (idx: number, level: number): NodeRecord => mem.get(idx) ?? w.node(tree, BigInt(idx)) ?? { hash: ZERO_BYTES[level]!, seq: 0n };
+  let frontier = [...new Set([...mem.keys()])].sort((a, b) => a - b);
+  let hashes = 0;
+  for (let level = 0; level < depth; level++) {
+    const parents: number[] = [];
+    for (const n of frontier) {
+      const p = Math.floor(n / 2);
+      if (parents.length === 0 || parents[parents.length - 1] !== p) parents.push(p);
+    }
+    const pairs = Buffer.allocUnsafe(parents.length * 64);
+    const seqs: bigint[] = new Array(parents.length);
+    for (let i = 0; i < parents.length; i++) {
+      const p = parents[i]!;
+      const l = child(2 * p, level);
+      const r = child(2 * p + 1, level);
+      pairs.set(l.hash, i * 64);
+      pairs.set(r.hash, i * 64 + 32);
+      seqs[i] = l.seq > r.seq ? l.seq : r.seq;
+    }
+    const out = poseidon2Batch(pairs);
+    hashes += parents.length;
+    for (let i = 0; i < parents.length; i++) mem.set(parents[i]!, { hash: out.subarray(i * 32, i * 32 + 32), seq: seqs[i]! });
+    frontier = parents;
+  }
+
+  for (const [idx, node] of mem) {
+    const isLeaf = idx >= base;
+    const stored = isLeaf ? previousLeaf.get(idx) : w.node(tree, BigInt(idx));
+    if (stored && node.seq < stored.seq) continue;
+    w.putNode(tree, BigInt(idx), node, isLeaf ? { leafIndex: idx - base, previous: stored?.hash } : undefined);
+  }
+  return hashes;
+}

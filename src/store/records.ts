@@ -1,0 +1,203 @@
+/**
+ * Binary codecs for the values Refract keeps in LMDB (no keys here: keys live in `store.ts`).
+ * All integers little-endian unless named otherwise. Each codec throws Error on a truncated value.
+ */
+import type { Bytes32 } from '../types.ts';
+
+/** A compressed account as stored (photon.md §5 `accounts`, v1 subset). The hash is the key. */
+export interface AccountRecord {
+  hash: Bytes32;
+  tree: Bytes32;
+  owner: Bytes32;
+  lamports: bigint;
+  leafIndex: number;
+  /** Event seq of the output (StateV1); null for V2 accounts. */
+  seq: bigint | null;
+  slotCreated: number;
+  spent: boolean;
+  address: Bytes32 | null;
+  data: { discriminator: Uint8Array; data: Uint8Array; dataHash: Bytes32 } | null;
+  /** Light TreeType code (1 = StateV1). */
+  treeType: number;
+}
+
+const F_SPENT = 1;
+const F_ADDRESS = 2;
+const F_DATA = 4;
+const F_SEQ = 8;
+const ACCOUNT_FIXED = 1 + 1 + 32 + 32 + 8 + 4 + 8 + 8; // flags, treeType, tree, owner, lamports, leafIndex, seq, slot
+
+/** Encodes an account: flags u8, treeType u8, tree, owner, lamports u64, leafIndex u32, seq u64, slotCreated u64, [address], [disc 8, dataHash 32, len u32, data]. */
+export function encodeAccount(a: AccountRecord): Buffer {
+  const dataLen = a.data ? 8 + 32 + 4 + a.data.data.length : 0;
+  const buf = Buffer.allocUnsafe(ACCOUNT_FIXED + (a.address ? 32 : 0) + dataLen);
+  buf[0] = (a.spent ? F_SPENT : 0) | (a.address ? F_ADDRESS : 0) | (a.data ? F_DATA : 0) | (a.seq !== null ? F_SEQ : 0);
+  buf[1] = a.treeType;
+  buf.set(a.tree, 2);
+  buf.set(a.owner, 34);
+  buf.writeBigUInt64LE(a.lamports, 66);
+  buf.writeUInt32LE(a.leafIndex, 74);
+  buf.writeBigUInt64LE(a.seq ?? 0n, 78);
+  buf.writeBigUInt64LE(BigInt(a.slotCreated), 86);
+  let o = ACCOUNT_FIXED;
+  if (a.address) {
+    buf.set(a.address, o);
+    o += 32;
+  }
+  if (a.data) {
+    buf.set(a.data.discriminator, o);
+    buf.set(a.data.dataHash, o + 8);
+    buf.writeUInt32LE(a.data.data.length, o + 40);
+    buf.set(a.data.data, o + 44);
+  }
+  return buf;
+}
+
+/** Decodes `encodeAccount` output; `hash` is the record's key. */
+export function decodeAccount(hash: Bytes32, buf: Uint8Array): AccountRecord {
+  if (buf.length < ACCOUNT_FIXED) throw new Error(`account record truncated (${buf.length} bytes)`);
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  const flags = b[0]!;
+  let o = ACCOUNT_FIXED;
+  let address: Bytes32 | null = null;
+  if (flags & F_ADDRESS) {
+    address = b.subarray(o, o + 32);
+    o += 32;
+  }
+  let data: AccountRecord['data'] = null;
+  if (flags & F_DATA) {
+    const len = b.readUInt32LE(o + 40);
+    data = { discriminator: b.subarray(o, o + 8), dataHash: b.subarray(o + 8, o + 40), data: b.subarray(o + 44, o + 44 + len) };
+  }
+  return {
+    hash,
+    spent: (flags & F_SPENT) !== 0,
+    treeType: b[1]!,
+    tree: b.subarray(2, 34),
+    owner: b.subarray(34, 66),
+    lamports: b.readBigUInt64LE(66),
+    leafIndex: b.readUInt32LE(74),
+    seq: flags & F_SEQ ? b.readBigUInt64LE(78) : null,
+    slotCreated: Number(b.readBigUInt64LE(86)),
+    address,
+    data,
+  };
+}
+
+/** Returns a copy of an encoded account with the spent flag set or cleared (no full decode). */
+export function withSpent(buf: Uint8Array, spent: boolean): Buffer {
+  const out = Buffer.from(buf);
+  out[0] = spent ? out[0]! | F_SPENT : out[0]! & ~F_SPENT;
+  return out;
+}
+
+/** A Merkle tree node: hash (32 B) ‖ seq u64 LE. */
+export interface NodeRecord {
+  hash: Bytes32;
+  seq: bigint;
+}
+
+/** Encodes a node as 40 bytes. */
+export function encodeNode(n: NodeRecord): Buffer {
+  const buf = Buffer.allocUnsafe(40);
+  buf.set(n.hash, 0);
+  buf.writeBigUInt64LE(n.seq, 32);
+  return buf;
+}
+
+/** Decodes a 40-byte node. */
+export function decodeNode(buf: Uint8Array): NodeRecord {
+  if (buf.length !== 40) throw new Error(`node record has ${buf.length} bytes, expected 40`);
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  return { hash: b.subarray(0, 32), seq: b.readBigUInt64LE(32) };
+}
+
+/** An indexed (address) tree element: value, next index, next value, seq (photon.md §5 `indexed_trees`). */
+export interface IndexedElementRecord {
+  leafIndex: number;
+  value: Bytes32;
+  nextIndex: number;
+  nextValue: Bytes32;
+  seq: bigint;
+}
+
+/** Encodes value ‖ nextIndex u64 ‖ nextValue ‖ seq u64 (80 bytes); the leaf index is in the key. */
+export function encodeIndexedElement(e: IndexedElementRecord): Buffer {
+  const buf = Buffer.allocUnsafe(80);
+  buf.set(e.value, 0);
+  buf.writeBigUInt64LE(BigInt(e.nextIndex), 32);
+  buf.set(e.nextValue, 40);
+  buf.writeBigUInt64LE(e.seq, 72);
+  return buf;
+}
+
+/** Decodes an 80-byte indexed element. */
+export function decodeIndexedElement(leafIndex: number, buf: Uint8Array): IndexedElementRecord {
+  if (buf.length !== 80) throw new Error(`indexed element record has ${buf.length} bytes, expected 80`);
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  return { leafIndex, value: b.subarray(0, 32), nextIndex: Number(b.readBigUInt64LE(32)), nextValue: b.subarray(40, 72), seq: b.readBigUInt64LE(72) };
+}
+
+/** A stored transaction: slot, uses_compression, error (photon.md §5 `transactions`). */
+export interface TransactionRecord {
+  signature: string;
+  slot: number;
+  usesCompression: boolean;
+  error: string | null;
+}
+
+/** Encodes slot u64 ‖ flags u8 (bit0 usesCompression, bit1 has error) ‖ error utf8. */
+export function encodeTransaction(t: TransactionRecord): Buffer {
+  const err = t.error === null ? Buffer.alloc(0) : Buffer.from(t.error, 'utf8');
+  const buf = Buffer.allocUnsafe(9 + err.length);
+  buf.writeBigUInt64LE(BigInt(t.slot), 0);
+  buf[8] = (t.usesCompression ? 1 : 0) | (t.error !== null ? 2 : 0);
+  buf.set(err, 9);
+  return buf;
+}
+
+/** Decodes `encodeTransaction` output. */
+export function decodeTransaction(signature: string, buf: Uint8Array): TransactionRecord {
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  return {
+    signature,
+    slot: Number(b.readBigUInt64LE(0)),
+    usesCompression: (b[8]! & 1) !== 0,
+    error: b[8]! & 2 ? b.subarray(9).toString('utf8') : null,
+  };
+}
+
+/** Block metadata (photon.md §1.1): parent slot, time, height, hashes. */
+export interface BlockRecord {
+  slot: number;
+  parentSlot: number;
+  blockTime: number;
+  blockHeight: number;
+  blockhash: string;
+  previousBlockhash: string;
+}
+
+/** Encodes a block as JSON (small, rare). */
+export function encodeBlock(b: BlockRecord): Buffer {
+  return Buffer.from(JSON.stringify(b), 'utf8');
+}
+
+/** Decodes `encodeBlock` output. */
+export function decodeBlock(buf: Uint8Array): BlockRecord {
+  return JSON.parse(Buffer.from(buf).toString('utf8')) as BlockRecord;
+}
+
+/** Unsigned 128-bit little-endian balance (16 bytes). */
+export function encodeU128(v: bigint): Buffer {
+  const buf = Buffer.allocUnsafe(16);
+  buf.writeBigUInt64LE(v & 0xffffffffffffffffn, 0);
+  buf.writeBigUInt64LE(v >> 64n, 8);
+  return buf;
+}
+
+/** Decodes a 16-byte LE u128 (undefined → 0). */
+export function decodeU128(buf: Uint8Array | undefined): bigint {
+  if (!buf) return 0n;
+  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.length);
+  return b.readBigUInt64LE(0) | (b.readBigUInt64LE(8) << 64n);
+}

@@ -1,0 +1,515 @@
+/**
+ * The LMDB store: the ONE module that knows every database name and key layout.
+ *
+ * Keys are binary and compare with memcmp, so integers in keys are fixed-width big-endian.
+ * Pubkeys, hashes and addresses are raw 32 bytes; signatures raw 64 bytes.
+ * Writes happen only inside `Store.write(fn)` (one LMDB write transaction, all or nothing);
+ * reads go through `Store.read(fn)`, which pins one read transaction so every value a request
+ * returns (data, roots, context slot) comes from the same snapshot.
+ */
+import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
+import bs58 from 'bs58';
+import type { Bytes32 } from '../types.ts';
+import {
+  type AccountRecord,
+  type BlockRecord,
+  type IndexedElementRecord,
+  type NodeRecord,
+  type TransactionRecord,
+  decodeAccount,
+  decodeBlock,
+  decodeIndexedElement,
+  decodeNode,
+  decodeTransaction,
+  decodeU128,
+  encodeAccount,
+  encodeBlock,
+  encodeIndexedElement,
+  encodeNode,
+  encodeTransaction,
+  encodeU128,
+  withSpent,
+} from './records.ts';
+
+/** Version of the key layout and record codecs; a store written by another version is refused. */
+export const SCHEMA_VERSION = 1;
+
+type Bin = Database<Buffer, Buffer>;
+
+const EMPTY = Buffer.alloc(0);
+const DB_NAMES = [
+  'meta', // utf8 name → value
+  'blocks', // slot u64BE → BlockRecord
+  'accounts', // hash → AccountRecord
+  'accByOwner', // owner ‖ leafIndex u32BE ‖ hash → '' (unspent only)
+  'accByAddress', // address → hash (the unspent account with that address)
+  'tokByOwner', // owner ‖ mint ‖ hash → '' (unspent token accounts)
+  'tokByDelegate', // delegate ‖ mint ‖ hash → ''
+  'balance', // owner → u128 lamports
+  'tokenBalance', // owner ‖ mint → u128 amount
+  'mintHolders', // mint ‖ owner → u128 amount (mirror of tokenBalance for mint queries)
+  'txs', // signature(64) → TransactionRecord
+  'txsBySlot', // slot u64BE ‖ signature → flags u8 (1 = uses compression)
+  'compTxsBySlot', // slot u64BE ‖ signature → '' (uses compression)
+  'plainTxsBySlot', // slot u64BE ‖ signature → '' (no compression; pruned to PAGE_LIMIT)
+  'accountTxs', // hash ‖ signature → ''
+  'sigsByOwner', // owner ‖ slot u64BE ‖ signature → ''
+  'sigsByTokenOwner', // token owner ‖ slot u64BE ‖ signature → ''
+  'sigsByAddress', // address ‖ slot u64BE ‖ signature → ''
+  'nodes', // tree ‖ nodeIndex u64BE → NodeRecord
+  'leafByHash', // leaf hash → tree ‖ leafIndex u32BE (non-zero level-0 nodes)
+  'indexedElements', // tree ‖ leafIndex u64BE → IndexedElementRecord
+  'indexedValues', // tree ‖ value → leafIndex u64BE
+  'rejected', // signature(64) → utf8 reason
+] as const;
+type DbName = (typeof DB_NAMES)[number];
+
+function u32be(n: number): Buffer {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+}
+function u64be(n: number | bigint): Buffer {
+  const b = Buffer.allocUnsafe(8);
+  b.writeBigUInt64BE(BigInt(n), 0);
+  return b;
+}
+function cat(...parts: Uint8Array[]): Buffer {
+  return Buffer.concat(parts);
+}
+/** Raw 64-byte signature from base58. */
+export function signatureBytes(sig: string): Buffer {
+  const b = Buffer.from(bs58.decode(sig));
+  if (b.length !== 64) throw new Error(`signature '${sig}' is ${b.length} bytes, expected 64`);
+  return b;
+}
+/** The smallest key strictly greater than every key starting with `prefix`. */
+function prefixEnd(prefix: Uint8Array): Buffer {
+  const b = Buffer.from(prefix);
+  for (let i = b.length - 1; i >= 0; i--) {
+    if (b[i]! < 0xff) {
+      b[i]!++;
+      return b.subarray(0, i + 1);
+    }
+  }
+  return Buffer.alloc(prefix.length + 1, 0xff);
+}
+
+/** A signature entry as listed by the signature queries. */
+export interface SignatureEntry {
+  signature: string;
+  slot: number;
+}
+
+/** Options for opening a store. */
+export interface StoreOptions {
+  /** Directory of the LMDB environment. */
+  path: string;
+  /** Open read-only (API replicas reading one environment). */
+  readOnly?: boolean;
+  /** Map size in bytes (default 64 GiB; LMDB grows the file lazily). */
+  mapSize?: number;
+}
+
+/**
+ * Typed reads over one pinned LMDB read (or write) transaction. Every method is synchronous.
+ * Returned byte arrays are copies owned by the caller.
+ */
+export class ReadView {
+  constructor(
+    protected readonly dbs: Record<DbName, Bin>,
+    protected readonly txn: Transaction | undefined,
+  ) {}
+
+  protected get(db: DbName, key: Uint8Array): Buffer | undefined {
+    return this.dbs[db].getBinary(key as Buffer, this.txn ? ({ transaction: this.txn } as never) : undefined) as Buffer | undefined;
+  }
+
+  protected range(db: DbName, opts: { start?: Uint8Array; end?: Uint8Array; reverse?: boolean; limit?: number; exclusiveStart?: boolean }) {
+    return this.dbs[db].getRange({ ...opts, transaction: this.txn } as never) as Iterable<{ key: Buffer; value: Buffer }>;
+  }
+
+  /** Iterates keys having `prefix`, ascending (or descending), starting after `after` (a full key) when given. */
+  protected *scanPrefix(db: DbName, prefix: Uint8Array, opts: { after?: Uint8Array; reverse?: boolean } = {}) {
+    const end = prefixEnd(prefix);
+    if (!opts.reverse) {
+      const start = opts.after ? opts.after : prefix;
+      for (const e of this.range(db, { start, end, exclusiveStart: !!opts.after })) yield e;
+    } else {
+      const start = opts.after ? opts.after : end;
+      for (const e of this.range(db, { start, end: prefix, reverse: true, exclusiveStart: true })) {
+        if (e.key.length >= prefix.length && Buffer.compare(e.key.subarray(0, prefix.length), prefix) === 0) yield e;
+      }
+    }
+  }
+
+  /** Schema version recorded in the store, or undefined for a new store. */
+  schemaVersion(): number | undefined {
+    const v = this.get('meta', Buffer.from('schemaVersion'));
+    return v ? v.readUInt32LE(0) : undefined;
+  }
+
+  /** Highest committed slot (MAX(blocks.slot)), or null when nothing was indexed. */
+  lastSlot(): number | null {
+    for (const e of this.range('blocks', { reverse: true, limit: 1 })) return Number(e.key.readBigUInt64BE(0));
+    return null;
+  }
+
+  /** Block metadata of a slot. */
+  block(slot: number): BlockRecord | undefined {
+    const v = this.get('blocks', u64be(slot));
+    return v ? decodeBlock(v) : undefined;
+  }
+
+  /** A compressed account by hash, spent or not. */
+  account(hash: Bytes32): AccountRecord | undefined {
+    const v = this.get('accounts', hash);
+    return v ? decodeAccount(Buffer.from(hash), v) : undefined;
+  }
+
+  /** The unspent account holding `address`, if any. */
+  accountByAddress(address: Bytes32): AccountRecord | undefined {
+    const h = this.get('accByAddress', address);
+    if (!h) return undefined;
+    const a = this.account(h);
+    return a && !a.spent ? a : undefined;
+  }
+
+  /**
+   * Unspent accounts of `owner` ordered by (leafIndex, hash) ascending, after the position
+   * `after` = leafIndex u32BE ‖ hash (36 bytes) when given.
+   */
+  *accountsByOwner(owner: Bytes32, after?: Uint8Array): Generator<AccountRecord> {
+    for (const e of this.scanPrefix('accByOwner', owner, { after: after ? cat(owner, after) : undefined })) {
+      const a = this.account(e.key.subarray(36, 68));
+      if (a) yield a;
+    }
+  }
+
+  /** Position key (leafIndex u32BE ‖ hash) of an account in the by-owner order. */
+  static ownerPosition(a: AccountRecord): Buffer {
+    return cat(u32be(a.leafIndex), a.hash);
+  }
+
+  /**
+   * Unspent token account hashes of `owner` (or delegate) ordered by (mint, hash), optionally for one mint,
+   * after the position mint ‖ hash (64 bytes) when given.
+   */
+  *tokenAccountsBy(kind: 'owner' | 'delegate', who: Bytes32, mint: Bytes32 | null, after?: Uint8Array): Generator<AccountRecord> {
+    const db: DbName = kind === 'owner' ? 'tokByOwner' : 'tokByDelegate';
+    const prefix = mint ? cat(who, mint) : Buffer.from(who);
+    for (const e of this.scanPrefix(db, prefix, { after: after ? cat(who, after) : undefined })) {
+      const a = this.account(e.key.subarray(64, 96));
+      if (a) yield a;
+    }
+  }
+
+  /** Sum of lamports of the unspent accounts of `owner`. */
+  balance(owner: Bytes32): bigint {
+    return decodeU128(this.get('balance', owner));
+  }
+
+  /** Token balance of (owner, mint). */
+  tokenBalance(owner: Bytes32, mint: Bytes32): bigint {
+    return decodeU128(this.get('tokenBalance', cat(owner, mint)));
+  }
+
+  /** Token balances of `owner` ordered by mint, starting after mint `after`. */
+  *tokenBalances(owner: Bytes32, after?: Bytes32): Generator<{ mint: Buffer; balance: bigint }> {
+    for (const e of this.scanPrefix('tokenBalance', owner, { after: after ? cat(owner, after) : undefined })) {
+      yield { mint: e.key.subarray(32, 64), balance: decodeU128(e.value) };
+    }
+  }
+
+  /** Holders of `mint` ordered by owner, starting after owner `after`. */
+  *mintHolders(mint: Bytes32, after?: Bytes32): Generator<{ owner: Buffer; balance: bigint }> {
+    for (const e of this.scanPrefix('mintHolders', mint, { after: after ? cat(mint, after) : undefined })) {
+      yield { owner: e.key.subarray(32, 64), balance: decodeU128(e.value) };
+    }
+  }
+
+  /** A stored transaction by signature. */
+  transaction(signature: string): TransactionRecord | undefined {
+    const v = this.get('txs', signatureBytes(signature));
+    return v ? decodeTransaction(signature, v) : undefined;
+  }
+
+  /** Signatures that touched the account `hash` (as inputs or outputs), by signature bytes. */
+  signaturesForAccount(hash: Bytes32): SignatureEntry[] {
+    const out: SignatureEntry[] = [];
+    for (const e of this.scanPrefix('accountTxs', hash)) {
+      const sig = bs58.encode(e.key.subarray(32, 96));
+      const t = this.transaction(sig);
+      if (t) out.push({ signature: sig, slot: t.slot });
+    }
+    return out;
+  }
+
+  /**
+   * Signatures ordered by (slot DESC, signature DESC), after the position slot u64BE ‖ signature when given.
+   * `index` selects which set: by owner/token owner/address (with `who`), all compression txs, or all txs.
+   */
+  *signatures(index: 'owner' | 'tokenOwner' | 'address' | 'compression' | 'all', who: Bytes32 | null, after?: Uint8Array): Generator<SignatureEntry> {
+    const db: DbName = { owner: 'sigsByOwner', tokenOwner: 'sigsByTokenOwner', address: 'sigsByAddress', compression: 'compTxsBySlot', all: 'txsBySlot' }[index] as DbName;
+    const prefix = who ? Buffer.from(who) : EMPTY;
+    const afterKey = after ? cat(prefix, after) : undefined;
+    const iter = prefix.length
+      ? this.scanPrefix(db, prefix, { reverse: true, after: afterKey })
+      : this.range(db, afterKey ? { start: afterKey, reverse: true, exclusiveStart: true } : { reverse: true });
+    const p = prefix.length;
+    for (const e of iter) {
+      yield { slot: Number(e.key.readBigUInt64BE(p)), signature: bs58.encode(e.key.subarray(p + 8, p + 72)) };
+    }
+  }
+
+  /** A Merkle tree node (state or address tree) at 1-based heap index `nodeIndex`. */
+  node(tree: Bytes32, nodeIndex: bigint): NodeRecord | undefined {
+    const v = this.get('nodes', cat(tree, u64be(nodeIndex)));
+    return v ? decodeNode(v) : undefined;
+  }
+
+  /** Where a (non-zero) leaf hash sits in a state tree. */
+  leafByHash(hash: Bytes32): { tree: Buffer; leafIndex: number } | undefined {
+    const v = this.get('leafByHash', hash);
+    return v ? { tree: v.subarray(0, 32), leafIndex: v.readUInt32BE(32) } : undefined;
+  }
+
+  /** Indexed tree element at `leafIndex`. */
+  indexedElement(tree: Bytes32, leafIndex: number): IndexedElementRecord | undefined {
+    const v = this.get('indexedElements', cat(tree, u64be(leafIndex)));
+    return v ? decodeIndexedElement(leafIndex, v) : undefined;
+  }
+
+  /** The indexed element with the largest value strictly below `value` (the low element), if any. */
+  indexedLowElement(tree: Bytes32, value: Bytes32): IndexedElementRecord | undefined {
+    for (const e of this.range('indexedValues', { start: cat(tree, value), end: tree, reverse: true, exclusiveStart: true })) {
+      if (Buffer.compare(e.key.subarray(0, 32), tree) !== 0) return undefined;
+      return this.indexedElement(tree, Number(e.value.readBigUInt64BE(0)));
+    }
+    return undefined;
+  }
+
+  /** Leaf index of an element with exactly `value`, if present. */
+  indexedValueIndex(tree: Bytes32, value: Bytes32): number | undefined {
+    const v = this.get('indexedValues', cat(tree, value));
+    return v ? Number(v.readBigUInt64BE(0)) : undefined;
+  }
+
+  /** Why a transaction was rejected by the indexer, if it was. */
+  rejection(signature: string): string | undefined {
+    return this.get('rejected', signatureBytes(signature))?.toString('utf8');
+  }
+}
+
+/** Writes inside one LMDB write transaction (plus all reads, which see the pending writes). */
+export class WriteView extends ReadView {
+  private put(db: DbName, key: Uint8Array, value: Uint8Array): void {
+    this.dbs[db].putSync(key as Buffer, value as Buffer);
+  }
+  private del(db: DbName, key: Uint8Array): void {
+    this.dbs[db].removeSync(key as Buffer);
+  }
+
+  /** Records the schema version (new store). */
+  setSchemaVersion(v: number): void {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v, 0);
+    this.put('meta', Buffer.from('schemaVersion'), b);
+  }
+
+  /** Inserts block metadata if the slot has none (ON CONFLICT DO NOTHING). */
+  insertBlock(b: BlockRecord): void {
+    const key = u64be(b.slot);
+    if (!this.get('blocks', key)) this.put('blocks', key, encodeBlock(b));
+  }
+
+  /**
+   * Inserts a new account and its indexes, and adds its lamports (and token amount) to the balances.
+   * Returns false, changing nothing, when the hash already exists (idempotent re-index).
+   * `token` carries the parsed token data of a token account.
+   */
+  insertAccount(a: AccountRecord, token: { owner: Bytes32; mint: Bytes32; delegate: Bytes32 | null; amount: bigint } | null): boolean {
+    if (this.get('accounts', a.hash)) return false;
+    this.put('accounts', a.hash, encodeAccount(a));
+    if (!a.spent) {
+      this.put('accByOwner', cat(a.owner, u32be(a.leafIndex), a.hash), EMPTY);
+      if (a.address) this.put('accByAddress', a.address, a.hash);
+    }
+    this.addBalance(a.owner, a.lamports);
+    if (token) {
+      this.put('tokByOwner', cat(token.owner, token.mint, a.hash), EMPTY);
+      if (token.delegate) this.put('tokByDelegate', cat(token.delegate, token.mint, a.hash), EMPTY);
+      this.addTokenBalance(token.owner, token.mint, token.amount);
+    }
+    return true;
+  }
+
+  /**
+   * Marks an existing unspent account spent, removes it from the unspent indexes and subtracts its
+   * balances. Returns the account as it was, or undefined when it is unknown or already spent.
+   */
+  spendAccount(hash: Bytes32, token: (a: AccountRecord) => { owner: Bytes32; mint: Bytes32; delegate: Bytes32 | null; amount: bigint } | null): AccountRecord | undefined {
+    const raw = this.get('accounts', hash);
+    if (!raw) return undefined;
+    const a = decodeAccount(Buffer.from(hash), raw);
+    if (a.spent) return undefined;
+    this.put('accounts', hash, withSpent(raw, true));
+    this.del('accByOwner', cat(a.owner, u32be(a.leafIndex), a.hash));
+    if (a.address) {
+      const cur = this.get('accByAddress', a.address);
+      if (cur && Buffer.compare(cur, a.hash) === 0) this.del('accByAddress', a.address);
+    }
+    this.addBalance(a.owner, -a.lamports);
+    const t = token(a);
+    if (t) {
+      this.del('tokByOwner', cat(t.owner, t.mint, a.hash));
+      if (t.delegate) this.del('tokByDelegate', cat(t.delegate, t.mint, a.hash));
+      this.addTokenBalance(t.owner, t.mint, -t.amount);
+    }
+    return a;
+  }
+
+  private addBalance(owner: Bytes32, delta: bigint): void {
+    if (delta === 0n) return;
+    this.put('balance', owner, encodeU128(decodeU128(this.get('balance', owner)) + delta));
+  }
+
+  private addTokenBalance(owner: Bytes32, mint: Bytes32, delta: bigint): void {
+    const key = cat(owner, mint);
+    const existing = this.get('tokenBalance', key);
+    if (delta === 0n && existing) return;
+    const v = encodeU128(decodeU128(existing) + delta);
+    this.put('tokenBalance', key, v);
+    this.put('mintHolders', cat(mint, owner), v);
+  }
+
+  /**
+   * Inserts a transaction (ON CONFLICT DO NOTHING) and its slot indexes. Returns true when new.
+   * Non-compression transactions beyond the newest `keepPlain` are pruned (photon.md §2.3 step 7).
+   */
+  insertTransaction(t: TransactionRecord, keepPlain: number): boolean {
+    const sig = signatureBytes(t.signature);
+    if (this.get('txs', sig)) return false;
+    this.put('txs', sig, encodeTransaction(t));
+    const pos = cat(u64be(t.slot), sig);
+    this.put('txsBySlot', pos, Buffer.from([t.usesCompression ? 1 : 0]));
+    if (t.usesCompression) this.put('compTxsBySlot', pos, EMPTY);
+    else {
+      this.put('plainTxsBySlot', pos, EMPTY);
+      this.prunePlainTransactions(keepPlain);
+    }
+    return true;
+  }
+
+  private prunePlainTransactions(keep: number): void {
+    const countKey = Buffer.from('plainTxCount');
+    const raw = this.get('meta', countKey);
+    let count = (raw ? raw.readUInt32LE(0) : 0) + 1;
+    while (count > keep) {
+      let oldest: Buffer | undefined;
+      for (const e of this.range('plainTxsBySlot', { limit: 1 })) oldest = Buffer.from(e.key);
+      if (!oldest) break;
+      this.del('plainTxsBySlot', oldest);
+      this.del('txsBySlot', oldest);
+      this.del('txs', oldest.subarray(8));
+      count--;
+    }
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(count, 0);
+    this.put('meta', countKey, b);
+  }
+
+  /**
+   * Links a signature to an account (account_transactions) and fills the derived signature indexes of the
+   * account's owner, token owner and address.
+   */
+  linkAccountTransaction(a: AccountRecord, tokenOwner: Bytes32 | null, signature: string, slot: number): void {
+    const sig = signatureBytes(signature);
+    this.put('accountTxs', cat(a.hash, sig), EMPTY);
+    const pos = cat(u64be(slot), sig);
+    this.put('sigsByOwner', cat(a.owner, pos), EMPTY);
+    if (tokenOwner) this.put('sigsByTokenOwner', cat(tokenOwner, pos), EMPTY);
+    if (a.address) this.put('sigsByAddress', cat(a.address, pos), EMPTY);
+  }
+
+  /** Writes a tree node; for level-0 nodes of state trees also maintains the leaf-hash index. */
+  putNode(tree: Bytes32, nodeIndex: bigint, node: NodeRecord, leaf?: { leafIndex: number; previous: Bytes32 | undefined }): void {
+    this.put('nodes', cat(tree, u64be(nodeIndex)), encodeNode(node));
+    if (!leaf) return;
+    if (leaf.previous && !isZero(leaf.previous) && Buffer.compare(Buffer.from(leaf.previous), Buffer.from(node.hash)) !== 0) {
+      const at = this.get('leafByHash', leaf.previous);
+      if (at && at.readUInt32BE(32) === leaf.leafIndex && Buffer.compare(at.subarray(0, 32), Buffer.from(tree)) === 0) this.del('leafByHash', leaf.previous);
+    }
+    if (!isZero(node.hash)) this.put('leafByHash', node.hash, cat(tree, u32be(leaf.leafIndex)));
+  }
+
+  /** Upserts an indexed element and its value index. */
+  putIndexedElement(tree: Bytes32, e: IndexedElementRecord): void {
+    const prev = this.indexedElement(tree, e.leafIndex);
+    if (prev && Buffer.compare(Buffer.from(prev.value), Buffer.from(e.value)) !== 0) this.del('indexedValues', cat(tree, prev.value));
+    this.put('indexedElements', cat(tree, u64be(e.leafIndex)), encodeIndexedElement(e));
+    this.put('indexedValues', cat(tree, e.value), u64be(e.leafIndex));
+  }
+
+  /** Records why a transaction was rejected (kept for operators; idempotent). */
+  putRejection(signature: string, reason: string): void {
+    this.put('rejected', signatureBytes(signature), Buffer.from(reason, 'utf8'));
+  }
+}
+
+function isZero(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
+  return true;
+}
+
+/** Thrown when the store on disk was written by an incompatible schema version. */
+export class SchemaMismatchError extends Error {}
+
+/**
+ * An opened LMDB environment. Throws SchemaMismatchError when the store's schema version differs
+ * from SCHEMA_VERSION.
+ */
+export class Store {
+  readonly root: RootDatabase;
+  private readonly dbs: Record<DbName, Bin>;
+
+  constructor(opts: StoreOptions) {
+    this.root = open({
+      path: opts.path,
+      maxDbs: DB_NAMES.length + 2,
+      mapSize: opts.mapSize ?? 64 * 1024 ** 3,
+      readOnly: opts.readOnly ?? false,
+      keyEncoding: 'binary',
+      encoding: 'binary',
+    } as never);
+    this.dbs = Object.fromEntries(
+      DB_NAMES.map((name) => [name, this.root.openDB({ name, keyEncoding: 'binary', encoding: 'binary' } as never) as unknown as Bin]),
+    ) as Record<DbName, Bin>;
+    const version = this.read((r) => r.schemaVersion());
+    if (version === undefined) {
+      if (!opts.readOnly) this.write((w) => w.setSchemaVersion(SCHEMA_VERSION));
+    } else if (version !== SCHEMA_VERSION) {
+      throw new SchemaMismatchError(`store at ${opts.path} has schema version ${version}; this Refract needs ${SCHEMA_VERSION}. Re-index into a new --db directory.`);
+    }
+  }
+
+  /** Runs `fn` with a view pinned to one read transaction (a consistent snapshot). */
+  read<T>(fn: (r: ReadView) => T): T {
+    const txn = this.root.useReadTransaction();
+    try {
+      return fn(new ReadView(this.dbs, txn));
+    } finally {
+      txn.done();
+    }
+  }
+
+  /** Runs `fn` inside one synchronous LMDB write transaction: all of it commits, or (on throw) none. */
+  write<T>(fn: (w: WriteView) => T): T {
+    return this.root.transactionSync(() => fn(new WriteView(this.dbs, undefined)));
+  }
+
+  /** Closes the environment. */
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
