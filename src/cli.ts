@@ -3,6 +3,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/index.ts';
+import { loadConfig } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -24,6 +25,32 @@ program
   .action(async (o) => {
     if (!o.transactions?.length && !o.blocks?.length) program.error('index: give --transactions DIR and/or --blocks DIR');
     await runIndexCommand({ db: o.db, transactions: o.transactions?.flat(), blocks: o.blocks?.flat(), batchTransactions: o.batchTransactions, progress: o.progress });
+  });
+
+program
+  .command('start')
+  .description('run the daemon: indexer (RPC poller), JSON-RPC API and prover')
+  .option('--config <file>', 'JSON config file (default config/refract.json when present)')
+  .option('--db <dir>', 'LMDB directory (default ./data)')
+  .option('--rpc-url <url>', 'Solana JSON-RPC URL (default http://127.0.0.1:8899)')
+  .option('--port <n>', 'HTTP port (default 8784)', int('--port'))
+  .option('--host <host>', 'HTTP bind address (default 0.0.0.0)')
+  .option('--start-slot <n>', 'first slot to index when the store is behind it', int('--start-slot'))
+  .option('--no-ingest', 'serve an existing store without polling')
+  .option('--keys <dir>', 'proving keys directory (default ./keys)')
+  .option('--redis-url <url>', 'Redis for the proof queue and shared rate limits')
+  .option('--prover-url <url>', 'send proofs to an external (Light-compatible) prover instead')
+  .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+  .action(async (o) => {
+    const config = loadConfig({
+      file: o.config,
+      flags: { db: o.db, rpcUrl: o.rpcUrl, port: o.port, host: o.host, startSlot: o.startSlot, ingest: o.ingest === false ? false : undefined, keysDir: o.keys, redisUrl: o.redisUrl, proverUrl: o.proverUrl, logLevel: o.logLevel },
+    });
+    const { startDaemon } = await import('./commands/start.ts');
+    const daemon = await startDaemon(config);
+    const onSignal = () => void daemon.stop().then(() => process.exit(0));
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
   });
 
 await program.parseAsync(process.argv);

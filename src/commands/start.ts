@@ -1,0 +1,77 @@
+/**
+ * `refract start`: indexer (RPC poller), JSON-RPC API and prover in one process, on LMDB.
+ * SIGTERM/SIGINT: stop polling, finish the current batch, drain proofs, close the server and LMDB.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/config.ts';
+import { loadTreeRegistry } from '../config/trees.ts';
+import { Indexer } from '../ingest/indexer.ts';
+import { runIngest } from '../ingest/service.ts';
+import { createLogger } from '../log.ts';
+import { Metrics } from '../metrics.ts';
+import { LmdbDataSource } from '../rpc/lmdbDataSource.ts';
+import { buildServer } from '../rpc/server.ts';
+import type { RpcContext } from '../rpc/context.ts';
+import { SolanaRpc } from '../solana/rpcClient.ts';
+import { Store } from '../store/store.ts';
+
+/** A running daemon; `stop()` shuts it down gracefully. */
+export interface Daemon {
+  app: FastifyInstance;
+  store: Store;
+  metrics: Metrics;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the daemon with `config`. Resolves once the HTTP server listens (ingest runs in the
+ * background). Throws when the store cannot be opened or the port cannot be bound.
+ */
+export async function startDaemon(config: Config): Promise<Daemon> {
+  const log = createLogger('refract', config.logLevel);
+  const metrics = new Metrics();
+  const registry = loadTreeRegistry(config.trees);
+  const store = new Store({ path: config.db });
+  const solana = new SolanaRpc(config.rpcUrl);
+  const indexer = new Indexer(store, registry, log, { onBatch: (_r, s) => metrics.ingestBatchSeconds.observe(s) });
+  const data = new LmdbDataSource(store, registry, { solana });
+  const ctx: RpcContext = {
+    data,
+    getSolanaSlot: () => solana.getSlot(),
+    config: { healthMaxSlotLag: config.healthMaxSlotLag },
+  };
+  const app = buildServer(ctx, {
+    logger: log as never,
+    logRequests: config.logLevel === 'debug' || config.logLevel === 'trace',
+    apiKeys: config.apiKeys,
+    rateLimit: config.rateLimit,
+    redisUrl: config.redisUrl,
+    bodyLimitBytes: config.bodyLimitBytes,
+    httpErrorsAs200: config.httpErrorsAs200,
+    onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
+    health: () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest }),
+  });
+  app.get('/metrics', async (_req, reply) => {
+    reply.header('content-type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  await app.listen({ port: config.port, host: config.host });
+  log.info({ port: config.port, db: config.db, rpc: config.ingest ? config.rpcUrl : null }, 'refract listening');
+
+  const abort = new AbortController();
+  const ingest = config.ingest
+    ? runIngest(indexer, solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, metrics }).catch((err) => log.error({ err }, 'ingest stopped with an error'))
+    : Promise.resolve();
+
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      log.info('shutting down: stop polling, finish the batch, close the server and the store');
+      abort.abort();
+      await ingest;
+      await app.close();
+      await store.close();
+      log.info('stopped');
+    })());
+  return { app, store, metrics, stop };
+}

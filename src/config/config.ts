@@ -1,0 +1,96 @@
+/**
+ * Refract configuration: defaults < config file (JSON) < environment (REFRACT_*) < command-line flags.
+ * One schema validates the merged result; an invalid value fails start-up with the key and reason.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const treeEntry = z.object({
+  tree: z.string(),
+  queue: z.string(),
+  type: z.enum(['StateV1', 'AddressV1', 'StateV2', 'AddressV2']),
+  height: z.number().int(),
+  rootHistoryCapacity: z.number().int(),
+});
+
+/** The validated configuration. */
+export const configSchema = z
+  .object({
+    db: z.string().default('./data'),
+    rpcUrl: z.string().url().default('http://127.0.0.1:8899'),
+    host: z.string().default('0.0.0.0'),
+    port: z.number().int().min(0).max(65535).default(8784),
+    ingest: z.boolean().default(true),
+    startSlot: z.number().int().min(0).optional(),
+    fetchConcurrency: z.number().int().min(1).max(500).default(20),
+    maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
+    keysDir: z.string().default('./keys'),
+    prover: z.boolean().default(true),
+    proverThreads: z.number().int().min(1).max(256).optional(),
+    proverUrl: z.string().url().optional(),
+    ptau: z.string().optional(),
+    redisUrl: z.string().optional(),
+    apiKeys: z.array(z.string()).default([]),
+    rateLimit: z.union([z.literal(false), z.object({ ratePerSecond: z.number().positive(), burst: z.number().int().positive() })]).default({ ratePerSecond: 100, burst: 200 }),
+    bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
+    httpErrorsAs200: z.boolean().default(false),
+    healthMaxSlotLag: z.number().int().min(0).default(20),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    trees: z.array(treeEntry).default([]),
+  })
+  .strict();
+
+/** Refract's configuration after merging and validation. */
+export type Config = z.infer<typeof configSchema>;
+
+/** Environment variables and the config keys they set. */
+export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'number' | 'boolean' | 'list' }> = {
+  REFRACT_DB: { key: 'db', type: 'string' },
+  REFRACT_RPC_URL: { key: 'rpcUrl', type: 'string' },
+  REFRACT_HOST: { key: 'host', type: 'string' },
+  REFRACT_PORT: { key: 'port', type: 'number' },
+  REFRACT_KEYS_DIR: { key: 'keysDir', type: 'string' },
+  REFRACT_PROVER_URL: { key: 'proverUrl', type: 'string' },
+  REFRACT_PROVER_THREADS: { key: 'proverThreads', type: 'number' },
+  REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
+  REDIS_URL: { key: 'redisUrl', type: 'string' },
+  REFRACT_API_KEYS: { key: 'apiKeys', type: 'list' },
+  REFRACT_HTTP_ERRORS_AS_200: { key: 'httpErrorsAs200', type: 'boolean' },
+  REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
+  REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
+};
+
+function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof Config, unknown>> {
+  const out: Partial<Record<keyof Config, unknown>> = {};
+  for (const [name, { key, type }] of Object.entries(ENV_KEYS)) {
+    const v = env[name];
+    if (v === undefined || v === '') continue;
+    if (type === 'number') out[key] = Number(v);
+    else if (type === 'boolean') out[key] = v === '1' || v.toLowerCase() === 'true';
+    else if (type === 'list') out[key] = v.split(',').map((s) => s.trim()).filter(Boolean);
+    else out[key] = v;
+  }
+  return out;
+}
+
+/**
+ * Loads the configuration. `file` (JSON) is optional; when absent, `config/refract.json` is read if it exists.
+ * `flags` are command-line values already parsed (undefined entries are ignored).
+ * Throws Error listing every invalid key with its reason.
+ */
+export function loadConfig(opts: { file?: string; env?: Record<string, string | undefined>; flags?: Partial<Record<keyof Config, unknown>> } = {}): Config {
+  const path = opts.file ?? (existsSync('config/refract.json') ? 'config/refract.json' : undefined);
+  let fileValues: Record<string, unknown> = {};
+  if (path) {
+    try {
+      fileValues = JSON.parse(readFileSync(path, 'utf8'));
+    } catch (err) {
+      throw new Error(`config file ${path}: ${(err as Error).message}`);
+    }
+  }
+  const flags = Object.fromEntries(Object.entries(opts.flags ?? {}).filter(([, v]) => v !== undefined));
+  const merged = { ...fileValues, ...fromEnv(opts.env ?? process.env), ...flags };
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) throw new Error(`invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
