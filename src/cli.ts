@@ -41,16 +41,36 @@ program
   .option('--redis-url <url>', 'Redis for the proof queue and shared rate limits')
   .option('--prover-url <url>', 'send proofs to an external (Light-compatible) prover instead')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+  .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
   .action(async (o) => {
     const config = loadConfig({
       file: o.config,
       flags: { db: o.db, rpcUrl: o.rpcUrl, port: o.port, host: o.host, startSlot: o.startSlot, ingest: o.ingest === false ? false : undefined, keysDir: o.keys, redisUrl: o.redisUrl, proverUrl: o.proverUrl, logLevel: o.logLevel },
     });
     const { startDaemon } = await import('./commands/start.ts');
-    const daemon = await startDaemon(config);
+    const daemon = await startDaemon(config, { simulatorFallback: o.simulator !== false && !o.rpcUrl });
     const onSignal = () => void daemon.stop().then(() => process.exit(0));
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+  });
+
+program
+  .command('simulate')
+  .description('serve a local Solana JSON-RPC endpoint with Light transactions (generated, or replayed from files first)')
+  .option('--port <n>', 'port', int('--port'), 8899)
+  .option('--host <host>', 'bind address', '127.0.0.1')
+  .option('--slot-ms <n>', 'milliseconds per slot', int('--slot-ms'), 400)
+  .option('--txs-per-block <n>', 'generated transactions per block', int('--txs-per-block'), 8)
+  .option('--replay <dir...>', 'getTransaction JSON directories to serve first, in slot order', collect)
+  .option('--replay-only', 'serve empty blocks after the replay instead of generating')
+  .option('--seed <n>', 'generator seed', int('--seed'), 1)
+  .action(async (o) => {
+    const { startSimulator } = await import('./sim/simulator.ts');
+    const { createLogger } = await import('./log.ts');
+    const sim = await startSimulator({ port: o.port, host: o.host, slotMs: o.slotMs, txsPerBlock: o.txsPerBlock, replay: o.replay?.flat(), replayOnly: !!o.replayOnly, seed: o.seed, log: createLogger('refract-simulate') });
+    const stop = () => void sim.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
   });
 
 await program.parseAsync(process.argv);

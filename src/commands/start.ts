@@ -14,6 +14,17 @@ import { buildServer } from '../rpc/server.ts';
 import type { RpcContext } from '../rpc/context.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { Store } from '../store/store.ts';
+import { type Simulator, startSimulator } from '../sim/simulator.ts';
+
+/** True when a JSON-RPC `getHealth` at `url` answers within 1 s. */
+async function answers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}', signal: AbortSignal.timeout(1000) });
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
 
 /** A running daemon; `stop()` shuts it down gracefully. */
 export interface Daemon {
@@ -27,8 +38,14 @@ export interface Daemon {
  * Starts the daemon with `config`. Resolves once the HTTP server listens (ingest runs in the
  * background). Throws when the store cannot be opened or the port cannot be bound.
  */
-export async function startDaemon(config: Config): Promise<Daemon> {
+export async function startDaemon(config: Config, opts: { simulatorFallback?: boolean } = {}): Promise<Daemon> {
   const log = createLogger('refract', config.logLevel);
+  let simulator: Simulator | null = null;
+  if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
+    const port = Number(new URL(config.rpcUrl).port || 8899);
+    log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
+    simulator = await startSimulator({ port, log });
+  }
   const metrics = new Metrics();
   const registry = loadTreeRegistry(config.trees);
   const store = new Store({ path: config.db });
@@ -71,6 +88,7 @@ export async function startDaemon(config: Config): Promise<Daemon> {
       await ingest;
       await app.close();
       await store.close();
+      await simulator?.close();
       log.info('stopped');
     })());
   return { app, store, metrics, stop };

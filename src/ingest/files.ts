@@ -14,11 +14,13 @@ export interface TransactionFile {
   transaction: TransactionInfo;
 }
 
-function listFiles(dir: string): string[] {
+/** Files of `dir` (not hidden), sorted by name; `dir` itself when it is a file. */
+export function listFiles(dir: string): string[] {
   const st = statSync(dir);
   if (st.isFile()) return [dir];
   return readdirSync(dir)
     .filter((n) => !n.startsWith('.'))
+    .sort()
     .map((n) => join(dir, n))
     .filter((p) => statSync(p).isFile());
 }
