@@ -1,0 +1,16 @@
+{
+  "targets": [
+    {
+      "target_name": "refract_poseidon",
+      "sources": ["src/binding.c", "src/poseidon.c"],
+      "include_dirs": ["src"],
+      "defines": ["NAPI_VERSION=8"],
+      "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],
+      "cflags": ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-fvisibility=hidden"],
+      "xcode_settings": {
+        "GCC_OPTIMIZATION_LEVEL": "3",
+        "OTHER_CFLAGS": ["-std=gnu11"]
+      }
+    }
+  ]
+}

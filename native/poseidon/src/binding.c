@@ -1,0 +1,176 @@
+/* N-API binding for the circomlib Poseidon in poseidon.c. Uses only node_api.h.
+ *
+ * Exports (all byte strings are big-endian 32-byte BN254 Fr elements, canonical: < r):
+ *   hash(out, in0[, in1 … in6]) → out   out: Uint8Array(≥ 32), writes out[0..32)
+ *   hashBatch(input, arity, out) → out  input: Uint8Array(count·arity·32), out: Uint8Array(≥ count·32)
+ *   impl() → "adx" | "c"                multiplication backend in use
+ *   selectImpl(name) → boolean          force "c" or "adx" (tests/benchmarks)
+ *   MAX_INPUTS = 7
+ * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
+ * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
+#ifndef NAPI_VERSION
+#define NAPI_VERSION 8
+#endif
+#include <node_api.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "poseidon.h"
+
+#define CHECK(call)                                                  \
+  do {                                                               \
+    if ((call) != napi_ok) {                                         \
+      napi_throw_error(env, NULL, "refract_poseidon: " #call " failed"); \
+      return NULL;                                                   \
+    }                                                                \
+  } while (0)
+
+/* Reads a Uint8Array (or Buffer); returns 0 and throws a TypeError otherwise.
+ * `what` / `index` name the argument in the message ("input 3"); index < 0 omits the number. */
+static int get_u8(napi_env env, napi_value v, const char *what, long index, uint8_t **data, size_t *len) {
+  napi_typedarray_type type;
+  void *ptr;
+  size_t length;
+  /* napi_get_typedarray_info fails (napi_invalid_arg) for anything that is not a typed array */
+  if (napi_get_typedarray_info(env, v, &type, &length, &ptr, NULL, NULL) == napi_ok && type == napi_uint8_array) {
+    *data = (uint8_t *)ptr;
+    *len = length;
+    return 1;
+  }
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (pending) {
+    napi_value ignored;
+    napi_get_and_clear_last_exception(env, &ignored);
+  }
+  char msg[128];
+  if (index >= 0)
+    snprintf(msg, sizeof msg, "%s %ld must be a Uint8Array", what, index);
+  else
+    snprintf(msg, sizeof msg, "%s must be a Uint8Array", what);
+  napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", msg);
+  return 0;
+}
+
+static napi_value throw_range(napi_env env, const char *msg) {
+  napi_throw_range_error(env, "ERR_POSEIDON_INPUT_RANGE", msg);
+  return NULL;
+}
+
+static napi_value js_hash(napi_env env, napi_callback_info info) {
+  size_t argc = POSEIDON_MAX_INPUTS + 2;
+  napi_value argv[POSEIDON_MAX_INPUTS + 2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 2 || argc > POSEIDON_MAX_INPUTS + 1) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "hash(out, ...inputs) takes 1..7 inputs");
+    return NULL;
+  }
+  uint8_t *out;
+  size_t out_len;
+  if (!get_u8(env, argv[0], "out", -1, &out, &out_len)) return NULL;
+  if (out_len < 32) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "out must have at least 32 bytes");
+    return NULL;
+  }
+  const size_t n = argc - 1;
+  uint8_t buf[POSEIDON_MAX_INPUTS * 32];
+  for (size_t i = 0; i < n; i++) {
+    uint8_t *p;
+    size_t len;
+    if (!get_u8(env, argv[i + 1], "input", (long)i, &p, &len)) return NULL;
+    if (len != 32) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "Poseidon input %zu must be 32 bytes, got %zu", i, len);
+      return throw_range(env, msg);
+    }
+    memcpy(buf + 32 * i, p, 32);
+  }
+  int bad = poseidon_hash_be(buf, n, out);
+  if (bad >= 0) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "Poseidon input %d is not a BN254 field element (must be < r)", bad);
+    return throw_range(env, msg);
+  }
+  return argv[0];
+}
+
+static napi_value js_hash_batch(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc != 3) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "hashBatch(input, arity, out) takes 3 arguments");
+    return NULL;
+  }
+  uint8_t *in, *out;
+  size_t in_len, out_len;
+  if (!get_u8(env, argv[0], "input", -1, &in, &in_len)) return NULL;
+  uint32_t arity;
+  if (napi_get_value_uint32(env, argv[1], &arity) != napi_ok || arity < 1 || arity > POSEIDON_MAX_INPUTS) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "arity must be an integer in 1..7");
+    return NULL;
+  }
+  if (!get_u8(env, argv[2], "out", -1, &out, &out_len)) return NULL;
+  const size_t stride = (size_t)arity * 32;
+  if (in_len % stride != 0) {
+    char msg[112];
+    snprintf(msg, sizeof msg, "input length %zu is not a multiple of %zu (arity × 32)", in_len, stride);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
+    return NULL;
+  }
+  const size_t count = in_len / stride;
+  if (out_len < count * 32) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "out must have at least %zu bytes", count * 32);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
+    return NULL;
+  }
+  /* Each tuple is read completely before its 32-byte result is written and results are
+   * written at 32·k ≤ stride·k, so hashing in place (out == in) is safe. */
+  long bad = poseidon_hash_batch_be(in, arity, count, out);
+  if (bad >= 0) {
+    char msg[160];
+    snprintf(msg, sizeof msg,
+             "Poseidon batch item %ld input %ld is not a BN254 field element (must be < r)",
+             bad / (long)arity, bad % (long)arity);
+    return throw_range(env, msg);
+  }
+  return argv[2];
+}
+
+static napi_value js_impl(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value s;
+  CHECK(napi_create_string_utf8(env, poseidon_impl_name(), NAPI_AUTO_LENGTH, &s));
+  return s;
+}
+
+static napi_value js_select_impl(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  char name[16] = {0};
+  size_t len = 0;
+  if (argc < 1 || napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "selectImpl(name) takes a string");
+    return NULL;
+  }
+  napi_value r;
+  CHECK(napi_get_boolean(env, poseidon_select_impl(name) != 0, &r));
+  return r;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn, v;
+  napi_create_function(env, "hash", NAPI_AUTO_LENGTH, js_hash, NULL, &fn);
+  napi_set_named_property(env, exports, "hash", fn);
+  napi_create_function(env, "hashBatch", NAPI_AUTO_LENGTH, js_hash_batch, NULL, &fn);
+  napi_set_named_property(env, exports, "hashBatch", fn);
+  napi_create_function(env, "impl", NAPI_AUTO_LENGTH, js_impl, NULL, &fn);
+  napi_set_named_property(env, exports, "impl", fn);
+  napi_create_function(env, "selectImpl", NAPI_AUTO_LENGTH, js_select_impl, NULL, &fn);
+  napi_set_named_property(env, exports, "selectImpl", fn);
+  napi_create_uint32(env, POSEIDON_MAX_INPUTS, &v);
+  napi_set_named_property(env, exports, "MAX_INPUTS", v);
+  return exports;
+}
