@@ -37,19 +37,32 @@ export function pathAndRoot(r: ReadView, tree: Bytes32, depth: number, leafIndex
 }
 
 /**
+ * Proofs for leaf hashes in request order, null where a hash is not a current leaf of any state tree
+ * (never inserted, nullified, or a V2 account still in its output queue). The depth of the first
+ * found leaf's tree is used for all (Photon quirk 5). Throws QueryError `Unexpected` when that tree
+ * is not in the registry.
+ */
+export function findLeafProofs(r: ReadView, registry: TreeRegistry, hashes: readonly Bytes32[]): (MerkleProofWithContext | null)[] {
+  const located = hashes.map((h) => ({ hash: Buffer.from(h), at: r.leafByHash(h) }));
+  const firstAt = located.find((x) => x.at)?.at;
+  if (!firstAt) return located.map(() => null);
+  const first = registry.getBytes(firstAt.tree);
+  if (!first) throw new QueryError('Unexpected', 'tree of a stored leaf is not in the tree registry');
+  return located.map(({ hash, at }) => {
+    if (!at) return null;
+    const { proof, root, rootSeq } = pathAndRoot(r, at.tree, first.height, at.leafIndex);
+    return { proof, root, leafIndex: at.leafIndex, hash, merkleTree: Buffer.from(at.tree), rootSeq };
+  });
+}
+
+/**
  * Proofs for leaf hashes in request order. Throws RecordNotFound
  * `Leaf nodes not found for hashes. Got {found} hashes. Expected {n}.` when any hash is not a current
  * leaf (or appears twice), as Photon does. The depth of the first result's tree is used for all (Photon quirk).
  */
 export function getLeafProofs(r: ReadView, registry: TreeRegistry, hashes: readonly Bytes32[]): MerkleProofWithContext[] {
-  const located = hashes.map((h) => ({ hash: Buffer.from(h), at: r.leafByHash(h) }));
-  const found = new Set(located.filter((x) => x.at).map((x) => x.hash.toString('hex'))).size;
+  const proofs = findLeafProofs(r, registry, hashes);
+  const found = new Set(proofs.filter((p) => p).map((p) => p!.hash.toString('hex'))).size;
   if (found !== hashes.length) throw recordNotFound(`Leaf nodes not found for hashes. Got ${found} hashes. Expected ${hashes.length}.`);
-  if (located.length === 0) return [];
-  const first = registry.getBytes(located[0]!.at!.tree);
-  if (!first) throw new QueryError('Unexpected', 'tree of a stored leaf is not in the tree registry');
-  return located.map(({ hash, at }) => {
-    const { proof, root, rootSeq } = pathAndRoot(r, at!.tree, first.height, at!.leafIndex);
-    return { proof, root, leafIndex: at!.leafIndex, hash, merkleTree: Buffer.from(at!.tree), rootSeq };
-  });
+  return proofs as MerkleProofWithContext[];
 }

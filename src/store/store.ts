@@ -32,7 +32,7 @@ import {
 } from './records.ts';
 
 /** Version of the key layout and record codecs; a store written by another version is refused. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 type Bin = Database<Buffer, Buffer>;
 
@@ -47,7 +47,7 @@ const DB_NAMES = [
   'tokByDelegate', // delegate ‖ mint ‖ hash → ''
   'balance', // owner → u128 lamports
   'tokenBalance', // owner ‖ mint → u128 amount
-  'mintHolders', // mint ‖ owner → u128 amount (mirror of tokenBalance for mint queries)
+  'holdersByBalance', // mint ‖ (2^128−1 − balance) u128BE ‖ owner → '' (mirror of tokenBalance: balance DESC, owner ASC)
   'txs', // signature(64) → TransactionRecord
   'txsBySlot', // slot u64BE ‖ signature → flags u8 (1 = uses compression)
   'compTxsBySlot', // slot u64BE ‖ signature → '' (uses compression)
@@ -77,10 +77,26 @@ function u64be(n: number | bigint): Buffer {
 function cat(...parts: Uint8Array[]): Buffer {
   return Buffer.concat(parts);
 }
-/** Raw 64-byte signature from base58. */
+const U128_MAX = (1n << 128n) - 1n;
+/** Key of a holder in `holdersByBalance`: the inverted balance sorts larger balances first. */
+function holderKey(mint: Uint8Array, balance: bigint, owner: Uint8Array): Buffer {
+  const k = Buffer.allocUnsafe(32 + 16 + 32);
+  k.set(mint, 0);
+  const inv = U128_MAX - balance;
+  k.writeBigUInt64BE(inv >> 64n, 32);
+  k.writeBigUInt64BE(inv & 0xffffffffffffffffn, 40);
+  k.set(owner, 48);
+  return k;
+}
+let lastSig = '';
+let lastSigBytes = Buffer.alloc(0);
+/** Raw 64-byte signature from base58 (the last one is memoised: a transaction's writes repeat it). */
 export function signatureBytes(sig: string): Buffer {
+  if (sig === lastSig) return lastSigBytes;
   const b = Buffer.from(bs58.decode(sig));
   if (b.length !== 64) throw new Error(`signature '${sig}' is ${b.length} bytes, expected 64`);
+  lastSig = sig;
+  lastSigBytes = b;
   return b;
 }
 /** The smallest key strictly greater than every key starting with `prefix`. */
@@ -97,7 +113,10 @@ function prefixEnd(prefix: Uint8Array): Buffer {
 
 /** A signature entry as listed by the signature queries. */
 export interface SignatureEntry {
+  /** base58 */
   signature: string;
+  /** The same signature, 64 raw bytes. */
+  signatureBytes: Buffer;
   slot: number;
 }
 
@@ -122,7 +141,9 @@ export class ReadView {
   ) {}
 
   protected get(db: DbName, key: Uint8Array): Buffer | undefined {
-    return this.dbs[db].getBinary(key as Buffer, this.txn ? ({ transaction: this.txn } as never) : undefined) as Buffer | undefined;
+    // lmdb's typings omit getBinary's options argument, which carries the pinned transaction.
+    const d = this.dbs[db] as unknown as { getBinary(k: Uint8Array, o?: { transaction: Transaction }): Buffer | undefined };
+    return d.getBinary(key, this.txn ? { transaction: this.txn } : undefined);
   }
 
   protected range(db: DbName, opts: { start?: Uint8Array; end?: Uint8Array; reverse?: boolean; limit?: number; exclusiveStart?: boolean }) {
@@ -214,6 +235,12 @@ export class ReadView {
     return decodeU128(this.get('tokenBalance', cat(owner, mint)));
   }
 
+  /** The token_owner_balances row of (owner, mint): its balance (possibly 0), or undefined when there is no row. */
+  tokenBalanceRow(owner: Bytes32, mint: Bytes32): bigint | undefined {
+    const v = this.get('tokenBalance', cat(owner, mint));
+    return v ? decodeU128(v) : undefined;
+  }
+
   /** Token balances of `owner` ordered by mint, starting after mint `after`. */
   *tokenBalances(owner: Bytes32, after?: Bytes32): Generator<{ mint: Buffer; balance: bigint }> {
     for (const e of this.scanPrefix('tokenBalance', owner, { after: after ? cat(owner, after) : undefined })) {
@@ -221,10 +248,15 @@ export class ReadView {
     }
   }
 
-  /** Holders of `mint` ordered by owner, starting after owner `after`. */
-  *mintHolders(mint: Bytes32, after?: Bytes32): Generator<{ owner: Buffer; balance: bigint }> {
-    for (const e of this.scanPrefix('mintHolders', mint, { after: after ? cat(mint, after) : undefined })) {
-      yield { owner: e.key.subarray(32, 64), balance: decodeU128(e.value) };
+  /**
+   * Holders of `mint` (token_owner_balances rows, zero balances included) ordered by
+   * (balance DESC, owner ASC), starting strictly after the position `after` when given.
+   */
+  *mintHolders(mint: Bytes32, after?: { balance: bigint; owner: Bytes32 }): Generator<{ owner: Buffer; balance: bigint }> {
+    const start = after ? holderKey(mint, after.balance > U128_MAX ? U128_MAX : after.balance, after.owner) : undefined;
+    for (const e of this.scanPrefix('holdersByBalance', mint, { after: start })) {
+      const inv = (e.key.readBigUInt64BE(32) << 64n) | e.key.readBigUInt64BE(40);
+      yield { owner: e.key.subarray(48, 80), balance: U128_MAX - inv };
     }
   }
 
@@ -238,27 +270,34 @@ export class ReadView {
   signaturesForAccount(hash: Bytes32): SignatureEntry[] {
     const out: SignatureEntry[] = [];
     for (const e of this.scanPrefix('accountTxs', hash)) {
-      const sig = bs58.encode(e.key.subarray(32, 96));
+      const raw = e.key.subarray(32, 96);
+      const sig = bs58.encode(raw);
       const t = this.transaction(sig);
-      if (t) out.push({ signature: sig, slot: t.slot });
+      if (t) out.push({ signature: sig, signatureBytes: raw, slot: t.slot });
     }
     return out;
   }
 
   /**
-   * Signatures ordered by (slot DESC, signature DESC), after the position slot u64BE ‖ signature when given.
+   * Signatures ordered by (slot DESC, signature DESC), strictly after (i.e. older than) the position
+   * `before` = (slot, 64-byte signature) when given.
    * `index` selects which set: by owner/token owner/address (with `who`), all compression txs, or all txs.
    */
-  *signatures(index: 'owner' | 'tokenOwner' | 'address' | 'compression' | 'all', who: Bytes32 | null, after?: Uint8Array): Generator<SignatureEntry> {
+  *signatures(
+    index: 'owner' | 'tokenOwner' | 'address' | 'compression' | 'all',
+    who: Bytes32 | null,
+    before?: { slot: number | bigint; signature: Uint8Array },
+  ): Generator<SignatureEntry> {
     const db: DbName = { owner: 'sigsByOwner', tokenOwner: 'sigsByTokenOwner', address: 'sigsByAddress', compression: 'compTxsBySlot', all: 'txsBySlot' }[index] as DbName;
     const prefix = who ? Buffer.from(who) : EMPTY;
-    const afterKey = after ? cat(prefix, after) : undefined;
+    const afterKey = before ? cat(prefix, u64be(before.slot), before.signature) : undefined;
     const iter = prefix.length
       ? this.scanPrefix(db, prefix, { reverse: true, after: afterKey })
       : this.range(db, afterKey ? { start: afterKey, reverse: true, exclusiveStart: true } : { reverse: true });
     const p = prefix.length;
     for (const e of iter) {
-      yield { slot: Number(e.key.readBigUInt64BE(p)), signature: bs58.encode(e.key.subarray(p + 8, p + 72)) };
+      const sig = e.key.subarray(p + 8, p + 72);
+      yield { slot: Number(e.key.readBigUInt64BE(p)), signature: bs58.encode(sig), signatureBytes: sig };
     }
   }
 
@@ -378,9 +417,12 @@ export class WriteView extends ReadView {
     const key = cat(owner, mint);
     const existing = this.get('tokenBalance', key);
     if (delta === 0n && existing) return;
-    const v = encodeU128(decodeU128(existing) + delta);
-    this.put('tokenBalance', key, v);
-    this.put('mintHolders', cat(mint, owner), v);
+    const old = decodeU128(existing);
+    const next = old + delta;
+    if (next < 0n) throw new Error(`token balance of ${bs58.encode(owner)} for mint ${bs58.encode(mint)} would become negative (${next})`);
+    this.put('tokenBalance', key, encodeU128(next));
+    if (existing) this.del('holdersByBalance', holderKey(mint, old, owner));
+    this.put('holdersByBalance', holderKey(mint, next, owner), EMPTY);
   }
 
   /**
@@ -498,6 +540,20 @@ export class Store {
     const txn = this.root.useReadTransaction();
     try {
       return fn(new ReadView(this.dbs, txn));
+    } finally {
+      txn.done();
+    }
+  }
+
+  /**
+   * Like `read`, for asynchronous work: the read transaction stays pinned (one consistent snapshot)
+   * until the promise `fn` returns settles. Keep `fn` short and free of slow I/O: a pinned reader
+   * holds an LMDB reader slot and keeps old pages from being reused while it lives.
+   */
+  async readAsync<T>(fn: (r: ReadView) => Promise<T> | T): Promise<T> {
+    const txn = this.root.useReadTransaction();
+    try {
+      return await fn(new ReadView(this.dbs, txn));
     } finally {
       txn.done();
     }

@@ -1,0 +1,130 @@
+/**
+ * JSON-RPC benchmark (autocannon, 64 connections): getCompressedAccount, getCompressedAccountsByOwner
+ * (limit 100) and getMultipleCompressedAccountProofs (8 hashes) against `refract start --no-ingest`
+ * on a store of ≥ 1M synthetic accounts, plus a bare node:http server returning a constant body as
+ * the ceiling — all in the same run. Servers run in child processes; results go to
+ * bench/results/rpc.json.
+ *
+ * Usage: npm run bench:rpc [-- --accounts 1000000 --seconds 10 --connections 64]
+ * The store is built once under bench/.data/ (reused when it has enough accounts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import bs58 from 'bs58';
+import { loadTreeRegistry } from '../src/config/trees.ts';
+import { Indexer } from '../src/ingest/indexer.ts';
+import { LightTxGenerator } from '../src/sim/generator.ts';
+import { decodeBlockJson } from '../src/solana/decode.ts';
+import { Store } from '../src/store/store.ts';
+
+const { values } = parseArgs({
+  options: {
+    accounts: { type: 'string', default: '1000000' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+  },
+});
+const wantAccounts = Number(values.accounts);
+const seconds = Number(values.seconds);
+const connections = Number(values.connections);
+const root = new URL('..', import.meta.url).pathname;
+const dbDir = join(root, 'bench/.data', `rpc-${wantAccounts}`);
+const OWNERS = Math.max(10, Math.floor(wantAccounts / 120));
+
+// 1. Store with ≥ wantAccounts compressed accounts (compress transactions with 8 outputs each).
+const gen = new LightTxGenerator({ owners: OWNERS, seed: 42, compressOutputs: 8, weights: { compress: 1, transfer: 0, tokenMint: 0, tokenTransfer: 0, createAddress: 0 } });
+if (!existsSync(join(dbDir, 'done'))) {
+  mkdirSync(dbDir, { recursive: true });
+  const store = new Store({ path: dbDir });
+  const indexer = new Indexer(store, loadTreeRegistry());
+  let made = 0;
+  let slot = 1;
+  const t0 = performance.now();
+  while (made < wantAccounts) {
+    const batch = [];
+    for (let i = 0; i < 20; i++, slot++) batch.push(decodeBlockJson(gen.block(slot, 50).json, slot));
+    made += indexer.indexBlocks(batch).outputsInserted;
+    if (slot % 2000 < 20) console.error(`building store: ${made}/${wantAccounts} accounts (${Math.round(made / ((performance.now() - t0) / 1000))}/s)`);
+  }
+  await store.close();
+  writeFileSync(join(dbDir, 'done'), String(made));
+}
+
+// 2. Request bodies from real data.
+const store = new Store({ path: dbDir, readOnly: true });
+const samples = store.read((r) => {
+  const out: { owner: string; hashes: string[] }[] = [];
+  for (let i = 0; i < 200; i++) {
+    const owner = gen.owner((i * 7919) % OWNERS);
+    const accounts = [...r.accountsByOwner(owner)].slice(0, 8);
+    if (accounts.length >= 8) out.push({ owner: bs58.encode(owner), hashes: accounts.map((a) => bs58.encode(a.hash)) });
+  }
+  return out;
+});
+await store.close();
+const rpc = (method: string, params: unknown) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+const targets = {
+  getCompressedAccount: samples.map((s) => rpc('getCompressedAccount', { hash: s.hashes[0] })),
+  getCompressedAccountsByOwner: samples.map((s) => rpc('getCompressedAccountsByOwner', { owner: s.owner, limit: 100 })),
+  getMultipleCompressedAccountProofs: samples.map((s) => rpc('getMultipleCompressedAccountProofs', s.hashes)),
+};
+
+// 3. Servers.
+function startChild(args: string[], env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  return new Promise((resolve) => setTimeout(() => resolve(child), 100));
+}
+async function waitFor(url: string, body: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    try {
+      const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      if (r.status < 500) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+const refractPort = 18784;
+const ceilingPort = 18785;
+const configFile = join(os.tmpdir(), `refract-bench-rpc-${process.pid}.json`);
+writeFileSync(configFile, JSON.stringify({ rateLimit: false, logLevel: 'warn' }));
+const refract = await startChild(['bin/refract.mjs', 'start', '--no-ingest', '--db', dbDir, '--port', String(refractPort), '--host', '127.0.0.1', '--config', configFile]);
+const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { context: { slot: 1 }, value: null } });
+const ceiling = await startChild(['-e', `require('http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.writeHead(200,{'content-type':'application/json'});s.end(${JSON.stringify(body)})})}).listen(${ceilingPort},'127.0.0.1')`]);
+await waitFor(`http://127.0.0.1:${refractPort}/`, targets.getCompressedAccount[0]!);
+await waitFor(`http://127.0.0.1:${ceilingPort}/`, '{}');
+
+async function run(url: string, bodies: string[]) {
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    requests: bodies.map((b) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: b })),
+  });
+  return { reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors, total: r.requests.total };
+}
+
+const results: Record<string, unknown> = {};
+results.ceiling = await run(`http://127.0.0.1:${ceilingPort}/`, ['{}']);
+for (const [name, bodies] of Object.entries(targets)) results[name] = await run(`http://127.0.0.1:${refractPort}/`, bodies);
+refract.kill('SIGTERM');
+ceiling.kill('SIGTERM');
+
+const ceil = (results.ceiling as { reqPerSec: number }).reqPerSec;
+const out = {
+  bench: 'rpc',
+  date: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg(), node: process.version },
+  params: { accounts: wantAccounts, owners: OWNERS, seconds, connections },
+  results,
+  ratioToCeiling: Object.fromEntries(Object.keys(targets).map((k) => [k, +((results[k] as { reqPerSec: number }).reqPerSec / ceil).toFixed(3)])),
+  target: { getCompressedAccountRatio: 0.6, p99Ms: 5 },
+};
+mkdirSync(join(root, 'bench/results'), { recursive: true });
+writeFileSync(join(root, 'bench/results/rpc.json'), `${JSON.stringify(out, null, 2)}\n`);
+console.log(JSON.stringify(out, null, 2));
+process.exit(0);

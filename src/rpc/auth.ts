@@ -1,0 +1,152 @@
+/**
+ * API keys: where a request carries one, how keys are configured, constant-time matching, and which
+ * methods a key may call.
+ *
+ * A key is read from the `x-api-key` header, then `Authorization: Bearer <key>`, then the `api-key`
+ * query parameter (the official client can only use the query form). Keys come from the server
+ * options and from env `REFRACT_API_KEYS` (comma separated, unrestricted). With no key configured
+ * the API is open (the server logs a warning at start).
+ *
+ * Keys are never stored or logged in clear: each is kept as its SHA-256 digest, and a presented key
+ * is hashed and compared with every configured digest with `crypto.timingSafeEqual` (no early exit).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { RpcError } from './errors.ts';
+import type { RateLimitConfig } from './rateLimit.ts';
+
+/** One configured key. */
+export interface ApiKeyConfig {
+  /** The secret itself. */
+  key: string;
+  /** A label for logs, metrics and the rate-limit bucket (default `key-<first 8 hex of sha256>`). */
+  name?: string;
+  /** Methods (canonical names or aliases) this key may call; absent = all. */
+  methods?: readonly string[];
+  /** Per-key rate limit overriding the server default; `false` = unlimited. */
+  rateLimit?: RateLimitConfig | false;
+}
+
+/** Who is calling: a key's identity (never the secret) or, when the API is open, the client IP. */
+export interface Principal {
+  /** Rate-limit bucket id and log label: the key's name, or `ip:<address>` when open. */
+  id: string;
+  /** Allowed method names, or null for all. */
+  methods: ReadonlySet<string> | null;
+  /** Per-key override (undefined = server default). */
+  rateLimit?: RateLimitConfig | false;
+}
+
+interface StoredKey {
+  digest: Buffer;
+  principal: Principal;
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s, 'utf8').digest();
+}
+
+/**
+ * Merge configured keys with env `REFRACT_API_KEYS` (comma separated; blanks ignored).
+ * Strings become unrestricted keys. Throws on an empty key or a duplicate key.
+ */
+export function loadApiKeys(
+  configured: readonly (string | ApiKeyConfig)[] | undefined,
+  env: Record<string, string | undefined>,
+): ApiKeyConfig[] {
+  const fromEnv = (env.REFRACT_API_KEYS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const all = [...(configured ?? []), ...fromEnv].map((k) => (typeof k === 'string' ? { key: k } : k));
+  const seen = new Set<string>();
+  for (const k of all) {
+    if (!k.key) throw new Error('empty API key in configuration');
+    const d = sha256(k.key).toString('hex');
+    if (seen.has(d)) throw new Error(`duplicate API key (${k.name ?? `key-${d.slice(0, 8)}`})`);
+    seen.add(d);
+  }
+  return all;
+}
+
+/** Configured keys in hashed form; `authenticate` maps a presented key to its principal. */
+export class ApiKeyStore {
+  private readonly keys: StoredKey[];
+
+  /** `keys`: from `loadApiKeys`. */
+  constructor(keys: readonly ApiKeyConfig[]) {
+    this.keys = keys.map((k) => {
+      const digest = sha256(k.key);
+      return {
+        digest,
+        principal: {
+          id: k.name ?? `key-${digest.toString('hex').slice(0, 8)}`,
+          methods: k.methods ? new Set(k.methods) : null,
+          rateLimit: k.rateLimit,
+        },
+      };
+    });
+  }
+
+  /** True when no key is configured: every request is allowed. */
+  get open(): boolean {
+    return this.keys.length === 0;
+  }
+
+  /**
+   * The principal of a request. Open API → `ip:<ip>`. Otherwise the presented key must match a
+   * configured key: missing → `Unauthorized: missing API key`, unknown → `Unauthorized: invalid API key`
+   * (both HTTP 401).
+   */
+  authenticate(presented: string | undefined, ip: string): Principal {
+    if (this.open) return { id: `ip:${ip}`, methods: null };
+    if (presented === undefined || presented === '') throw RpcError.unauthorized('missing API key');
+    const digest = sha256(presented);
+    let match: StoredKey | undefined;
+    for (const k of this.keys) {
+      // Every configured digest is compared; no early exit.
+      if (timingSafeEqual(k.digest, digest) && match === undefined) match = k;
+    }
+    if (!match) throw RpcError.unauthorized('invalid API key');
+    return match.principal;
+  }
+}
+
+/** Minimal view of a request for key extraction. */
+export interface KeyCarrier {
+  headers: Record<string, string | string[] | undefined>;
+  query?: unknown;
+}
+
+function first(v: unknown): string | undefined {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && typeof v[0] === 'string') return v[0];
+  return undefined;
+}
+
+/** The key a request carries: `x-api-key`, else `Authorization: Bearer …`, else `?api-key=`. */
+export function extractApiKey(req: KeyCarrier): string | undefined {
+  const header = first(req.headers['x-api-key']);
+  if (header) return header.trim();
+  const auth = first(req.headers.authorization);
+  if (auth) {
+    const m = /^Bearer\s+(.+)$/i.exec(auth.trim());
+    if (m) return m[1]!.trim();
+  }
+  const q = req.query as Record<string, unknown> | undefined;
+  return q && typeof q === 'object' ? first(q['api-key']) : undefined;
+}
+
+/**
+ * Throws `Forbidden: API key '<id>' may not call <method>` (HTTP 403) unless the principal may call
+ * the requested name or the definition's canonical name.
+ */
+export function authorizeMethod(principal: Principal, requested: string, canonical: string): void {
+  if (principal.methods === null) return;
+  if (principal.methods.has(requested) || principal.methods.has(canonical)) return;
+  throw RpcError.forbidden(`API key '${principal.id}' may not call ${requested}`);
+}
+
+/** `url` with the value of any `api-key` query parameter replaced by `***` (for logs). */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]api-key=)[^&#]*/gi, '$1***');
+}

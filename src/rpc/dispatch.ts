@@ -1,0 +1,80 @@
+/**
+ * The JSON-RPC 2.0 core, independent of HTTP: read the envelope, check the path against the
+ * method, find the definition, check the caller may use it, validate params, run the handler.
+ * Every failure is thrown as an `RpcError`; the server maps it (errors.ts) and echoes the id.
+ */
+import type { Principal } from './auth.ts';
+import { authorizeMethod } from './auth.ts';
+import type { RpcContext } from './context.ts';
+import { RpcError } from './errors.ts';
+import { findMethod } from './methods/index.ts';
+import type { MethodDefinition } from './methods/index.ts';
+import { parseParams } from './params.ts';
+
+/** A JSON-RPC id as echoed: string, number, or null when absent or unreadable. */
+export type JsonRpcId = string | number | null;
+
+/** A well-formed request. `params` is null when absent. */
+export interface Envelope {
+  id: JsonRpcId;
+  method: string;
+  params: unknown;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function isId(v: unknown): v is string | number {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+}
+
+/** The id to echo in an error reply: the body's id if it is a string or number, else null. */
+export function peekId(body: unknown): JsonRpcId {
+  if (!isPlainObject(body)) return null;
+  const id = Object.hasOwn(body, 'id') ? body.id : undefined;
+  return isId(id) ? id : null;
+}
+
+/**
+ * Check the JSON-RPC 2.0 envelope. Throws `Invalid request: …` for a non-object body (batches are
+ * not supported), `jsonrpc` other than "2.0", an id that is not a string/number/null, or a
+ * non-string method; `Parse error: empty body` when there is no body.
+ */
+export function readEnvelope(body: unknown): Envelope {
+  if (body === undefined) throw RpcError.parse('empty body');
+  if (Array.isArray(body)) throw RpcError.invalidRequest('batch requests are not supported');
+  if (!isPlainObject(body)) throw RpcError.invalidRequest('expected a JSON object');
+  if (body.jsonrpc !== '2.0') throw RpcError.invalidRequest('jsonrpc must be "2.0"');
+  const id = Object.hasOwn(body, 'id') ? body.id : null;
+  if (id !== null && !isId(id)) throw RpcError.invalidRequest('id must be a string, a number or null');
+  if (typeof body.method !== 'string' || body.method === '') throw RpcError.invalidRequest('method must be a non-empty string');
+  const params = Object.hasOwn(body, 'params') ? body.params : null;
+  return { id, method: body.method, params };
+}
+
+/**
+ * Find the method of `env`, enforcing `POST /<method>`: when `pathMethod` is given it must equal
+ * `env.method` (`Invalid request: path /x does not match method y`, 400). Unknown method →
+ * `Method not found: <name>` (404).
+ */
+export function resolveMethod(env: Envelope, pathMethod: string | undefined): MethodDefinition {
+  if (pathMethod !== undefined && pathMethod !== env.method) {
+    throw RpcError.invalidRequest(`path /${pathMethod} does not match method ${env.method}`);
+  }
+  const def = findMethod(env.method);
+  if (!def) throw RpcError.methodNotFound(env.method);
+  return def;
+}
+
+/**
+ * Authorize, validate params and run the handler; returns the JSON-RPC `result`. The handler runs on
+ * one consistent snapshot of the data (`ctx.data.snapshot`) when the source offers it and the method
+ * does not opt out (`def.snapshot === false`).
+ */
+export async function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, principal: Principal): Promise<unknown> {
+  authorizeMethod(principal, env.method, def.name);
+  const params = parseParams(def.params, env.params);
+  if (def.snapshot === false || !ctx.data.snapshot) return def.handler(ctx, params);
+  return ctx.data.snapshot(async (data) => def.handler({ ...ctx, data }, params));
+}

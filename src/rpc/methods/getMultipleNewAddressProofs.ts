@@ -1,0 +1,16 @@
+/** getMultipleNewAddressProofs: params is a JSON array of addresses (≤ 1000), all in the V1 address tree amt1. */
+import bs58 from 'bs58';
+import { ADDRESS_TREE_V1 } from '../../light/constants.ts';
+import { boundedArray, pubkey } from '../schemas.ts';
+import { defineMethod } from './lib/define.ts';
+import { newAddressProofs } from './lib/newAddressProofs.ts';
+
+const AMT1 = bs58.decode(ADDRESS_TREE_V1);
+
+/** `getMultipleNewAddressProofs` definition (params schema, handler); semantics in the module comment. */
+export const getMultipleNewAddressProofs = defineMethod({
+  name: 'getMultipleNewAddressProofs',
+  summary: 'Non-inclusion proofs for new addresses in the V1 address tree (params: array of addresses)',
+  params: boundedArray(pubkey, 'addresses').meta({ description: 'Array of addresses (base58)' }),
+  handler: (ctx, addresses) => newAddressProofs(ctx, addresses.map((address) => ({ address, tree: AMT1 }))),
+});

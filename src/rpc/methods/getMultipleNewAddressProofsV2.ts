@@ -1,0 +1,16 @@
+/** getMultipleNewAddressProofsV2: params is a JSON array of `{address, tree}` (≤ 1000). */
+import { z } from 'zod';
+import { boundedArray, pubkey } from '../schemas.ts';
+import { defineMethod } from './lib/define.ts';
+import { newAddressProofs } from './lib/newAddressProofs.ts';
+
+/** `{address, tree}` (Photon `AddressWithTree`, unknown keys rejected). */
+export const addressWithTree = z.strictObject({ address: pubkey, tree: pubkey });
+
+/** `getMultipleNewAddressProofsV2` definition (params schema, handler); semantics in the module comment. */
+export const getMultipleNewAddressProofsV2 = defineMethod({
+  name: 'getMultipleNewAddressProofsV2',
+  summary: 'Non-inclusion proofs for new addresses in given address trees (params: array of {address, tree})',
+  params: boundedArray(addressWithTree, 'addresses').meta({ description: 'Array of {address, tree}' }),
+  handler: (ctx, items) => newAddressProofs(ctx, items),
+});

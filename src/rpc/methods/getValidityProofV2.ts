@@ -1,0 +1,36 @@
+/**
+ * getValidityProofV2: accounts and addresses with their merkleContext; output-queue accounts are
+ * proved by index. An empty request answers `{compressedProof: null, accounts: [], addresses: []}`
+ * with context slot 0 without touching the store (Photon quirk).
+ */
+import { z } from 'zod';
+import { encodeValidityProofV2, withContext } from '../encode.ts';
+import { boundedArray, hash, optional } from '../schemas.ts';
+import { addressWithTree } from './getMultipleNewAddressProofsV2.ts';
+import { defineMethod } from './lib/define.ts';
+import { checkAddressTrees } from './lib/newAddressProofs.ts';
+import { requireSlot } from './lib/shared.ts';
+import { requireProver } from './lib/validityProof.ts';
+
+/** `getValidityProofV2` definition (params schema, handler); semantics in the module comment. */
+export const getValidityProofV2 = defineMethod({
+  name: 'getValidityProofV2',
+  snapshot: false, // waits on Solana / the prover: do not pin a read snapshot meanwhile
+  summary: 'Validity proof for account hashes and/or new addresses (V2 result shape)',
+  params: z.strictObject({
+    hashes: optional(boundedArray(hash, 'hashes')),
+    newAddressesWithTrees: optional(boundedArray(addressWithTree, 'addresses')),
+  }),
+  async handler(ctx, p) {
+    const hashes = p.hashes ?? [];
+    const newAddresses = p.newAddressesWithTrees ?? [];
+    if (hashes.length === 0 && newAddresses.length === 0) {
+      return withContext(0n, { compressedProof: null, accounts: [], addresses: [] });
+    }
+    const prover = requireProver(ctx);
+    const slot = await requireSlot(ctx);
+    await checkAddressTrees(ctx, newAddresses);
+    const proof = await prover.getValidityProof({ hashes, newAddresses }, 'v2');
+    return withContext(slot, encodeValidityProofV2(proof));
+  },
+});

@@ -1,0 +1,37 @@
+/**
+ * Shared by getMultipleNewAddressProofs (V1: addresses go to amt1) and getMultipleNewAddressProofsV2.
+ */
+import type { AddressWithTree, RpcContext } from '../../context.ts';
+import { encodeNewAddressProof, withContext } from '../../encode.ts';
+import { RpcError } from '../../errors.ts';
+import { requireSlot } from './shared.ts';
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(a, b) === 0;
+}
+
+/**
+ * Every tree in `items` must be a known address tree (given by its tree pubkey), else
+ * `Invalid Public Key: field 'tree'`.
+ */
+export async function checkAddressTrees(ctx: RpcContext, items: AddressWithTree[]): Promise<void> {
+  const seen = new Set<string>();
+  for (const { tree } of items) {
+    const key = Buffer.from(tree).toString('hex');
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const info = await ctx.data.getTreeInfo(tree);
+    if (!info || !sameBytes(info.tree, tree) || (info.treeType !== 2 && info.treeType !== 4)) {
+      throw RpcError.invalidPubkey('tree');
+    }
+  }
+}
+
+/** `{context, value: [NewAddressProof]}` in request order; empty → `Validation Error: No addresses provided`. */
+export async function newAddressProofs(ctx: RpcContext, items: AddressWithTree[]) {
+  if (items.length === 0) throw RpcError.validation('No addresses provided');
+  const slot = await requireSlot(ctx);
+  await checkAddressTrees(ctx, items);
+  const proofs = await ctx.data.getNewAddressProofs(items);
+  return withContext(slot, proofs.map(encodeNewAddressProof));
+}

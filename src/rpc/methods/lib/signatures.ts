@@ -1,0 +1,34 @@
+/**
+ * Signature listings shared by the getCompressionSignaturesFor* and getLatest* methods:
+ * param shapes, cursor decoding and the `{items, cursor}` page.
+ */
+import { z } from 'zod';
+import type { RpcContext, SignatureFilter, SignatureRecord } from '../../context.ts';
+import { decodeSignatureCursor, encodeSignatureCursor } from '../../cursor.ts';
+import { cursorString, limit, optional } from '../../schemas.ts';
+
+/** `{cursor?, limit?}` added to a filter object (unknown keys rejected). */
+export const pageFields = {
+  cursor: optional(cursorString),
+  limit,
+};
+
+/** `{cursor?, limit?}` alone (getLatest*), unknown keys rejected. */
+export const pageParams = z.strictObject(pageFields);
+
+/**
+ * One page of signatures for `filter`: rows ordered by (slot DESC, signature DESC), plus the next
+ * cursor (base58 of slot u64 LE ‖ signature) when the page is full, else null.
+ * Throws `Validation Error: Invalid cursor …` for a malformed cursor.
+ */
+export async function signaturePage(
+  ctx: RpcContext,
+  filter: SignatureFilter,
+  page: { cursor?: string; limit: number },
+): Promise<{ rows: SignatureRecord[]; cursor: string | null }> {
+  const before = page.cursor === undefined ? null : decodeSignatureCursor(page.cursor);
+  const rows = await ctx.data.listSignatures(filter, { before, limit: page.limit });
+  const last = rows[rows.length - 1];
+  const cursor = rows.length >= page.limit && last ? encodeSignatureCursor(last.slot, last.signature) : null;
+  return { rows, cursor };
+}

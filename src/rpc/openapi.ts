@@ -1,0 +1,108 @@
+/**
+ * The OpenAPI 3.1 document served at `GET /openapi.json`, generated from the same zod schemas that
+ * validate params (`z.toJSONSchema`, input side). Every method (and alias) gets a path
+ * `POST /<method>` whose body is the JSON-RPC envelope with that method's params; `POST /` accepts
+ * any of them.
+ */
+import { z } from 'zod';
+import type { MethodDefinition } from './methods/index.ts';
+
+type JsonSchema = Record<string, unknown>;
+
+/** JSON Schema of a method's params (what a client sends). Unrepresentable parts become `{}`. */
+export function paramsJsonSchema(def: MethodDefinition): JsonSchema {
+  const s = z.toJSONSchema(def.params, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+  delete s.$schema;
+  return s;
+}
+
+const ERROR_RESPONSE = {
+  type: 'object',
+  required: ['jsonrpc', 'id', 'error'],
+  properties: {
+    jsonrpc: { const: '2.0' },
+    id: { type: ['string', 'number', 'null'] },
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: { code: { type: 'integer' }, message: { type: 'string' } },
+    },
+  },
+};
+
+function envelope(name: string, params: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    required: ['jsonrpc', 'id', 'method'],
+    properties: {
+      jsonrpc: { const: '2.0' },
+      id: { type: ['string', 'number'], description: 'Echoed in the response' },
+      method: { const: name },
+      params,
+    },
+  };
+}
+
+function operation(name: string, def: MethodDefinition, params: JsonSchema) {
+  return {
+    operationId: name,
+    summary: name === def.name ? def.summary : `${def.summary} (alias of ${def.name})`,
+    tags: ['ZK Compression'],
+    requestBody: { required: true, content: { 'application/json': { schema: envelope(name, params) } } },
+    responses: {
+      '200': {
+        description: 'JSON-RPC result',
+        content: {
+          'application/json': {
+            schema: {
+              type: 'object',
+              required: ['jsonrpc', 'id', 'result'],
+              properties: { jsonrpc: { const: '2.0' }, id: { type: ['string', 'number'] }, result: {} },
+            },
+          },
+        },
+      },
+      default: {
+        description:
+          'JSON-RPC error (400 invalid request/params, 401/403 API key, 404 unknown method or record, 413 body too large, 429 rate limited, 500 internal, 503 unavailable)',
+        content: { 'application/json': { schema: ERROR_RESPONSE } },
+      },
+    },
+  };
+}
+
+/** Build the document for `methods` (canonical definitions; aliases are expanded). */
+export function buildOpenApi(methods: readonly MethodDefinition[], info: { title?: string; version?: string } = {}) {
+  const paths: Record<string, unknown> = {};
+  const rootBodies: JsonSchema[] = [];
+  for (const def of methods) {
+    const params = paramsJsonSchema(def);
+    for (const name of [def.name, ...(def.aliases ?? [])]) {
+      paths[`/${name}`] = { post: operation(name, def, params) };
+      rootBodies.push(envelope(name, params));
+    }
+  }
+  paths['/'] = {
+    post: {
+      operationId: 'jsonRpc',
+      summary: 'JSON-RPC 2.0 endpoint for every method',
+      tags: ['ZK Compression'],
+      requestBody: { required: true, content: { 'application/json': { schema: { oneOf: rootBodies } } } },
+      responses: { '200': { description: 'JSON-RPC result' }, default: { description: 'JSON-RPC error', content: { 'application/json': { schema: ERROR_RESPONSE } } } },
+    },
+  };
+  paths['/health'] = { get: { operationId: 'health', summary: 'Liveness', responses: { '200': { description: 'Alive' } } } };
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title ?? 'Refract ZK Compression API', version: info.version ?? '0.1.0' },
+    components: {
+      securitySchemes: {
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api-key' },
+        bearer: { type: 'http', scheme: 'bearer' },
+      },
+    },
+    security: [{ apiKeyHeader: [] }, { apiKeyQuery: [] }, { bearer: [] }, {}],
+    paths,
+  };
+}
