@@ -30,10 +30,16 @@ export interface PollerOptions {
   onTip?(slot: number): void;
 }
 
+/** Resolves after `ms` or as soon as `signal` aborts (the abort listener is removed either way). */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 
 /** Yields batches of consecutive blocks in slot order until `signal` aborts. */
