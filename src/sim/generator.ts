@@ -87,6 +87,20 @@ export class LightTxGenerator {
     this.itree.push({ value: 0n, leafIndex: 0, nextIndex: 1, nextValue: max }, { value: max, leafIndex: 1, nextIndex: 0, nextValue: 0n });
   }
 
+  /**
+   * Continues a state tree that already holds leaves (e.g. replayed transactions): the next output
+   * gets leaf index `nextLeaf` and seq `lastSeq + 1`.
+   */
+  continueTree(nextLeaf: number, lastSeq: bigint): void {
+    this.nextLeaf = Math.max(this.nextLeaf, nextLeaf);
+    if (lastSeq > this.treeSeq) this.treeSeq = lastSeq;
+  }
+
+  /** The state tree this generator appends to (base58). */
+  get treePubkey(): string {
+    return this.treeB58;
+  }
+
   /** Owner pubkeys (32 bytes) the generator uses, by index. */
   owner(i: number): Uint8Array {
     return this.owners[i]!;

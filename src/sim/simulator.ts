@@ -10,6 +10,8 @@ import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
 import { listFiles } from '../ingest/files.ts';
 import { LightTxGenerator } from './generator.ts';
+import { parseTransaction } from '../light/parser.ts';
+import { decodeTransactionJson } from '../solana/decode.ts';
 
 /** Simulator options. */
 export interface SimulatorOptions {
@@ -44,6 +46,38 @@ export interface Simulator {
 
 const sha = (s: string) => bs58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32)));
 
+/** Moves the generator's tree past every leaf and seq the replayed transactions used in the same tree. */
+function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>[]): void {
+  let nextLeaf = 0;
+  let lastSeq = 0n;
+  for (const json of txs) {
+    let parsed;
+    try {
+      const d = decodeTransactionJson(json);
+      parsed = parseTransaction(d.transaction, d.slot);
+    } catch {
+      continue;
+    }
+    for (const ev of parsed.events) {
+      if (ev.kind === 'publicTransaction') {
+        const e = ev.event;
+        const seq = e.sequenceNumbers.find((s) => bs58.encode(s.treePubkey) === gen.treePubkey)?.seq;
+        let n = 0n;
+        e.outputCompressedAccounts.forEach((o, i) => {
+          if (bs58.encode(e.pubkeyArray[o.merkleTreeIndex] ?? new Uint8Array()) !== gen.treePubkey) return;
+          nextLeaf = Math.max(nextLeaf, e.outputLeafIndices[i]! + 1);
+          if (seq !== undefined && seq + n > lastSeq) lastSeq = seq + n;
+          n++;
+        });
+      } else if (ev.kind === 'nullifier' && bs58.encode(ev.event.tree) === gen.treePubkey) {
+        const end = ev.event.seq + BigInt(ev.event.nullifiedLeavesIndices.length) - 1n;
+        if (end > lastSeq) lastSeq = end;
+      }
+    }
+  }
+  gen.continueTree(nextLeaf, lastSeq);
+}
+
 /** Starts the simulator; resolves once it listens. */
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1 });
@@ -55,6 +89,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     if (last && last[0]!.slot === tx.slot) last.push(tx);
     else replayBySlot.push([tx]);
   }
+  continueAfterReplay(gen, replayTxs);
   const blocks = new Map<number, SimBlock>();
   let builtUpTo = 0;
   const started = Date.now();
