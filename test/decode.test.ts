@@ -479,10 +479,23 @@ describe('malformed transactions → DecodeError', () => {
     expect(decodeError(() => decodeTransactionJson(withWire(mint.json, wrongCount))).message).toBe(
       `transaction.message: header requires 1 signatures but the transaction carries 2 [signature ${sig}]`,
     );
-    const v2 = b.slice();
-    v2[msgStart] = 0x82;
-    expect(decodeError(() => decodeTransactionJson(withWire(mint.json, v2))).message).toBe(
-      `transaction.message: unsupported message version 2 in a signatures-first transaction [signature ${sig}]`,
+    // The header is checked before anything that follows it.
+    expect(decodeError(() => decodeTransactionJson(withWire(mint.json, wrongCount.subarray(0, 300)))).message).toBe(
+      `transaction.message: header requires 1 signatures but the transaction carries 2 [signature ${sig}]`,
+    );
+    for (const [byte, version] of [
+      [0x82, 2],
+      [0x81, 1], // v1 is only valid message-first
+      [0xff, 127],
+    ]) {
+      const v = b.slice();
+      v[msgStart] = byte;
+      const e = decodeError(() => decodeTransactionJson(withWire(mint.json, v)));
+      expect(e.message).toBe(`transaction.message: unsupported message version ${version} in a signatures-first transaction [signature ${sig}]`);
+      expect(e.offset).toBe(msgStart);
+    }
+    expect(decodeError(() => decodeTransactionJson(withWire(mint.json, b.subarray(0, msgStart)))).message).toBe(
+      `transaction.message: truncated at byte ${msgStart} (need 1 byte for version/header, 0 left) [signature ${sig}]`,
     );
     expect(decodeError(() => decodeTransactionJson(withWire(mint.json, new Uint8Array([0])))).message).toBe(
       'transaction.signatures: no signatures',
@@ -549,6 +562,34 @@ describe('malformed transactions → DecodeError', () => {
     bad[acc0] = 200;
     expect(decodeError(() => decodeTransactionJson(withWire(mint.json, bad))).message).toBe(
       `transaction.message.instructions[1].accounts: account index 200 out of range (15 accounts) [signature ${sig}]`,
+    );
+  });
+
+  it('non-canonical and overflowing compact-u16 lengths', () => {
+    const b = wireBytes(mint.json);
+    const kit = getCompiledTransactionMessageDecoder().decode(getTransactionDecoder().decode(b).messageBytes);
+    if (kit.version === 1) throw new Error('v1');
+    const ixStart = 1 + 2 * 64 + 1 + 3 + 1 + 15 * 32 + 32 + 1;
+    const lenAt = ixStart + 1 + 1 + (kit.instructions[0]!.accountIndices?.length ?? 0); // instructions[0] data length
+    const len = b[lenAt]!;
+    expect(len).toBe(kit.instructions[0]!.data!.length);
+    expect(len).toBeLessThan(0x80);
+    const withLength = (...prefix: number[]) => cat(b.subarray(0, lenAt), Uint8Array.from(prefix), b.subarray(lenAt + 1));
+    // Same value, two bytes: kit's shortU16 decoder accepts it, Solana does not.
+    expect(decodeError(() => decodeTransactionJson(withWire(mint.json, withLength(len | 0x80, 0)))).message).toBe(
+      `transaction.message: non-canonical compact-u16 at byte ${lenAt} (instructions[0].data length) [signature ${sig}]`,
+    );
+    for (const prefix of [
+      [0xff, 0xff, 0x7f], // > 0xffff
+      [0xff, 0xff, 0xff], // a 4th byte
+    ]) {
+      expect(decodeError(() => decodeTransactionJson(withWire(mint.json, withLength(...prefix)))).message).toBe(
+        `transaction.message: compact-u16 overflow at byte ${lenAt} (instructions[0].data length) [signature ${sig}]`,
+      );
+    }
+    // A length cut after its first byte names the missing byte.
+    expect(decodeError(() => decodeTransactionJson(withWire(mint.json, withLength(0x80).subarray(0, lenAt + 1)))).message).toBe(
+      `transaction.message: truncated at byte ${lenAt + 1} (need 1 byte for instructions[0].data length, 0 left) [signature ${sig}]`,
     );
   });
 
@@ -641,6 +682,18 @@ describe('address-table lookups and the v1 envelope', () => {
     expect(transaction.groups[0]!.outer).toEqual({ programId: ACP, data: new Uint8Array([9]), accounts: [keys[0], w, r1, r2] });
   });
 
+  it('names truncations inside the lookups', () => {
+    const json = v0Json({ writable: [], readonly: [] });
+    const wire = Buffer.from(json.transaction[0], 'base64');
+    const cut = (n: number) => ({ ...json, transaction: [wire.subarray(0, wire.length - n).toString('base64'), 'base64'] });
+    expect(decodeError(() => decodeTransactionJson(cut(1))).message).toBe(
+      `transaction.message: truncated at byte ${wire.length - 2} (need 2 bytes for addressTableLookups[0].readonlyIndexes, 1 left) [signature ${sig}]`,
+    );
+    expect(decodeError(() => decodeTransactionJson(cut(6))).message).toBe(
+      `transaction.message: truncated at byte ${wire.length - 37} (need 32 bytes for addressTableLookups[0].accountKey, 31 left) [signature ${sig}]`,
+    );
+  });
+
   it('rejects loaded addresses that do not match the lookups', () => {
     expect(decodeError(() => decodeTransactionJson(v0Json({ writable: [], readonly: [SMT1, SMT2] }))).message).toBe(
       `meta.loadedAddresses: has 0 writable + 2 readonly addresses, the message's lookups select 1 + 2 [signature ${sig}]`,
@@ -680,10 +733,10 @@ describe('address-table lookups and the v1 envelope', () => {
 // base58, Borsh, events, parser
 // ----------------------------------------------------------------------------------------------
 
-describe('base58', () => {
-  it('matches bs58 on random inputs (short and long paths, leading zeros)', () => {
+describe('base58 (bs58 behind validation)', () => {
+  it('round-trips random inputs, leading zeros and extremes', () => {
     const next = rng(7);
-    for (let t = 0; t < 3000; t++) {
+    for (let t = 0; t < 300; t++) {
       const len = t % 10 === 0 ? Math.floor(next() * 900) : Math.floor(next() * 100);
       const b = new Uint8Array(len).map(() => (next() < 0.1 ? 0 : Math.floor(next() * 256)));
       const s = bs58.encode(b);
@@ -899,5 +952,19 @@ describe('parseTransaction (legacy scan, §1.3)', () => {
     const parsed = parseTransaction(tx, 0, {}, [v2, legacyGroupParser]);
     expect(seen).toEqual([0, 1]);
     expect(parsed.events.map((e) => e.kind)).toEqual(['publicTransaction']); // group 1 claimed by "v2" with no events
+  });
+});
+
+describe('base58DecodeLong', () => {
+  it('equals bs58.decode on random byte strings (leading zeros, lengths 0..1200)', async () => {
+    const { base58DecodeLong } = await import('../src/solana/base58Long.ts');
+    const { randomBytes } = await import('node:crypto');
+    for (let i = 0; i < 300; i++) {
+      const len = i < 20 ? i : Math.floor(Math.random() * 1200);
+      const bytes = randomBytes(len);
+      for (let z = 0; z < (i % 4) && z < len; z++) bytes[z] = 0;
+      const s = bs58.encode(bytes);
+      expect(Buffer.from(base58DecodeLong(s)).equals(Buffer.from(bs58.decode(s)))).toBe(true);
+    }
   });
 });

@@ -1,8 +1,9 @@
 /**
  * Base58 (Bitcoin alphabet) encoding for response serialisation: the `bs58` package (leading zero
- * bytes → leading `1`s), with a memo for 32-byte values. Pubkeys (owners, trees, queues, mints)
- * recur across the items of a response and across requests, and a memo hit (~0.3 µs) is far
- * cheaper than bs58's quadratic conversion (several µs for 32 bytes); a miss costs one lookup.
+ * bytes → leading `1`s), with a memo for 32-byte values. Pubkeys (owners, trees, queues, mints),
+ * roots and upper proof siblings recur across the items of a response and across requests.
+ * Measured (loaded 2-vCPU box): hit ≈0.4 µs, plain bs58 ≈3.4 µs, miss ≈5.5 µs (lookup + the
+ * retained entry's GC cost), so the memo pays off from a hit rate of about 40%.
  */
 import bs58 from 'bs58';
 

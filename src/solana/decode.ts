@@ -2,221 +2,116 @@
  * Pure decoding of Solana RPC results into {@link TransactionInfo} / {@link BlockInfo}
  * (spec photon.md §1.2, Photon `src/ingester/typedefs/block_info.rs`). No I/O.
  *
- * - Wire format: legacy and v0 transactions (signatures first) are parsed by a hand-written
- *   reader below; the message-first v1 envelope is delegated to @solana/kit
- *   (`getTransactionDecoder` + `getCompiledTransactionMessageDecoder`). Kit's decoders are exact
- *   but cost ~225 µs per transaction (BigInt base58 of every key, twice), which alone would blow
- *   the ingest budget, so they are kept for the rare v1 envelope only; the tests cross-check the
- *   fast path against kit on every fixture.
- * - Base58: a limb-based encoder (≈0.7 µs per 32-byte key, memoised per key bytes) and a lazy
- *   decoder for inner-instruction data: validated eagerly, converted on first read of `data`
- *   (see {@link decodeTransactionEnvelope}), so instructions nobody reads cost no conversion.
+ * - Wire format: the legacy and v0 layouts (signatures first) are declared with @solana/kit's
+ *   codec primitives (`getArrayDecoder`, `getStructDecoder`, `getShortU16Decoder`,
+ *   `fixDecoderSize(getBytesDecoder(), n)`, `addDecoderSizePrefix`, `getUnionDecoder` over kit's
+ *   `getTransactionVersionDecoder`…). Static keys are read as raw 32-byte arrays and base58-encoded
+ *   through a memo, never through kit's address decoder: kit's full transaction/message decoders
+ *   base58-encode every key twice (~200 µs per transaction). The thin wrappers below only name
+ *   what was being read when a codec fails, and add what kit's codecs do not check: canonical
+ *   compact-u16 lengths and a length pre-check on runs of fixed-size items, so a truncation
+ *   names the whole run ("need 480 bytes for 15 account keys"). The message-first v1 envelope
+ *   goes through kit's `getTransactionDecoder` + `getCompiledTransactionMessageDecoder`.
+ * - Base58: the `bs58` package. Keys are memoised (they recur in almost every transaction); inner
+ *   instruction data is validated eagerly and converted on first read (see
+ *   {@link decodeTransactionEnvelope}): bs58 decoding is quadratic in the string length, so
+ *   instructions nobody reads must cost no conversion.
  */
+import bs58 from 'bs58';
+import { base58DecodeLong } from './base58Long.ts';
+
+/** Above this many characters inner data is decoded with base58DecodeLong (bs58 is quadratic). */
+const LONG_BASE58 = 100;
 import {
+  addDecoderSizePrefix,
+  createDecoder,
+  createDecoderThatConsumesEntireByteArray,
+  fixDecoderSize,
+  getArrayDecoder,
+  getBytesDecoder,
   getCompiledTransactionMessageDecoder,
+  getShortU16Decoder,
+  getShortU16Encoder,
+  getStructDecoder,
+  getTupleDecoder,
   getTransactionDecoder,
+  getTransactionVersionDecoder,
+  getU8Decoder,
+  getUnionDecoder,
+  isSolanaError,
+  SOLANA_ERROR__CODECS__CANNOT_DECODE_EMPTY_BYTE_ARRAY,
+  SOLANA_ERROR__CODECS__EXPECTED_DECODER_TO_CONSUME_ENTIRE_BYTE_ARRAY,
+  SOLANA_ERROR__CODECS__INVALID_BYTE_LENGTH,
+  SOLANA_ERROR__CODECS__NUMBER_OUT_OF_RANGE,
+  SOLANA_ERROR__TRANSACTION__VERSION_NUMBER_NOT_SUPPORTED,
+  transformDecoder,
   type CompiledTransactionMessage,
+  type Decoder,
+  type ReadonlyUint8Array,
+  type VariableSizeDecoder,
 } from '@solana/kit';
 import type { BlockInfo, InstructionGroup, InstructionInfo, TransactionInfo } from '../types.ts';
 import { VOTE_PROGRAM_ID } from '../light/constants.ts';
 import { DecodeError } from './errors.ts';
 
 // ---------------------------------------------------------------------------------------------
-// Base58 (Bitcoin alphabet)
+// Base58 (bs58)
 // ---------------------------------------------------------------------------------------------
 
-const B58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const B58_CODES = new Uint8Array(58);
-/** char code → digit, -1 when not in the alphabet. */
-const B58_MAP = new Int8Array(256).fill(-1);
-for (let i = 0; i < 58; i++) {
-  B58_CODES[i] = B58_ALPHABET.charCodeAt(i);
-  B58_MAP[B58_ALPHABET.charCodeAt(i)] = i;
-}
-const LATIN1 = new TextDecoder('latin1');
-const ENC_LIMBS = new Float64Array(64);
-const ENC_CHARS = new Uint8Array(360);
-const TWO32 = 4294967296;
-const B58_CUBE = 58 * 58 * 58; // 195112 < 2^18, so rem * 2^32 + limb < 2^53 stays exact
-
-/**
- * Base58-encodes `bytes` (leading zero bytes → leading '1'). Same output as `bs58.encode`.
- * Repeated division of big-endian 32-bit limbs by 58³; ≈1 µs for a 32-byte key.
- */
+/** Base58-encodes `bytes` (leading zero bytes → leading '1'); `bs58.encode`. */
 export function base58Encode(bytes: Uint8Array): string {
-  const n = bytes.length;
-  let zeros = 0;
-  while (zeros < n && bytes[zeros] === 0) zeros++;
-  const m = n - zeros;
-  const nl = (m + 3) >>> 2;
-  const limbs = nl <= ENC_LIMBS.length ? ENC_LIMBS : new Float64Array(nl);
-  const maxChars = zeros + Math.ceil(m * 1.3658) + 3;
-  const chars = maxChars <= ENC_CHARS.length ? ENC_CHARS : new Uint8Array(maxChars);
-  let p = zeros;
-  if (nl > 0) {
-    const head = m - ((nl - 1) << 2);
-    let v = 0;
-    for (let k = 0; k < head; k++) v = v * 256 + bytes[p++]!;
-    limbs[0] = v;
-    for (let i = 1; i < nl; i++) {
-      limbs[i] = ((bytes[p]! << 24) >>> 0) + (bytes[p + 1]! << 16) + (bytes[p + 2]! << 8) + bytes[p + 3]!;
-      p += 4;
-    }
-  }
-  // Digits are produced least significant first, as char codes.
-  let nc = 0;
-  let start = 0;
-  while (start < nl) {
-    let rem = 0;
-    for (let i = start; i < nl; i++) {
-      const x = rem * TWO32 + limbs[i]!;
-      const q = Math.floor(x / B58_CUBE);
-      rem = x - q * B58_CUBE;
-      limbs[i] = q;
-    }
-    while (start < nl && limbs[start] === 0) start++;
-    const d0 = rem % 58;
-    rem = (rem - d0) / 58;
-    const d1 = rem % 58;
-    chars[nc++] = B58_CODES[d0]!;
-    chars[nc++] = B58_CODES[d1]!;
-    chars[nc++] = B58_CODES[(rem - d1) / 58]!;
-  }
-  while (nc > 0 && chars[nc - 1] === 49) nc--; // strip high zero digits ('1')
-  for (let i = 0; i < zeros; i++) chars[nc++] = 49;
-  for (let i = 0, j = nc - 1; i < j; i++, j--) {
-    const t = chars[i]!;
-    chars[i] = chars[j]!;
-    chars[j] = t;
-  }
-  return LATIN1.decode(chars.subarray(0, nc));
+  return bs58.encode(bytes);
 }
 
 const KEY_CACHE_LIMIT = 1 << 15;
-let keyCache = new Map<string, string>();
+/** Two generations: a full `keys` map becomes `oldKeys`, so a key in use survives the swap. */
+let keys = new Map<string, string>();
+let oldKeys = new Map<string, string>();
 
 /**
- * Base58 of the 32-byte key at `buf[pos..pos+32]`, memoised: program ids, trees, queues and PDAs
- * recur in almost every transaction. The map is keyed by the latin1 image of the bytes and is
- * dropped whenever it reaches 32k entries (≈5 MB).
+ * bs58 builds its result one character at a time (`str += c`), i.e. as a rope of ~44 V8 cons
+ * strings; reading a character flattens it, so a memoised value does not keep (and make the GC
+ * promote) the whole rope. Measured: retaining unflattened results costs ~2 µs per encode.
  */
-function encodeKeyAt(buf: Buffer, pos: number): string {
-  const k = buf.toString('latin1', pos, pos + 32);
-  let v = keyCache.get(k);
+function flat(s: string): string {
+  s.charCodeAt(0);
+  return s;
+}
+
+/**
+ * Base58 of a 32-byte key, memoised: program ids, trees, queues and PDAs recur in almost every
+ * transaction. Keyed by the latin1 image of the bytes; at most 2 × 32k entries (≈10 MB). (Evicting
+ * the oldest entry of a single Map instead costs O(deleted entries) per eviction in V8.)
+ */
+function keyToBase58(key: ReadonlyUint8Array): string {
+  const k = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+  let v = keys.get(k);
   if (v === undefined) {
-    v = base58Encode(buf.subarray(pos, pos + 32));
-    if (keyCache.size >= KEY_CACHE_LIMIT) keyCache = new Map();
-    keyCache.set(k, v);
+    v = oldKeys.get(k) ?? flat(bs58.encode(key as Uint8Array));
+    if (keys.size >= KEY_CACHE_LIMIT) {
+      oldKeys = keys;
+      keys = new Map();
+    }
+    keys.set(k, v);
   }
   return v;
 }
 
-const B58_RE = /^[1-9A-HJ-NP-Za-km-z]*$/;
+const NON_B58 = /[^1-9A-HJ-NP-Za-km-z]/;
 
 /** Index of the first character of `s` outside the base58 alphabet, or -1. */
 function firstNonBase58(s: string): number {
-  if (B58_RE.test(s)) return -1; // the regex engine is ~2x faster than the loop below
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c > 255 || B58_MAP[c]! < 0) return i;
-  }
-  return -1;
-}
-
-const P9 = 58n ** 9n;
-const DEC_LIMBS = new Float64Array(32);
-const TWO_M32 = 1 / TWO32;
-
-/** Converts a string already known to be valid base58. */
-function base58DecodeValid(s: string): Uint8Array {
-  const n = s.length;
-  let zeros = 0;
-  while (zeros < n && s.charCodeAt(zeros) === 49) zeros++;
-  if (zeros === n) return new Uint8Array(zeros);
-  return n - zeros <= 120 ? decodeShort(s, zeros) : decodeLong(s, zeros);
+  return s.search(NON_B58);
 }
 
 /**
- * Up to 120 digits (≤ 88 bytes): little-endian 32-bit limbs in a Float64Array, multiplied by 58³
- * per 3 digits (limb·58³ + carry < 2^50, exact). ≈0.4 µs for 60 digits.
- */
-function decodeShort(s: string, zeros: number): Uint8Array {
-  const n = s.length;
-  const limbs = DEC_LIMBS;
-  let len = 0;
-  let i = zeros;
-  let step = (n - zeros) % 3 || 3;
-  while (i < n) {
-    let carry = 0;
-    let mul = 1;
-    for (const e = i + step; i < e; i++) {
-      carry = carry * 58 + B58_MAP[s.charCodeAt(i)]!;
-      mul *= 58;
-    }
-    step = 3;
-    for (let k = 0; k < len; k++) {
-      const p = limbs[k]! * mul + carry;
-      carry = Math.floor(p * TWO_M32);
-      limbs[k] = p - carry * TWO32;
-    }
-    if (carry > 0) limbs[len++] = carry;
-  }
-  let topBytes = 0;
-  for (let top = limbs[len - 1]!; top > 0; top = Math.floor(top / 256)) topBytes++;
-  const out = new Uint8Array(zeros + (len - 1) * 4 + topBytes);
-  let o = out.length;
-  for (let k = 0; k < len; k++) {
-    let v = limbs[k]!;
-    for (let c = k === len - 1 ? topBytes : 4; c > 0; c--) {
-      out[--o] = v % 256;
-      v = Math.floor(v / 256);
-    }
-  }
-  return out;
-}
-
-/** POW9[k] = 58^(9·2^k). */
-const POW9: bigint[] = [P9];
-for (let k = 1; k < 16; k++) POW9.push(POW9[k - 1]! * POW9[k - 1]!);
-
-/**
- * Long strings (noop events, Light system program data): a Number holds 9 digits exactly
- * (58^9 < 2^53); the 9-digit chunks become BigInts combined pairwise (divide and conquer, so
- * each level allocates ~n bytes instead of n per chunk) with C++ multiplies. ≈10 µs for a
- * 760-digit event; JS limbs take ≈40 µs.
- */
-function decodeLong(s: string, zeros: number): Uint8Array {
-  const n = s.length;
-  const count = Math.ceil((n - zeros) / 9);
-  let parts = new Array<bigint>(count); // least significant first
-  for (let j = 0; j < count; j++) {
-    const end = n - 9 * j;
-    let chunk = 0;
-    for (let i = Math.max(zeros, end - 9); i < end; i++) chunk = chunk * 58 + B58_MAP[s.charCodeAt(i)]!;
-    parts[j] = BigInt(chunk);
-  }
-  for (let level = 0; parts.length > 1; level++) {
-    const pow = POW9[level]!;
-    const len = parts.length;
-    const next = new Array<bigint>((len + 1) >>> 1);
-    for (let j = 0; j < len; j += 2) next[j >>> 1] = j + 1 < len ? parts[j + 1]! * pow + parts[j]! : parts[j]!;
-    parts = next;
-  }
-  let hex = parts[0]!.toString(16);
-  if (hex.length & 1) hex = '0' + hex;
-  const out = new Uint8Array(zeros + (hex.length >>> 1));
-  out.set(Buffer.from(hex, 'hex'), zeros);
-  return out;
-}
-
-/**
- * Base58-decodes `s`; same output as `bs58.decode`.
+ * Base58-decodes `s`; `bs58.decode` behind a validation that names the bad character.
  * @throws DecodeError(`field`, "invalid base58 character 'x' at index i") on a bad string.
  */
 export function base58Decode(s: string, field = 'base58'): Uint8Array {
   const bad = firstNonBase58(s);
   if (bad >= 0) throw new DecodeError(field, `invalid base58 character ${JSON.stringify(s[bad])} at index ${bad}`);
-  return base58DecodeValid(s);
+  return bs58.decode(s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,131 +196,288 @@ interface WireTransaction {
 
 const MSG = 'transaction.message';
 
-/** Cursor over the wire bytes with bounds checks that name what was being read. */
-class WireReader {
-  pos = 0;
+/**
+ * A codec failure at byte `at` while reading `what` (a path such as `instructions[1].data`, built
+ * up by the labelling wrappers as the fault propagates). Becomes a {@link DecodeError} at the top.
+ */
+class WireFault {
   constructor(
-    readonly bytes: Uint8Array,
-    public field: string,
+    readonly at: number,
+    public what: string,
+    readonly kind: 'truncated' | 'overflow' | 'non-canonical' | 'other',
+    readonly need = 0,
+    readonly left = 0,
+    readonly text = '',
   ) {}
 
-  need(n: number, what: string): void {
-    if (this.pos + n > this.bytes.length) {
-      throw new DecodeError(
-        this.field,
-        `truncated at byte ${this.pos} (need ${n} byte${n === 1 ? '' : 's'} for ${what}, ${this.bytes.length - this.pos} left)`,
-        { offset: this.pos },
-      );
+  under(prefix: string): this {
+    this.what = this.what ? `${prefix}.${this.what}` : prefix;
+    return this;
+  }
+
+  reason(): string {
+    switch (this.kind) {
+      case 'truncated':
+        return `truncated at byte ${this.at} (need ${this.need} byte${this.need === 1 ? '' : 's'}${this.what ? ` for ${this.what}` : ''}, ${this.left} left)`;
+      case 'overflow':
+        return `compact-u16 overflow at byte ${this.at} (${this.what})`;
+      case 'non-canonical':
+        return `non-canonical compact-u16 at byte ${this.at} (${this.what})`;
+      default:
+        return this.what ? `${this.text} at byte ${this.at} (${this.what})` : this.text;
     }
   }
+}
 
-  u8(what: string): number {
-    this.need(1, what);
-    return this.bytes[this.pos++]!;
+/**
+ * Translates an error thrown by a kit codec that started reading `what` at `offset` of `bytes`.
+ * Kit's length errors carry the bytes left from the failing read (`bytesLength`), and every codec
+ * below reads the whole transaction buffer, so the failing byte is `bytes.length - bytesLength`.
+ */
+function toFault(e: unknown, what: string, offset: number, bytes: ReadonlyUint8Array): WireFault {
+  if (e instanceof WireFault) return e.under(what);
+  if (isSolanaError(e, SOLANA_ERROR__CODECS__INVALID_BYTE_LENGTH)) {
+    const { bytesLength, expected } = e.context;
+    // shortU16 reports a 4th continuation byte as bytesLength 4 > expected 3.
+    if (bytesLength >= expected) return new WireFault(offset, what, 'overflow');
+    return new WireFault(bytes.length - bytesLength, what, 'truncated', expected, bytesLength);
   }
+  if (isSolanaError(e, SOLANA_ERROR__CODECS__CANNOT_DECODE_EMPTY_BYTE_ARRAY)) {
+    return new WireFault(offset, what, 'truncated', 1, 0);
+  }
+  if (isSolanaError(e, SOLANA_ERROR__CODECS__NUMBER_OUT_OF_RANGE)) return new WireFault(offset, what, 'overflow');
+  return new WireFault(offset, what, 'other', 0, 0, e instanceof Error ? e.message : String(e));
+}
 
-  /** Solana compact-u16 ("shortvec"): 1–3 bytes, 7 bits each, canonical encodings only. */
-  shortU16(what: string): number {
-    const at = this.pos;
-    let value = 0;
-    for (let i = 0; i < 3; i++) {
-      const b = this.u8(what);
-      if (i === 2 && b > 3) throw new DecodeError(this.field, `compact-u16 overflow at byte ${at} (${what})`, { offset: at });
-      if (i > 0 && b === 0) throw new DecodeError(this.field, `non-canonical compact-u16 at byte ${at} (${what})`, { offset: at });
-      value |= (b & 0x7f) << (7 * i);
-      if ((b & 0x80) === 0) return value;
-    }
-    return value;
-  }
+/** `decoder`, with its failures named `what`. */
+function named<T>(what: string, decoder: Decoder<T>): Decoder<T> {
+  const read = decoder.read;
+  return createDecoder({
+    ...decoder,
+    read(bytes, offset) {
+      try {
+        return read(bytes, offset);
+      } catch (e) {
+        throw toFault(e, what, offset, bytes);
+      }
+    },
+  } as Decoder<T>);
+}
 
-  take(n: number, what: string): Uint8Array {
-    this.need(n, what);
-    const out = this.bytes.subarray(this.pos, this.pos + n);
-    this.pos += n;
-    return out;
+const shortU16 = getShortU16Decoder();
+const shortU16Size = getShortU16Encoder();
+
+/**
+ * A compact-u16 length prefix named `what`. Solana rejects non-canonical encodings (`0x80 0x00`),
+ * kit's decoder does not, hence the size check. With `run`, the prefix also checks that
+ * `length × run.itemSize` bytes follow and otherwise fails naming the whole run, which is
+ * cheaper and clearer than failing on the k-th item.
+ */
+function lengthPrefix(what: string, run?: { itemSize: number; name: (n: number) => string }): VariableSizeDecoder<number> {
+  return createDecoder({
+    maxSize: 3,
+    read(bytes, offset) {
+      let n: number;
+      let end: number;
+      try {
+        [n, end] = shortU16.read(bytes, offset);
+      } catch (e) {
+        const f = toFault(e, what, offset, bytes);
+        // Kit checks 1, 2, then 3 bytes from the start: name the first missing byte instead.
+        throw f.kind === 'truncated' ? new WireFault(bytes.length, what, 'truncated', 1, 0) : f;
+      }
+      if (end - offset !== shortU16Size.getSizeFromValue(n)) throw new WireFault(offset, what, 'non-canonical');
+      if (run && n * run.itemSize > bytes.length - end) {
+        throw new WireFault(end, run.name(n), 'truncated', n * run.itemSize, bytes.length - end);
+      }
+      return [n, end];
+    },
+  });
+}
+
+/** Bytes behind a compact-u16 length (`<what> length`), e.g. instruction data or account indices. */
+const shortVecBytes = (what: string) =>
+  addDecoderSizePrefix(getBytesDecoder(), lengthPrefix(`${what} length`, { itemSize: 1, name: () => what }));
+
+/**
+ * `getArrayDecoder(item)` behind a compact-u16 count, whose item failures are named
+ * `<name>[i].<field>` (the count is named by `size`). Decoding is synchronous and the decoder is
+ * not nested in itself, so one counter per array decoder suffices.
+ */
+function indexedArray<T>(name: string, item: Decoder<T>, size: VariableSizeDecoder<number>): Decoder<T[]> {
+  let index = -1;
+  const counted = createDecoder({
+    ...item,
+    read(bytes, offset) {
+      index++;
+      return item.read(bytes, offset);
+    },
+  } as Decoder<T>);
+  const array = getArrayDecoder(counted, { size, requireSizePrefix: true });
+  return createDecoder({
+    ...array,
+    read(bytes, offset) {
+      index = -1;
+      try {
+        return array.read(bytes, offset);
+      } catch (e) {
+        if (index < 0) throw e; // the count itself
+        throw toFault(e, `${name}[${index}]`, offset, bytes);
+      }
+    },
+  } as Decoder<T[]>);
+}
+
+const u8 = (what: string) => named(what, getU8Decoder());
+const bytes32 = fixDecoderSize(getBytesDecoder(), 32);
+
+/** `shortvec<[u8; 64]>`: the signatures of a legacy / v0 transaction. */
+const SIGNATURES = getArrayDecoder(fixDecoderSize(getBytesDecoder(), 64), {
+  size: lengthPrefix('signature count', { itemSize: 64, name: (n) => `${n} signatures` }),
+  requireSizePrefix: true,
+});
+
+/** The fields shared by the legacy and v0 message layouts. */
+const MESSAGE_BODY = [
+  [
+    'header',
+    getStructDecoder([
+      ['numSignerAccounts', u8('header')],
+      // numReadonlySignerAccounts, numReadonlyNonSignerAccounts (unused here)
+      ['readonlyCounts', named('header', fixDecoderSize(getTupleDecoder([getU8Decoder(), getU8Decoder()]), 2))],
+    ]),
+  ],
+  [
+    'staticKeys',
+    getArrayDecoder(transformDecoder(bytes32, keyToBase58), {
+      size: lengthPrefix('account key count', { itemSize: 32, name: (n) => `${n} account keys` }),
+      requireSizePrefix: true,
+    }),
+  ],
+  ['blockhash', named('recent blockhash', bytes32)],
+  [
+    'instructions',
+    indexedArray(
+      'instructions',
+      getStructDecoder([
+        ['programIndex', u8('programIdIndex')],
+        ['accountIndices', shortVecBytes('accounts')],
+        ['data', shortVecBytes('data')],
+      ]),
+      lengthPrefix('instruction count'),
+    ),
+  ],
+] as const;
+
+const LOOKUPS = indexedArray(
+  'addressTableLookups',
+  getStructDecoder([
+    ['accountKey', named('accountKey', bytes32)],
+    ['writableIndexes', shortVecBytes('writableIndexes')],
+    ['readonlyIndexes', shortVecBytes('readonlyIndexes')],
+  ]),
+  lengthPrefix('address table lookup count'),
+);
+
+const VERSION = getTransactionVersionDecoder();
+
+/** Index into the message variants (0 legacy, 1 v0) from the version prefix, if any. */
+function messageVariant(bytes: ReadonlyUint8Array, offset: number): number {
+  // Kit's version decoder reads an empty buffer as 'legacy'.
+  if (offset >= bytes.length) throw new WireFault(offset, 'version/header', 'truncated', 1, 0);
+  let version: ReturnType<typeof VERSION.decode> | number;
+  try {
+    [version] = VERSION.read(bytes, offset);
+  } catch (e) {
+    if (!isSolanaError(e, SOLANA_ERROR__TRANSACTION__VERSION_NUMBER_NOT_SUPPORTED)) throw e;
+    version = e.context.unsupportedVersion;
   }
+  if (version === 'legacy') return 0;
+  if (version === 0) return 1;
+  throw new WireFault(offset, '', 'other', 0, 0, `unsupported message version ${version} in a signatures-first transaction`);
+}
+
+/** A legacy message, or a v0 message (version prefix 0x80, then address-table lookups) to the end of the buffer. */
+const SIGNATURES_FIRST_MESSAGE = createDecoderThatConsumesEntireByteArray(
+  getUnionDecoder(
+    [
+      getStructDecoder([...MESSAGE_BODY]),
+      getStructDecoder([['version', VERSION], ...MESSAGE_BODY, ['lookups', LOOKUPS]]),
+    ],
+    messageVariant,
+  ),
+);
+
+/** The version prefix and header alone, or undefined if they do not decode. */
+const MESSAGE_PREFIX = getUnionDecoder(
+  [getStructDecoder([MESSAGE_BODY[0]]), getStructDecoder([['version', VERSION], MESSAGE_BODY[0]])],
+  messageVariant,
+);
+function readHeader(bytes: Uint8Array, offset: number): { numSignerAccounts: number } | undefined {
+  try {
+    return MESSAGE_PREFIX.read(bytes, offset)[0].header;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Converts whatever the wire decoders threw while reading `bytes` into a DecodeError on `field`. */
+function wireError(e: unknown, field: string, bytes: Uint8Array, signature?: string): DecodeError {
+  if (e instanceof DecodeError) return e.within(null, signature);
+  if (isSolanaError(e, SOLANA_ERROR__CODECS__EXPECTED_DECODER_TO_CONSUME_ENTIRE_BYTE_ARRAY)) {
+    const { expectedLength, numExcessBytes } = e.context;
+    return new DecodeError(field, `${numExcessBytes} trailing bytes after byte ${expectedLength}`, {
+      offset: expectedLength,
+      signature,
+    });
+  }
+  const f = e instanceof WireFault ? e : toFault(e, '', 0, bytes);
+  return new DecodeError(field, f.reason(), { offset: f.at, signature, cause: e instanceof WireFault ? undefined : e });
 }
 
 function decodeSignaturesFirst(bytes: Uint8Array): WireTransaction {
-  const r = new WireReader(bytes, 'transaction.signatures');
-  const numSignatures = r.shortU16('signature count');
-  if (numSignatures === 0) throw new DecodeError('transaction.signatures', 'no signatures');
-  r.need(numSignatures * 64, `${numSignatures} signatures`);
-  const signature = base58Encode(bytes.subarray(r.pos, r.pos + 64));
-  r.pos += numSignatures * 64;
-  r.field = MSG;
+  let signatures: ReadonlyUint8Array[];
+  let messageStart: number;
   try {
-    return { signature, ...readLegacyOrV0Message(r, numSignatures) };
+    [signatures, messageStart] = SIGNATURES.read(bytes, 0);
   } catch (e) {
-    throw e instanceof DecodeError ? e.within(null, signature) : e;
+    throw wireError(e, 'transaction.signatures', bytes);
   }
-}
-
-/** Reads a legacy or v0 message that runs to the end of `r.bytes`. */
-function readLegacyOrV0Message(r: WireReader, numSignatures: number): Omit<WireTransaction, 'signature'> {
-  const bytes = r.bytes;
-  const messageStart = r.pos;
-  const first = r.u8('version/header');
-  let numRequiredSignatures = first;
-  const versioned = (first & 0x80) !== 0;
-  if (versioned) {
-    const version = first & 0x7f;
-    if (version !== 0) {
-      throw new DecodeError(MSG, `unsupported message version ${version} in a signatures-first transaction`, {
-        offset: messageStart,
-      });
-    }
-    numRequiredSignatures = r.u8('header');
+  if (signatures.length === 0) throw new DecodeError('transaction.signatures', 'no signatures');
+  const signature = flat(bs58.encode(signatures[0] as Uint8Array));
+  const headerMismatch = (header: { numSignerAccounts: number } | undefined): DecodeError | null =>
+    header && header.numSignerAccounts !== signatures.length
+      ? new DecodeError(MSG, `header requires ${header.numSignerAccounts} signatures but the transaction carries ${signatures.length}`, {
+          offset: messageStart,
+          signature,
+        })
+      : null;
+  let msg: ReturnType<typeof SIGNATURES_FIRST_MESSAGE.decode>;
+  try {
+    [msg] = SIGNATURES_FIRST_MESSAGE.read(bytes, messageStart);
+  } catch (e) {
+    // A header that contradicts the signatures is reported before anything that follows it.
+    throw headerMismatch(readHeader(bytes, messageStart)) ?? wireError(e, MSG, bytes, signature);
   }
-  r.take(2, 'header'); // numReadonlySigned, numReadonlyUnsigned
-  if (numRequiredSignatures !== numSignatures) {
-    throw new DecodeError(
-      MSG,
-      `header requires ${numRequiredSignatures} signatures but the transaction carries ${numSignatures}`,
-      { offset: messageStart },
-    );
-  }
-  const numKeys = r.shortU16('account key count');
-  r.need(numKeys * 32, `${numKeys} account keys`);
-  const staticKeys = new Array<string>(numKeys);
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let i = 0; i < numKeys; i++) {
-    staticKeys[i] = encodeKeyAt(buf, r.pos);
-    r.pos += 32;
-  }
-  r.take(32, 'recent blockhash');
-  const numIx = r.shortU16('instruction count');
-  const instructions = new Array<CompiledIx>(numIx);
-  for (let k = 0; k < numIx; k++) {
-    const programIndex = r.u8(`instructions[${k}].programIdIndex`);
-    const na = r.shortU16(`instructions[${k}].accounts length`);
-    const accountIndices = r.take(na, `instructions[${k}].accounts`);
-    const nd = r.shortU16(`instructions[${k}].data length`);
-    const data = r.take(nd, `instructions[${k}].data`).slice();
-    instructions[k] = { programIndex, accountIndices, data };
-  }
+  const mismatch = headerMismatch(msg.header);
+  if (mismatch) throw mismatch;
   let lookups: WireTransaction['lookups'] = null;
-  if (versioned) {
-    const numLookups = r.shortU16('address table lookup count');
-    if (numLookups > 0) {
-      let writable = 0;
-      let readonly = 0;
-      for (let k = 0; k < numLookups; k++) {
-        r.take(32, `addressTableLookups[${k}].accountKey`);
-        const nw = r.shortU16(`addressTableLookups[${k}].writableIndexes length`);
-        r.take(nw, `addressTableLookups[${k}].writableIndexes`);
-        const nr = r.shortU16(`addressTableLookups[${k}].readonlyIndexes length`);
-        r.take(nr, `addressTableLookups[${k}].readonlyIndexes`);
-        writable += nw;
-        readonly += nr;
-      }
-      lookups = { writable, readonly };
+  if ('lookups' in msg && msg.lookups.length > 0) {
+    let writable = 0;
+    let readonly = 0;
+    for (const l of msg.lookups) {
+      writable += l.writableIndexes.length;
+      readonly += l.readonlyIndexes.length;
     }
+    lookups = { writable, readonly };
   }
-  if (r.pos !== bytes.length) {
-    throw new DecodeError(MSG, `${bytes.length - r.pos} trailing bytes after byte ${r.pos}`, { offset: r.pos });
-  }
-  return { staticKeys, instructions, lookups };
+  return {
+    signature,
+    staticKeys: msg.staticKeys,
+    // The codecs return fresh copies (`Uint8Array#slice`), so handing them out is safe.
+    instructions: msg.instructions as unknown as CompiledIx[],
+    lookups,
+  };
 }
 
 let kitTxDecoder: ReturnType<typeof getTransactionDecoder> | undefined;
@@ -449,7 +501,7 @@ function decodeMessageFirst(bytes: Uint8Array): WireTransaction {
   const numSignatures = msg.header.numSignerAccounts;
   if (numSignatures === 0) throw new DecodeError('transaction.signatures', 'no signatures');
   const sigStart = messageBytes.length;
-  const signature = base58Encode(bytes.subarray(sigStart, sigStart + 64));
+  const signature = flat(bs58.encode(bytes.subarray(sigStart, sigStart + 64)));
   const instructions: CompiledIx[] = msg.instructionHeaders.map((h, k) => ({
     programIndex: h.programAccountIndex,
     accountIndices: msg.instructionPayloads[k]!.instructionAccountIndices,
@@ -465,7 +517,7 @@ function decodeMessageFirst(bytes: Uint8Array): WireTransaction {
  */
 function decodeWireTransaction(bytes: Uint8Array): WireTransaction {
   if (bytes.length === 0) throw new DecodeError('transaction', 'empty');
-  // Buffer#slice is a view; work on a plain Uint8Array so `.slice()` copies.
+  // Buffer#slice is a view; work on a plain Uint8Array so the codecs' `.slice()` copies.
   if (Buffer.isBuffer(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return bytes[0]! & 0x80 ? decodeMessageFirst(bytes) : decodeSignaturesFirst(bytes);
 }
@@ -497,7 +549,7 @@ function lazyInstruction(programId: string, accounts: string[], dataB58: string)
     programId,
     accounts,
     get data(): Uint8Array {
-      return (bytes ??= base58DecodeValid(dataB58));
+      return (bytes ??= dataB58.length > LONG_BASE58 ? base58DecodeLong(dataB58) : bs58.decode(dataB58));
     },
     set data(v: Uint8Array) {
       bytes = v;
