@@ -64,11 +64,8 @@ export function persistLeafNodes(w: WriteView, tree: Bytes32, depth: number, lea
     frontier = parents;
   }
 
-  for (const [idx, node] of mem) {
-    const isLeaf = idx >= base;
-    const stored = isLeaf ? previousLeaf.get(idx) : w.node(tree, BigInt(idx));
-    if (stored && node.seq < stored.seq) continue;
-    w.putNode(tree, BigInt(idx), node, isLeaf ? { leafIndex: idx - base, previous: stored?.hash } : undefined);
-  }
+  // Leaves in `mem` already passed the seq rule. An ancestor's seq is the max of its children's, which
+  // are the stored ones or newer, so it never goes below the stored ancestor's seq: no read needed.
+  for (const [idx, node] of mem) w.putNode(tree, BigInt(idx), node);
   return hashes;
 }

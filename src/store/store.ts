@@ -57,7 +57,6 @@ const DB_NAMES = [
   'sigsByTokenOwner', // token owner ‖ slot u64BE ‖ signature → ''
   'sigsByAddress', // address ‖ slot u64BE ‖ signature → ''
   'nodes', // tree ‖ nodeIndex u64BE → NodeRecord
-  'leafByHash', // leaf hash → tree ‖ leafIndex u32BE (non-zero level-0 nodes)
   'indexedElements', // tree ‖ leafIndex u64BE → IndexedElementRecord
   'indexedValues', // tree ‖ value → leafIndex u64BE
   'rejected', // signature(64) → utf8 reason
@@ -307,10 +306,18 @@ export class ReadView {
     return v ? decodeNode(v) : undefined;
   }
 
-  /** Where a (non-zero) leaf hash sits in a state tree. */
+  /**
+   * Where a compressed-account hash currently sits as a state-tree leaf: the account's (tree, leaf index)
+   * when the leaf node there still holds this hash (a nullified leaf holds 0^32), else undefined.
+   * No separate index is kept: the account record already names the position.
+   */
   leafByHash(hash: Bytes32): { tree: Buffer; leafIndex: number } | undefined {
-    const v = this.get('leafByHash', hash);
-    return v ? { tree: v.subarray(0, 32), leafIndex: v.readUInt32BE(32) } : undefined;
+    const a = this.account(hash);
+    if (!a) return undefined;
+    const depth = a.treeType === 3 ? 32 : 26;
+    const n = this.node(a.tree, BigInt(2 ** depth + a.leafIndex));
+    if (!n || Buffer.compare(Buffer.from(n.hash), Buffer.from(hash)) !== 0) return undefined;
+    return { tree: Buffer.from(a.tree), leafIndex: a.leafIndex };
   }
 
   /** Indexed tree element at `leafIndex`. */
@@ -343,10 +350,11 @@ export class ReadView {
 /** Writes inside one LMDB write transaction (plus all reads, which see the pending writes). */
 export class WriteView extends ReadView {
   private put(db: DbName, key: Uint8Array, value: Uint8Array): void {
-    this.dbs[db].putSync(key as Buffer, value as Buffer);
+    // Inside transactionSync a plain put is applied synchronously to the write transaction.
+    void this.dbs[db].put(key as Buffer, value as Buffer);
   }
   private del(db: DbName, key: Uint8Array): void {
-    this.dbs[db].removeSync(key as Buffer);
+    void this.dbs[db].remove(key as Buffer);
   }
 
   /** Records the schema version (new store). */
@@ -474,15 +482,9 @@ export class WriteView extends ReadView {
     if (a.address) this.put('sigsByAddress', cat(a.address, pos), EMPTY);
   }
 
-  /** Writes a tree node; for level-0 nodes of state trees also maintains the leaf-hash index. */
-  putNode(tree: Bytes32, nodeIndex: bigint, node: NodeRecord, leaf?: { leafIndex: number; previous: Bytes32 | undefined }): void {
+  /** Writes a tree node (state or address tree) at 1-based heap index `nodeIndex`. */
+  putNode(tree: Bytes32, nodeIndex: bigint, node: NodeRecord): void {
     this.put('nodes', cat(tree, u64be(nodeIndex)), encodeNode(node));
-    if (!leaf) return;
-    if (leaf.previous && !isZero(leaf.previous) && Buffer.compare(Buffer.from(leaf.previous), Buffer.from(node.hash)) !== 0) {
-      const at = this.get('leafByHash', leaf.previous);
-      if (at && at.readUInt32BE(32) === leaf.leafIndex && Buffer.compare(at.subarray(0, 32), Buffer.from(tree)) === 0) this.del('leafByHash', leaf.previous);
-    }
-    if (!isZero(node.hash)) this.put('leafByHash', node.hash, cat(tree, u32be(leaf.leafIndex)));
   }
 
   /** Upserts an indexed element and its value index. */
@@ -499,10 +501,6 @@ export class WriteView extends ReadView {
   }
 }
 
-function isZero(b: Uint8Array): boolean {
-  for (let i = 0; i < b.length; i++) if (b[i] !== 0) return false;
-  return true;
-}
 
 /** Thrown when the store on disk was written by an incompatible schema version. */
 export class SchemaMismatchError extends Error {}
