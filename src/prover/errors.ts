@@ -1,0 +1,51 @@
+/**
+ * Errors of the proving core as values with a code and a message a user can act on.
+ *
+ * Every code maps to the reference prover's 400 `proving_error` (spec prover.md §2.3), except
+ * `malformed_request` (400 `malformed_body`) and `worker_crashed` / `setup_failed` /
+ * `internal` (500 `unexpected_error`). The mapping to HTTP / JSON-RPC lives in the RPC layer, not here.
+ */
+export type ProverErrorCode =
+  /** The number of accounts/addresses has no circuit (spec §1.5). */
+  | 'unsupported_shape'
+  /** Inputs fail a structural or range check before any witness is computed. */
+  | 'invalid_input'
+  /** A reference-prover JSON request could not be parsed (bad hex, missing fields). */
+  | 'malformed_request'
+  /** The witness calculator hit a failing constraint (wrong root, value out of range, …). */
+  | 'witness_failed'
+  /** A circuit's wasm/zkey/vkey is missing or does not match the manifest. */
+  | 'keys_missing'
+  /** A produced proof did not verify against the circuit's verification key. */
+  | 'verify_failed'
+  /** A pool worker died or was terminated while it held the task. */
+  | 'worker_crashed'
+  /** Compiling a circuit or creating keys failed. */
+  | 'setup_failed'
+  /** An unexpected failure inside snarkjs or the prover (a bug, not an input problem). */
+  | 'internal';
+
+/** An error of the proving core. `code` is stable; `message` is meant for humans. */
+export class ProverError extends Error {
+  override readonly name = 'ProverError';
+  constructor(
+    readonly code: ProverErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Rebuilds a ProverError from the plain object a worker thread delivers (structured clone drops
+ * the class but keeps own enumerable properties); other values are returned unchanged.
+ */
+export function reviveProverError(err: unknown): unknown {
+  if (err instanceof ProverError) return err;
+  if (err && typeof err === 'object' && (err as { name?: unknown }).name === 'ProverError') {
+    const e = err as { code: ProverErrorCode; message: string; details?: Record<string, unknown> };
+    return new ProverError(e.code, e.message, e.details);
+  }
+  return err;
+}

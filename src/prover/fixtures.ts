@@ -1,0 +1,78 @@
+/**
+ * Fixtures for tests and benchmarks of the proving core: real height-26 Merkle paths built with
+ * circomlib-compatible Poseidon (poseidon-lite), the v1 initial address tree (spec prover.md
+ * §4.2), and a shared cached keys directory for test runs.
+ *
+ * Not used by the server.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { poseidon2, poseidon3 } from 'poseidon-lite';
+import { V1_TREE_HEIGHT } from './circuits.ts';
+import { bigintToBe32 } from './encode.ts';
+import type { AccountProofInput, AddressProofInput } from './witness.ts';
+
+/** Repository root (two levels above this file). */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** Keys directory shared by test files and runs (gitignored by `.refract-*`/). */
+export const TEST_KEYS_DIR = path.join(REPO_ROOT, '.refract-test-keys');
+/**
+ * The development ptau (2^16, INSECURE) beside the repo: `../shared/dev-ptau/pot16_dev.ptau`,
+ * or `$REFRACT_DEV_PTAU`.
+ */
+export const DEV_PTAU = process.env.REFRACT_DEV_PTAU ?? path.resolve(REPO_ROOT, '../shared/dev-ptau/pot16_dev.ptau');
+
+/** 2^248 − 1: the v1 address tree's highest value (`HIGHEST_ADDRESS_PLUS_ONE`). */
+export const HIGHEST_ADDRESS_PLUS_ONE = (1n << 248n) - 1n;
+
+/** Zero subtree roots: Z[0] = 0, Z[i] = Poseidon2(Z[i−1], Z[i−1]) (spec §4.1); `height + 1` entries. */
+export function zeroHashes(height = V1_TREE_HEIGHT): bigint[] {
+  const z = [0n];
+  for (let i = 1; i <= height; i++) z.push(poseidon2([z[i - 1]!, z[i - 1]!]));
+  return z;
+}
+
+/** Folds a leaf up its path (siblings leaf level first), as the circuit does. */
+export function foldPath(leaf: bigint, leafIndex: number, path: readonly bigint[]): bigint {
+  let cur = leaf;
+  path.forEach((sib, i) => {
+    cur = Math.floor(leafIndex / 2 ** i) % 2 === 1 ? poseidon2([sib, cur]) : poseidon2([cur, sib]);
+  });
+  return cur;
+}
+
+/**
+ * A compressed account at `leafIndex` in a synthetic height-26 tree: deterministic pseudo-random
+ * leaf and siblings from `seed`, root folded with Poseidon.
+ */
+export function syntheticAccount(seed: number, leafIndex: number): AccountProofInput {
+  const r = (k: number) => poseidon2([BigInt(seed), BigInt(k)]);
+  const leaf = r(1_000_000);
+  const path = Array.from({ length: V1_TREE_HEIGHT }, (_, i) => r(i));
+  return {
+    root: bigintToBe32(foldPath(leaf, leafIndex, path)),
+    leaf: bigintToBe32(leaf),
+    leafIndex,
+    pathElements: path.map(bigintToBe32),
+  };
+}
+
+/**
+ * Non-inclusion of `value` (0 < value < 2^248 − 1) in the initial v1 address tree: leaf 0 is
+ * (0, next 1, 2^248 − 1), leaf 1 is (2^248 − 1, 0, 0); root 0x218538b8… (spec §4.2).
+ */
+export function initialAddressTreeProof(value: bigint): AddressProofInput {
+  const z = zeroHashes();
+  const leaf1 = poseidon3([HIGHEST_ADDRESS_PLUS_ONE, 0n, 0n]);
+  const path = [leaf1, ...z.slice(1, V1_TREE_HEIGHT)];
+  const leaf0 = poseidon3([0n, 1n, HIGHEST_ADDRESS_PLUS_ONE]);
+  return {
+    root: bigintToBe32(foldPath(leaf0, 0, path)),
+    value: bigintToBe32(value),
+    lowValue: bigintToBe32(0n),
+    highValue: bigintToBe32(HIGHEST_ADDRESS_PLUS_ONE),
+    nextIndex: 1,
+    lowLeafIndex: 0,
+    pathElements: path.map(bigintToBe32),
+  };
+}

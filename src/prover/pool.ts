@@ -1,0 +1,369 @@
+/**
+ * A Piscina pool of proving threads (workers/prove.ts) with per-circuit micro-batching.
+ *
+ * Scheduling: `prove(circuitId, input)` appends a job to its circuit's queue. The pool keeps at
+ * most `size` tasks in flight (one per thread, so Piscina's own queue stays empty and jobs stay
+ * regroupable). When a thread is free, the circuit with the oldest waiting job is dispatched as
+ * ONE task carrying up to `min(maxBatch, ceil(waiting / size))` of its jobs (waiting counted at
+ * the start of a dispatch pass): an idle pool sends
+ * jobs one by one to different threads (lowest latency); a saturated pool merges queued jobs of
+ * the same circuit into batches (fewer task round trips, still shared fairly between threads).
+ * Arrivals are collected for `batchWindowMs` before dispatch. Items of a batch stream back as
+ * each finishes (a MessagePort per task), so batching never delays the first jobs of a batch.
+ * Batching saves only task round trips (the zkey, wasm and curve are resident per thread anyway),
+ * so it neither gains nor costs measurable throughput for snarkjs proofs.
+ *
+ * Threads: each thread keeps its circuits' wasm, zkey bytes and vkey resident and builds one
+ * bn128 curve. With `size > 1` the curves are single-threaded (one proof per core, perf.md §2.4:
+ * never P threads × multi-threaded curves); with `size = 1` the curve is multi-threaded (lowest
+ * latency). A thread whose reported heap+external memory exceeds `recycleHeapBytes` (or process
+ * RSS exceeds `recycleRssBytes`) is terminated after its task and replaced; dispatch pauses until
+ * the old thread has exited, so no job is handed to a dying thread.
+ *
+ * Loading the TypeScript worker: Piscina gets `execArgv: ['--import', <tsx loader URL>]`, which
+ * works under `node --import tsx`, the tsx-registered CLI and vitest (forks pool).
+ */
+import { availableParallelism } from 'node:os';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Piscina } from 'piscina';
+import { MessageChannel } from 'node:worker_threads';
+import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../../workers/prove.ts';
+import { getCircuit } from './circuits.ts';
+import { ProverError } from './errors.ts';
+import type { CircuitInput, Groth16Proof } from './snark.ts';
+
+/** Options of `ProverPool`. */
+export interface ProverPoolOptions {
+  /** Directory with `<id>.wasm/.zkey/.vkey.json` (see keys.ts). */
+  keysDir: string;
+  /** Worker threads (default `os.availableParallelism()`). */
+  size?: number;
+  /** Single-threaded curves (default: `size > 1`). */
+  singleThread?: boolean;
+  /** Verify each proof in the worker before returning it (default true). */
+  verify?: boolean;
+  /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
+  batchWindowMs?: number;
+  /** Most jobs merged into one task (default 4). */
+  maxBatch?: number;
+  /** Recycle a thread whose heapUsed + external exceeds this, bytes (default 1 GiB). */
+  recycleHeapBytes?: number;
+  /** Recycle the reporting thread when process RSS exceeds this, bytes (default: off; RSS is process-wide). */
+  recycleRssBytes?: number;
+  /** Worker module (default workers/prove.ts); for tests. */
+  workerFile?: string;
+}
+
+/** A finished proof. Times in ms. */
+export interface ProveResult {
+  circuitId: string;
+  proof: Groth16Proof;
+  /** Decimal strings, order [roots, leaves, addrRoots, values]. */
+  publicSignals: string[];
+  /** Time from `prove()` to dispatch. */
+  queueMs: number;
+  /** Wasm witness calculation. */
+  witnessMs: number;
+  /** snarkjs groth16.prove. */
+  proveMs: number;
+  /** In-worker verification (0 when disabled). */
+  verifyMs: number;
+  /** Time from `prove()` to resolution. */
+  totalMs: number;
+  /** Number of jobs in the task this proof was part of. */
+  batchSize: number;
+  threadId: number;
+}
+
+/** Pool statistics (for metrics and health). */
+export interface ProverPoolStats {
+  size: number;
+  singleThread: boolean;
+  /** Tasks running now (≤ size). */
+  busy: number;
+  /** Jobs waiting for a thread, total and per circuit. */
+  queueSize: number;
+  queuedByCircuit: Record<string, number>;
+  /** Share of thread time spent on tasks since the pool started, 0..1. */
+  utilization: number;
+  tasks: number;
+  proofs: number;
+  failures: number;
+  /** Jobs that shared a task with at least one other job. */
+  batchedJobs: number;
+  recycled: number;
+  /** Thread-level failures (crashes, start-up errors) and the last one's message. */
+  workerErrors: number;
+  lastWorkerError?: string;
+  /** Last memory report per thread id (bytes). */
+  threads: Record<number, { heapUsed: number; external: number; rss: number; resident: string[] }>;
+}
+
+interface Job {
+  circuitId: string;
+  input: CircuitInput;
+  enqueued: number;
+  resolve: (r: ProveResult) => void;
+  reject: (e: unknown) => void;
+}
+
+function tsxExecArgv(file: string): string[] {
+  if (!file.endsWith('.ts')) return [];
+  const require = createRequire(import.meta.url);
+  const loader = path.join(path.dirname(require.resolve('tsx/package.json')), 'dist', 'loader.mjs');
+  return ['--import', pathToFileURL(loader).href];
+}
+
+/** The pool; see the module comment. Create one per process; `close()` on shutdown. */
+export class ProverPool {
+  private readonly piscina: Piscina;
+  private readonly queues = new Map<string, Job[]>();
+  private readonly opts: Required<Omit<ProverPoolOptions, 'workerFile' | 'recycleRssBytes'>> & { recycleRssBytes: number };
+  private inFlight = 0;
+  private paused = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly started = performance.now();
+  private busyMs = 0;
+  private readonly counters = { tasks: 0, proofs: 0, failures: 0, batchedJobs: 0, recycled: 0, workerErrors: 0 };
+  private lastWorkerError: string | undefined;
+  private readonly threadMem: ProverPoolStats['threads'] = {};
+
+  /**
+   * Starts `size` threads (they load circuits lazily; see `warm`).
+   * @throws ProverError `invalid_input` for a non-positive size
+   */
+  constructor(options: ProverPoolOptions) {
+    const size = options.size ?? availableParallelism();
+    if (!Number.isInteger(size) || size < 1) throw new ProverError('invalid_input', `pool size must be a positive integer, got ${size}`);
+    this.opts = {
+      keysDir: path.resolve(options.keysDir),
+      size,
+      singleThread: options.singleThread ?? size > 1,
+      verify: options.verify ?? true,
+      batchWindowMs: options.batchWindowMs ?? 2,
+      maxBatch: Math.max(1, options.maxBatch ?? 4),
+      recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
+      recycleRssBytes: options.recycleRssBytes ?? Infinity,
+    };
+    const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
+    const workerData: ProveWorkerData = { keysDir: this.opts.keysDir, singleThread: this.opts.singleThread, verify: this.opts.verify };
+    this.piscina = new Piscina({
+      filename: pathToFileURL(file).href,
+      execArgv: tsxExecArgv(file),
+      minThreads: size,
+      maxThreads: size,
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Infinity,
+      workerData,
+    });
+    // An error event with no task attached (e.g. a thread failing at start-up) must not crash the
+    // process; it is counted in stats().
+    this.piscina.on('error', (e: unknown) => this.noteWorkerError(e));
+  }
+
+  /**
+   * Proves one circuit input.
+   * @param circuitId a registry id (circuits.ts)
+   * @param input circom input JSON for that circuit (witness.ts `buildCircuitInput`)
+   * @returns the proof (verified in the worker unless `verify: false`) with timings
+   * @throws ProverError: `unsupported_shape` (unknown id), `witness_failed` (constraint not satisfied,
+   *   message names it), `invalid_input`, `keys_missing`, `verify_failed`, `worker_crashed`, `internal`
+   */
+  prove(circuitId: string, input: CircuitInput): Promise<ProveResult> {
+    if (this.closed) return Promise.reject(new ProverError('worker_crashed', 'prover pool is closed'));
+    try {
+      getCircuit(circuitId);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => {
+      let q = this.queues.get(circuitId);
+      if (!q) this.queues.set(circuitId, (q = []));
+      q.push({ circuitId, input, enqueued: performance.now(), resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Loads circuits (wasm, zkey, vkey) and the curve in every thread, so first requests do not pay
+   * for it. Sends one preload task per thread (each thread runs one task at a time).
+   * @throws ProverError `keys_missing` when a circuit's keys cannot be loaded
+   */
+  async warm(circuitIds: readonly string[]): Promise<void> {
+    circuitIds.forEach((id) => getCircuit(id));
+    const task: ProveTask = { circuitId: circuitIds[0] ?? '', inputs: [], preload: [...circuitIds] };
+    const results = (await Promise.all(Array.from({ length: this.opts.size }, () => this.piscina.run(task)))) as ProveTaskResult[];
+    for (const r of results) {
+      this.noteMemory(r);
+      if (r.loadError) throw new ProverError(r.loadError.code, r.loadError.message, r.loadError.details);
+    }
+  }
+
+  /** Current statistics (cheap; no thread round trip). */
+  stats(): ProverPoolStats {
+    const queuedByCircuit: Record<string, number> = {};
+    let queueSize = 0;
+    for (const [id, q] of this.queues) {
+      if (q.length) queuedByCircuit[id] = q.length;
+      queueSize += q.length;
+    }
+    const elapsed = performance.now() - this.started;
+    return {
+      size: this.opts.size,
+      singleThread: this.opts.singleThread,
+      busy: this.inFlight,
+      queueSize,
+      queuedByCircuit,
+      utilization: elapsed > 0 ? Math.min(1, this.busyMs / (elapsed * this.opts.size)) : 0,
+      ...this.counters,
+      lastWorkerError: this.lastWorkerError,
+      threads: { ...this.threadMem },
+    };
+  }
+
+  /** Rejects queued jobs, waits for running tasks and stops the threads. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const q of this.queues.values()) {
+      for (const j of q.splice(0)) j.reject(new ProverError('worker_crashed', 'prover pool closed before the job ran'));
+    }
+    await this.piscina.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private schedule(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.pump();
+    }, this.opts.batchWindowMs);
+  }
+
+  private pump(): void {
+    // Batch sizes come from the queue lengths at the start of this pass, so jobs queued together
+    // are split evenly between the threads that free up (8 queued, 2 threads → 4 + 4).
+    const share = new Map<Job[], number>();
+    while (!this.closed && this.paused === 0 && this.inFlight < this.opts.size) {
+      let pick: Job[] | undefined;
+      for (const q of this.queues.values()) {
+        if (q.length && (!pick || q[0]!.enqueued < pick[0]!.enqueued)) pick = q;
+      }
+      if (!pick) return;
+      if (!share.has(pick)) share.set(pick, Math.ceil(pick.length / this.opts.size));
+      const take = Math.min(this.opts.maxBatch, Math.max(1, share.get(pick)!));
+      this.dispatch(pick.splice(0, take));
+    }
+  }
+
+  private dispatch(jobs: Job[]): void {
+    const circuitId = jobs[0]!.circuitId;
+    const t0 = performance.now();
+    this.inFlight++;
+    this.counters.tasks++;
+    if (jobs.length > 1) this.counters.batchedJobs += jobs.length;
+    // Items stream back over a MessagePort as each finishes; the task result settles the rest
+    // (port messages and the result travel on different channels, so either may come first).
+    const done = new Array<boolean>(jobs.length).fill(false);
+    const settleOnce = (k: number, item: ProveItem, threadId: number) => {
+      if (done[k]) return;
+      done[k] = true;
+      this.settle(jobs[k]!, item, t0, jobs.length, threadId);
+    };
+    let port: MessageChannel | undefined;
+    let task: ProveTask = { circuitId, inputs: jobs.map((j) => j.input) };
+    let run: Promise<ProveTaskResult>;
+    if (jobs.length > 1) {
+      port = new MessageChannel();
+      port.port1.on('message', (m: ProveItemMessage) => settleOnce(m.index, m.item, m.threadId));
+      task = { ...task, port: port.port2 };
+      run = this.piscina.run(task, { transferList: [port.port2] }) as Promise<ProveTaskResult>;
+    } else {
+      run = this.piscina.run(task) as Promise<ProveTaskResult>;
+    }
+    run.then(
+      (res) => {
+        port?.port1.close();
+        this.finish(t0);
+        this.noteMemory(res);
+        res.proofs.forEach((item: ProveItem, k) => settleOnce(k, item, res.threadId));
+        this.maybeRecycle(res);
+        this.pump();
+      },
+      (err: unknown) => {
+        port?.port1.close();
+        this.finish(t0);
+        this.noteWorkerError(err);
+        const e = new ProverError('worker_crashed', `prover thread failed while proving ${circuitId}: ${(err as Error)?.message ?? String(err)}`);
+        jobs.forEach((j, k) => {
+          if (done[k]) return;
+          done[k] = true;
+          this.counters.failures++;
+          j.reject(e);
+        });
+        this.pump();
+      },
+    );
+  }
+
+  private finish(t0: number): void {
+    this.inFlight--;
+    this.busyMs += performance.now() - t0;
+  }
+
+  private settle(job: Job, item: ProveItem, dispatched: number, batchSize: number, threadId: number): void {
+    if (!item.ok) {
+      this.counters.failures++;
+      job.reject(new ProverError(item.error.code, item.error.message, item.error.details));
+      return;
+    }
+    this.counters.proofs++;
+    const now = performance.now();
+    job.resolve({
+      circuitId: job.circuitId,
+      proof: item.proof,
+      publicSignals: item.publicSignals,
+      queueMs: dispatched - job.enqueued,
+      witnessMs: item.witnessMs,
+      proveMs: item.proveMs,
+      verifyMs: item.verifyMs,
+      totalMs: now - job.enqueued,
+      batchSize,
+      threadId,
+    });
+  }
+
+  private noteWorkerError(e: unknown): void {
+    this.counters.workerErrors++;
+    this.lastWorkerError = (e as Error)?.message ?? String(e);
+  }
+
+  private noteMemory(r: ProveTaskResult): void {
+    this.threadMem[r.threadId] = { heapUsed: r.heapUsed, external: r.external, rss: r.rss, resident: r.resident };
+  }
+
+  private maybeRecycle(r: ProveTaskResult): void {
+    if (r.heapUsed + r.external <= this.opts.recycleHeapBytes && r.rss <= this.opts.recycleRssBytes) return;
+    const worker = this.piscina.threads.find((t) => t.threadId === r.threadId);
+    if (!worker) return;
+    this.counters.recycled++;
+    delete this.threadMem[r.threadId];
+    this.paused++;
+    let resumed = false;
+    const resume = () => {
+      if (resumed) return;
+      resumed = true;
+      clearTimeout(guard);
+      this.paused--;
+      this.pump();
+    };
+    // Piscina's own 'exit' listener (registered first) removes the thread and starts a replacement.
+    worker.once('exit', () => setImmediate(resume));
+    const guard = setTimeout(resume, 10_000);
+    void worker.terminate();
+  }
+}

@@ -1,0 +1,116 @@
+// Compiles every v1 circuit (npm circom2, --O2) and pins its constraint count and public-input
+// layout; checks the circuit registry. Builds are cached in .refract-test-keys/build by source
+// hash (shared with test/prover.test.ts and `setupCircuits`), so only the first run compiles
+// (~3 min on 2 cores for all 15 circuits).
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import {
+  CIRCUIT_IDS,
+  CIRCUITS,
+  circuitIdFor,
+  CONSTRAINTS_PER_ACCOUNT,
+  CONSTRAINTS_PER_ADDRESS,
+  explainConstraintFailure,
+  getCircuit,
+  mainSource,
+} from '../src/prover/circuits.ts';
+import { ProverError } from '../src/prover/errors.ts';
+import { initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from '../src/prover/fixtures.ts';
+import { compileCircuits, type CompiledCircuit } from '../src/prover/setup.ts';
+import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
+import { buildCircuitInput } from '../src/prover/witness.ts';
+
+/** Constraint counts measured with circom 2.2.3 --O2 + circomlib 2.0.5 (spec perf.md §1.2). */
+const PINNED: Record<string, number> = {
+  inclusion_26_1: 6292,
+  inclusion_26_2: 12584,
+  inclusion_26_3: 18876,
+  inclusion_26_4: 25168,
+  inclusion_26_8: 50336,
+  'non-inclusion_26_1': 7049,
+  'non-inclusion_26_2': 14098,
+  combined_26_26_1_1: 13341,
+  combined_26_26_1_2: 20390,
+  combined_26_26_2_1: 19633,
+  combined_26_26_2_2: 26682,
+  combined_26_26_3_1: 25925,
+  combined_26_26_3_2: 32974,
+  combined_26_26_4_1: 32217,
+  combined_26_26_4_2: 39266,
+};
+
+describe('circuit registry', () => {
+  test('ids and shapes follow the reference prover', () => {
+    expect(CIRCUIT_IDS).toEqual(Object.keys(PINNED));
+    expect(circuitIdFor(1, 0)).toBe('inclusion_26_1');
+    expect(circuitIdFor(8, 0)).toBe('inclusion_26_8');
+    expect(circuitIdFor(0, 2)).toBe('non-inclusion_26_2');
+    expect(circuitIdFor(3, 2)).toBe('combined_26_26_3_2');
+    for (const c of CIRCUITS) {
+      expect(c.constraints).toBe(c.nAccounts * CONSTRAINTS_PER_ACCOUNT + c.nAddresses * CONSTRAINTS_PER_ADDRESS);
+      expect(c.nPublic).toBe(2 * (c.nAccounts + c.nAddresses));
+      expect(circuitIdFor(c.nAccounts, c.nAddresses)).toBe(c.id);
+    }
+  });
+
+  test('unsupported shapes throw unsupported_shape listing the supported shapes', () => {
+    for (const [n, m] of [[5, 0], [0, 0], [0, 3], [5, 1], [1, 4], [9, 0]] as const) {
+      let err: unknown;
+      try {
+        circuitIdFor(n, m);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ProverError);
+      expect((err as ProverError).code).toBe('unsupported_shape');
+      expect((err as ProverError).message).toMatch(/supported shapes: accounts only: 1, 2, 3, 4 or 8/);
+    }
+    expect(() => getCircuit('inclusion_26_5')).toThrow(/unknown circuit id "inclusion_26_5"; known ids: inclusion_26_1/);
+  });
+
+  test('generated main files declare the public inputs in [roots, leaves, addrRoots, values] order', () => {
+    expect(mainSource(getCircuit('combined_26_26_2_1'))).toContain(
+      'component main {public [roots, leaves, addrRoots, values]} = Combined(26, 26, 2, 1);',
+    );
+    expect(mainSource(getCircuit('non-inclusion_26_2'))).toContain('{public [roots, values]} = NonInclusion(26, 2);');
+  });
+
+  test('constraint failures are explained', () => {
+    expect(explainConstraintFailure('Assert Failed. Error in template Inclusion_73 line: 21')).toMatch(/do not fold to the given state root/);
+    expect(explainConstraintFailure('Assert Failed. Error in template Num2Bits_0 line: 38\nError in template AssertIsLess_1')).toMatch(/range check/);
+  });
+});
+
+describe('compiled circuits', () => {
+  const built = new Map<string, CompiledCircuit>();
+  beforeAll(async () => {
+    const res = await compileCircuits({ buildDir: path.join(TEST_KEYS_DIR, 'build') });
+    for (const c of res) built.set(c.id, c);
+  }, 900_000);
+
+  test.each(Object.entries(PINNED))('%s has %i constraints and the expected public inputs', async (id, n) => {
+    const c = built.get(id)!;
+    const spec = getCircuit(id);
+    expect(c.constraints).toBe(n);
+    expect(spec.constraints).toBe(n);
+    const info = await readR1csInfo(c.r1csFile);
+    expect(info.nConstraints).toBe(n);
+    expect(info.nPubInputs).toBe(spec.nPublic);
+    expect(info.nPubOutputs).toBe(0);
+    expect(info.nPrvInputs).toBe(spec.nAccounts * 27 + spec.nAddresses * 30);
+  });
+
+  test('combined witness carries public signals as [roots, leaves, addrRoots, values]', async () => {
+    const acc = [syntheticAccount(7, 5), syntheticAccount(8, 1234567)];
+    const addr = initialAddressTreeProof(0xabcdefn);
+    const w = buildCircuitInput({ accounts: acc, addresses: [addr] });
+    expect(w.circuitId).toBe('combined_26_26_2_1');
+    const wc = await WitnessCalculator.create(await readFile(built.get(w.circuitId)!.wasmFile));
+    const wtns = await wc.calculateWtns(w.input);
+    expect(wc.publicSignals(wtns, 6)).toEqual(w.publicSignals);
+    // The calculator is resident: a failing input does not poison the next one.
+    await expect(wc.calculateWtns({ ...w.input, addrRoots: ['1'] })).rejects.toThrow(/Error in template NonInclusion_\d+/);
+    expect(wc.publicSignals(await wc.calculateWtns(w.input), 6)).toEqual(w.publicSignals);
+  });
+});

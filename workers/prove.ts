@@ -1,0 +1,201 @@
+/**
+ * Piscina worker: Groth16 proofs for one circuit per task, over a batch of inputs.
+ *
+ * Resident per worker thread (loaded on first use, kept until the thread is recycled):
+ * - per circuit: the compiled + instantiated witness wasm (`WitnessCalculator`), the zkey bytes
+ *   (passed to snarkjs as `{type:'mem'}`) and the verification key;
+ * - one bn128 curve (`useCurve`), single-threaded or multi-threaded per `workerData.singleThread`.
+ *
+ * Verification happens HERE, not in the caller: the curve is already built in this thread, so a
+ * verify costs ~15–25 ms of this thread, while the caller (the RPC process) would have to build its
+ * own curve (~250 ms, plus nested threads when multi-threaded) and block its event loop ~20 ms
+ * per proof. A proof that does not verify is returned as a `verify_failed` item, never as a proof.
+ *
+ * Failures are per input: a bad input yields `{ok:false, error}` for that item and the rest of the
+ * batch still proves. Errors travel as plain `{code, message, details}` objects because structured
+ * cloning drops the `ProverError` class. The task function itself only rejects if the thread dies.
+ *
+ * Imports only src/prover (no rpc, no store): snark.ts performs the snarkjs worker-thread import
+ * workaround (perf.md §2.4).
+ */
+import { readFile } from 'node:fs/promises';
+import { threadId, workerData, type MessagePort } from 'node:worker_threads';
+import { explainConstraintFailure, getCircuit } from '../src/prover/circuits.ts';
+import { ProverError, type ProverErrorCode } from '../src/prover/errors.ts';
+import { keyFiles } from '../src/prover/keys.ts';
+import {
+  prove,
+  useCurve,
+  verify,
+  WitnessCalculator,
+  type CircuitInput,
+  type Groth16Proof,
+  type VerificationKey,
+} from '../src/prover/snark.ts';
+
+/** `workerData` of the pool (fixed per worker). */
+export interface ProveWorkerData {
+  keysDir: string;
+  /** Build a single-threaded curve (pool size > 1) instead of ffjavascript's multi-threaded one. */
+  singleThread: boolean;
+  /** Verify every proof with the circuit's vkey before returning it. */
+  verify: boolean;
+}
+
+/** One task: a batch of inputs for one circuit, or (inputs empty) a preload of `preload` circuits. */
+export interface ProveTask {
+  circuitId: string;
+  inputs: CircuitInput[];
+  /** Circuits to load without proving (warm-up). */
+  preload?: string[];
+  /**
+   * When given (transferred), each item is also posted here as `ProveItemMessage` as soon as it is
+   * done, so the first jobs of a batch do not wait for the last one. Closed at the end of the task.
+   */
+  port?: MessagePort;
+}
+
+/** Posted on `ProveTask.port` after each item. */
+export interface ProveItemMessage {
+  index: number;
+  item: ProveItem;
+  threadId: number;
+}
+
+/** Error of one item, as a plain object (see module comment). */
+export interface ProveItemError {
+  code: ProverErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** Outcome of one input of the batch. Times in ms. */
+export type ProveItem =
+  | { ok: true; proof: Groth16Proof; publicSignals: string[]; witnessMs: number; proveMs: number; verifyMs: number }
+  | { ok: false; error: ProveItemError; witnessMs: number; proveMs: number };
+
+/** Result of a task. Memory in bytes: `heapUsed`/`external` are this thread's isolate; `rss` is process-wide. */
+export interface ProveTaskResult {
+  threadId: number;
+  proofs: ProveItem[];
+  /** Time spent loading circuits / building the curve during this task, ms (0 when resident). */
+  loadMs: number;
+  heapUsed: number;
+  external: number;
+  arrayBuffers: number;
+  rss: number;
+  /** Circuits resident in this thread after the task. */
+  resident: string[];
+  /** Set when loading the curve or a circuit failed (every item then carries it too). */
+  loadError?: ProveItemError;
+}
+
+interface Loaded {
+  wc: WitnessCalculator;
+  zkey: Uint8Array;
+  vkey: VerificationKey;
+  nPublic: number;
+}
+
+const config = workerData as ProveWorkerData;
+const circuits = new Map<string, Promise<Loaded>>();
+
+function load(id: string): Promise<Loaded> {
+  let p = circuits.get(id);
+  if (!p) {
+    p = (async () => {
+      const spec = getCircuit(id);
+      const f = keyFiles(config.keysDir, id);
+      let wasm: Buffer, zkey: Buffer, vkeyText: string;
+      try {
+        [wasm, zkey, vkeyText] = await Promise.all([readFile(f.wasm), readFile(f.zkey), readFile(f.vkey, 'utf8')]);
+      } catch (e) {
+        throw new ProverError('keys_missing', `circuit ${id}: cannot read its keys in ${config.keysDir} (${(e as Error).message}); run \`refract setup\``);
+      }
+      const vkey = JSON.parse(vkeyText) as VerificationKey;
+      if (vkey.nPublic !== spec.nPublic) {
+        throw new ProverError('keys_missing', `circuit ${id}: ${f.vkey} has ${vkey.nPublic} public inputs, expected ${spec.nPublic}; re-run setup`);
+      }
+      const wc = await WitnessCalculator.create(wasm);
+      return { wc, zkey: new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength), vkey, nPublic: spec.nPublic };
+    })();
+    circuits.set(id, p);
+    p.catch(() => circuits.delete(id)); // retry a failed load on the next task
+  }
+  return p;
+}
+
+function toItemError(e: unknown): ProveItemError {
+  if (e instanceof ProverError) {
+    let message = e.message;
+    if (e.code === 'witness_failed') {
+      const why = explainConstraintFailure(e.message);
+      if (why) message = `constraint not satisfied: ${why} (circom: ${e.message.replace(/\s+/g, ' ')})`;
+    }
+    return { code: e.code, message, details: e.details };
+  }
+  return { code: 'internal', message: `prover error: ${(e as Error)?.stack ?? String(e)}` };
+}
+
+/** Piscina entry point. Never rejects for input errors; see `ProveItem`. */
+export default async function proveTask(task: ProveTask): Promise<ProveTaskResult> {
+  const tLoad = performance.now();
+  let loaded: Loaded | undefined;
+  let loadError: ProveItemError | undefined;
+  try {
+    await useCurve({ singleThread: config.singleThread });
+    for (const id of task.preload ?? []) await load(id);
+    if (task.inputs.length > 0) loaded = await load(task.circuitId);
+  } catch (e) {
+    loadError = toItemError(e);
+  }
+  const loadMs = performance.now() - tLoad;
+
+  const proofs: ProveItem[] = [];
+  const push = (item: ProveItem) => {
+    task.port?.postMessage({ index: proofs.length, item, threadId } satisfies ProveItemMessage);
+    proofs.push(item);
+  };
+  for (const input of task.inputs) {
+    if (!loaded) {
+      push({ ok: false, error: loadError!, witnessMs: 0, proveMs: 0 });
+      continue;
+    }
+    let witnessMs = 0;
+    let proveMs = 0;
+    try {
+      let t = performance.now();
+      const wtns = await loaded.wc.calculateWtns(input);
+      witnessMs = performance.now() - t;
+      t = performance.now();
+      const { proof, publicSignals } = await prove(loaded.zkey, wtns);
+      proveMs = performance.now() - t;
+      let verifyMs = 0;
+      if (config.verify) {
+        t = performance.now();
+        const ok = await verify(loaded.vkey, publicSignals, proof);
+        verifyMs = performance.now() - t;
+        if (!ok) {
+          throw new ProverError('verify_failed', `proof for ${task.circuitId} does not verify against ${keyFiles(config.keysDir, task.circuitId).vkey} (zkey/vkey mismatch?)`);
+        }
+      }
+      push({ ok: true, proof, publicSignals, witnessMs, proveMs, verifyMs });
+    } catch (e) {
+      push({ ok: false, error: toItemError(e), witnessMs, proveMs });
+    }
+  }
+  task.port?.close();
+
+  const mem = process.memoryUsage();
+  return {
+    threadId,
+    proofs,
+    loadMs,
+    heapUsed: mem.heapUsed,
+    external: mem.external,
+    arrayBuffers: mem.arrayBuffers,
+    rss: mem.rss,
+    resident: [...circuits.keys()],
+    loadError,
+  };
+}
