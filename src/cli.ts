@@ -3,6 +3,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/index.ts';
+import { CIRCUIT_IDS } from './prover/circuits.ts';
 import { loadConfig } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
@@ -37,21 +38,111 @@ program
   .option('--host <host>', 'HTTP bind address (default 0.0.0.0)')
   .option('--start-slot <n>', 'first slot to index when the store is behind it', int('--start-slot'))
   .option('--no-ingest', 'serve an existing store without polling')
-  .option('--keys <dir>', 'proving keys directory (default ./keys)')
-  .option('--redis-url <url>', 'Redis for the proof queue and shared rate limits')
+  .option('--keys <dir>', 'proving keys directory (default ./keys); missing keys are built in the background')
+  .option('--ptau <file>', 'powers of tau for building missing keys (default: the INSECURE dev ptau if present, else a generated one)')
+  .option('--no-prover', 'no validity proofs (getValidityProof answers "Prover not available")')
+  .option('--no-build-keys', 'do not build missing keys in the background')
+  .option('--circuits <ids>', 'serve (and build) only these comma-separated circuit ids (default all)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--prover-threads <n>', 'prover worker threads (default: cores)', int('--prover-threads'))
+  .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', int('--proof-timeout-ms'))
+  .option('--max-queued-proofs <n>', 'in-process proof queue bound (default 64)', int('--max-queued-proofs'))
+  .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
+  .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
+  .option('--no-local-prover', 'with --redis-url: only enqueue; `refract prover` nodes prove')
   .option('--prover-url <url>', 'send proofs to an external (Light-compatible) prover instead')
+  .option('--prover-api-key <key>', 'API key for --prover-url (sent as Authorization: Bearer)')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
   .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
   .action(async (o) => {
     const config = loadConfig({
       file: o.config,
-      flags: { db: o.db, rpcUrl: o.rpcUrl, port: o.port, host: o.host, startSlot: o.startSlot, ingest: o.ingest === false ? false : undefined, keysDir: o.keys, redisUrl: o.redisUrl, proverUrl: o.proverUrl, logLevel: o.logLevel },
+      flags: {
+        db: o.db,
+        rpcUrl: o.rpcUrl,
+        port: o.port,
+        host: o.host,
+        startSlot: o.startSlot,
+        ingest: o.ingest === false ? false : undefined,
+        keysDir: o.keys,
+        ptau: o.ptau,
+        prover: o.prover === false ? false : undefined,
+        proverThreads: o.proverThreads,
+        redisUrl: o.redisUrl,
+        proverUrl: o.proverUrl,
+        logLevel: o.logLevel,
+      },
     });
     const { startDaemon } = await import('./commands/start.ts');
-    const daemon = await startDaemon(config, { simulatorFallback: o.simulator !== false && !o.rpcUrl });
+    const daemon = await startDaemon(config, {
+      simulatorFallback: o.simulator !== false && !o.rpcUrl,
+      prover: {
+        localWorker: o.localProver !== false,
+        timeoutMs: o.proofTimeoutMs,
+        maxPending: o.maxQueuedProofs,
+        queueName: o.queue,
+        autoSetup: o.buildKeys !== false,
+        circuits: o.circuits,
+        proverApiKey: o.proverApiKey,
+      },
+    });
     const onSignal = () => void daemon.stop().then(() => process.exit(0));
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
+  });
+
+program
+  .command('setup')
+  .description('compile the validity-proof circuits and create their Groth16 keys (cached, resumable)')
+  .option('--keys <dir>', 'keys directory', './keys')
+  .option('--ptau <file>', 'prepared (phase 2) powers of tau, e.g. from a public ceremony')
+  .option('--insecure-ptau', 'the --ptau file is a development one (recorded and announced as INSECURE)')
+  .option('--circuits <ids>', `comma-separated circuit ids (default all: ${CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--dev-ptau-power <n>', 'generate an INSECURE development ptau of 2^N (default 16) when no --ptau is given', int('--dev-ptau-power'))
+  .option('--force', 'rebuild even when cached')
+  .option('--no-progress', 'log lines instead of a progress bar')
+  .option('--exit-on-stdin-close', 'exit when standard input closes (used by `refract start`\'s background setup, so it dies with its parent)')
+  .action(async (o) => {
+    if (o.exitOnStdinClose) {
+      process.stdin.on('end', () => process.exit(1));
+      process.stdin.on('error', () => process.exit(1));
+      process.stdin.resume();
+    }
+    const { runSetupCommand } = await import('./commands/setup.ts');
+    try {
+      await runSetupCommand({ keys: o.keys, ptau: o.ptau, insecurePtau: !!o.insecurePtau, circuits: o.circuits, devPtauPower: o.devPtauPower, force: !!o.force, progress: o.progress });
+    } catch (e) {
+      process.stderr.write(`refract setup: ${(e as Error).message}\n`);
+      process.exit(1);
+    }
+    process.exit(0);
+  });
+
+program
+  .command('prover')
+  .description('run a proving node that drains the BullMQ proof queue')
+  .option('--redis-url <url>', 'Redis URL (default $REFRACT_REDIS_URL or $REDIS_URL)')
+  .option('--keys <dir>', 'proving keys directory (the same keys as the API server)', './keys')
+  .option('--threads <n>', 'prover threads = concurrent jobs (default: cores)', int('--threads'))
+  .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
+  .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', int('--lock-duration-ms'))
+  .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', int('--stalled-interval-ms'))
+  .option('--warm <ids>', 'comma-separated circuits to load at start', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--events', 'print one JSON line per job event on stdout')
+  .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+  .action(async (o) => {
+    const redisUrl = o.redisUrl ?? process.env.REFRACT_REDIS_URL ?? process.env.REDIS_URL;
+    if (!redisUrl) program.error('prover: give --redis-url URL (or set REDIS_URL)');
+    const { runProverCommand } = await import('./commands/prover.ts');
+    let node;
+    try {
+      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
+    } catch (e) {
+      process.stderr.write(`refract prover: ${(e as Error).message}\n`);
+      process.exit(1);
+    }
+    const stop = () => void node.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
   });
 
 program

@@ -29,8 +29,66 @@ export class Metrics {
   readonly proofErrors = new Counter({ name: 'refract_proof_errors_total', help: 'Proof failures by circuit and type', labelNames: ['circuit', 'type'], registers: [this.registry] });
   readonly proofsTotal = new Counter({ name: 'refract_proofs_total', help: 'Proofs produced and verified', labelNames: ['circuit'], registers: [this.registry] });
   readonly workerMemory = new Gauge({ name: 'refract_prover_worker_heap_bytes', help: 'Heap used by a prover worker thread after its last task', labelNames: ['worker'], registers: [this.registry] });
+  readonly proofWitness = new Histogram({ name: 'refract_proof_witness_seconds', help: 'Witness calculation time (wasm) by circuit', labelNames: ['circuit'], buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6], registers: [this.registry] });
+  readonly proofRequestDuration = new Histogram({ name: 'refract_proof_request_duration_seconds', help: 'Proof request time as the API sees it (queue + witness + prove + verify + transport) by circuit and backend', labelNames: ['circuit', 'backend'], buckets: [0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4], registers: [this.registry] });
+  readonly proofsByNode = new Counter({ name: 'refract_proofs_by_node_total', help: 'Proofs by the process that made them (this process, a prover node, an external prover)', labelNames: ['node'], registers: [this.registry] });
+  readonly proverReady = new Gauge({ name: 'refract_prover_circuit_ready', help: '1 when the proving keys of a circuit are ready in this process, else 0', labelNames: ['circuit'], registers: [this.registry] });
+
+  /** Where `refract_proof_queue_depth` / `refract_proof_active_jobs` / worker heap gauges read from at scrape time. */
+  private proofStatsSource: (() => ProofStatsSnapshot | Promise<ProofStatsSnapshot>) | undefined;
 
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'refract_' });
+    // Queue depth and active jobs are read when scraped (BullMQ counts live in Redis).
+    const self = this;
+    const snapshot = async () => {
+      if (!self.proofStatsSource) return undefined;
+      try {
+        return await self.proofStatsSource();
+      } catch {
+        return undefined;
+      }
+    };
+    // prom-client calls each gauge's collect() on scrape; one shared read per scrape is enough.
+    let pending: Promise<ProofStatsSnapshot | undefined> | undefined;
+    const shared = () => (pending ??= snapshot().finally(() => setTimeout(() => (pending = undefined), 50)));
+    Object.assign(this.proofQueueDepth, {
+      async collect(this: Gauge) {
+        const s = await shared();
+        if (s) this.set(s.waiting);
+      },
+    });
+    Object.assign(this.proofActive, {
+      async collect(this: Gauge) {
+        const s = await shared();
+        if (s) this.set(s.active);
+      },
+    });
+    Object.assign(this.workerMemory, {
+      async collect(this: Gauge) {
+        const s = await shared();
+        if (!s?.threads) return;
+        this.reset();
+        for (const [id, heap] of Object.entries(s.threads)) this.set({ worker: id }, heap);
+      },
+    });
   }
+
+  /**
+   * Sets where the proof queue gauges read from (called on every scrape; errors leave the last values).
+   * @param fn returns waiting / active jobs and optionally heap bytes per prover thread
+   */
+  setProofStatsSource(fn: (() => ProofStatsSnapshot | Promise<ProofStatsSnapshot>) | undefined): void {
+    this.proofStatsSource = fn;
+  }
+}
+
+/** What the proof queue gauges show. */
+export interface ProofStatsSnapshot {
+  /** Jobs waiting for a prover (in-process queue, or BullMQ wait + delayed + prioritized). */
+  waiting: number;
+  /** Jobs being proved now. */
+  active: number;
+  /** Heap + external bytes per local prover thread id. */
+  threads?: Record<string, number>;
 }

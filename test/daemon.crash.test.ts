@@ -63,7 +63,7 @@ describe('daemon crash safety', () => {
 
   it('SIGKILL at 20 random moments; the final state equals a clean run', async () => {
     const db = tempDir();
-    const args = ['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--port', String(apiPort), '--host', '127.0.0.1', '--no-simulator'];
+    const args = ['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--port', String(apiPort), '--host', '127.0.0.1', '--no-simulator', '--no-prover'];
     let seed = 99;
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     await sleep(1500);

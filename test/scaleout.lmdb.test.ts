@@ -42,9 +42,9 @@ describe('several API processes on one LMDB environment', () => {
   it('a read-only API process follows the ingesting process', async () => {
     const db = tempDir();
     refract(['simulate', '--port', String(simPort), '--slot-ms', '50']);
-    refract(['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--port', String(writerPort), '--host', '127.0.0.1', '--no-simulator']);
+    refract(['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--port', String(writerPort), '--host', '127.0.0.1', '--no-simulator', '--no-prover']);
     const first = await until(() => slotOf(writerPort), (s) => s >= 5);
-    refract(['start', '--no-ingest', '--db', db, '--port', String(readerPort), '--host', '127.0.0.1']);
+    refract(['start', '--no-ingest', '--db', db, '--port', String(readerPort), '--host', '127.0.0.1', '--no-prover']);
     const seen = await until(() => slotOf(readerPort), (s) => s >= first);
     const later = await until(() => slotOf(readerPort), (s) => s > seen + 5);
     expect(later).toBeGreaterThan(seen);

@@ -10,6 +10,8 @@
  * verify costs ~15–25 ms of this thread, while the caller (the RPC process) would have to build its
  * own curve (~250 ms, plus nested threads when multi-threaded) and block its event loop ~20 ms
  * per proof. A proof that does not verify is returned as a `verify_failed` item, never as a proof.
+ * A `verify` task checks a proof made elsewhere (a prover node of the BullMQ queue) against this
+ * thread's vkey, loading only the vkey.
  *
  * Failures are per input: a bad input yields `{ok:false, error}` for that item and the rest of the
  * batch still proves. Errors travel as plain `{code, message, details}` objects because structured
@@ -42,12 +44,17 @@ export interface ProveWorkerData {
   verify: boolean;
 }
 
-/** One task: a batch of inputs for one circuit, or (inputs empty) a preload of `preload` circuits. */
+/**
+ * One task: a batch of inputs for one circuit, or (inputs empty) a preload of `preload` circuits,
+ * or (`verify` set, inputs empty) the verification of a proof made elsewhere with this thread's vkey.
+ */
 export interface ProveTask {
   circuitId: string;
   inputs: CircuitInput[];
   /** Circuits to load without proving (warm-up). */
   preload?: string[];
+  /** Verify this proof of `circuitId` (only the vkey is loaded); the answer is `ProveTaskResult.verified`. */
+  verify?: { proof: Groth16Proof; publicSignals: string[] };
   /**
    * When given (transferred), each item is also posted here as `ProveItemMessage` as soon as it is
    * done, so the first jobs of a batch do not wait for the last one. Closed at the end of the task.
@@ -88,6 +95,8 @@ export interface ProveTaskResult {
   resident: string[];
   /** Set when loading the curve or a circuit failed (every item then carries it too). */
   loadError?: ProveItemError;
+  /** For a `verify` task: whether the proof verified (undefined when the vkey could not be loaded: see loadError). */
+  verified?: boolean;
 }
 
 interface Loaded {
@@ -99,6 +108,31 @@ interface Loaded {
 
 const config = workerData as ProveWorkerData;
 const circuits = new Map<string, Promise<Loaded>>();
+const vkeys = new Map<string, Promise<VerificationKey>>();
+
+/** The verification key of `id` alone (for `verify` tasks: no wasm, no zkey). */
+function loadVkey(id: string): Promise<VerificationKey> {
+  const loaded = circuits.get(id);
+  if (loaded) return loaded.then((l) => l.vkey);
+  let p = vkeys.get(id);
+  if (!p) {
+    p = (async () => {
+      const spec = getCircuit(id);
+      const f = keyFiles(config.keysDir, id).vkey;
+      let vkey: VerificationKey;
+      try {
+        vkey = JSON.parse(await readFile(f, 'utf8')) as VerificationKey;
+      } catch (e) {
+        throw new ProverError('keys_missing', `circuit ${id}: cannot read ${f} (${(e as Error).message}); run \`refract setup\``);
+      }
+      if (vkey.nPublic !== spec.nPublic) throw new ProverError('keys_missing', `circuit ${id}: ${f} has ${vkey.nPublic} public inputs, expected ${spec.nPublic}`);
+      return vkey;
+    })();
+    vkeys.set(id, p);
+    p.catch(() => vkeys.delete(id));
+  }
+  return p;
+}
 
 function load(id: string): Promise<Loaded> {
   let p = circuits.get(id);
@@ -142,6 +176,7 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
   const tLoad = performance.now();
   let loaded: Loaded | undefined;
   let loadError: ProveItemError | undefined;
+  if (task.verify) return verifyTask(task, tLoad);
   try {
     await useCurve({ singleThread: config.singleThread });
     for (const id of task.preload ?? []) await load(id);
@@ -197,5 +232,30 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
     rss: mem.rss,
     resident: [...circuits.keys()],
     loadError,
+  };
+}
+
+async function verifyTask(task: ProveTask, tLoad: number): Promise<ProveTaskResult> {
+  let verified: boolean | undefined;
+  let loadError: ProveItemError | undefined;
+  try {
+    await useCurve({ singleThread: config.singleThread });
+    const vkey = await loadVkey(task.circuitId);
+    verified = await verify(vkey, task.verify!.publicSignals, task.verify!.proof);
+  } catch (e) {
+    loadError = toItemError(e);
+  }
+  const mem = process.memoryUsage();
+  return {
+    threadId,
+    proofs: [],
+    loadMs: performance.now() - tLoad,
+    heapUsed: mem.heapUsed,
+    external: mem.external,
+    arrayBuffers: mem.arrayBuffers,
+    rss: mem.rss,
+    resident: [...circuits.keys()],
+    loadError,
+    verified,
   };
 }

@@ -1,6 +1,11 @@
 /**
  * `refract start`: indexer (RPC poller), JSON-RPC API and prover in one process, on LMDB.
  * SIGTERM/SIGINT: stop polling, finish the current batch, drain proofs, close the server and LMDB.
+ *
+ * Prover (src/prover/runtime.ts): getValidityProof(V2) and the Light-compatible `POST /prove` are
+ * served by a local Piscina pool, a BullMQ queue (`redisUrl`) or an external prover (`proverUrl`).
+ * Missing proving keys are built in the background by a `refract setup` child process while reads
+ * are served; GET /health shows per-circuit readiness under `prover`.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
@@ -15,6 +20,9 @@ import type { RpcContext } from '../rpc/context.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { Store } from '../store/store.ts';
 import { type Simulator, startSimulator } from '../sim/simulator.ts';
+import { registerProveRoute } from '../prover/http.ts';
+import { ProverRuntime } from '../prover/runtime.ts';
+import { RefractValidityProver } from '../prover/validityProver.ts';
 
 /** True when a JSON-RPC `getHealth` at `url` answers within 1 s. */
 async function answers(url: string): Promise<boolean> {
@@ -31,14 +39,44 @@ export interface Daemon {
   app: FastifyInstance;
   store: Store;
   metrics: Metrics;
+  prover: ProverRuntime;
   stop(): Promise<void>;
+}
+
+/** Prover settings of `startDaemon` that are command-line flags rather than config keys. */
+export interface DaemonProverOptions {
+  /** With `redisUrl`: also prove in this process (default true; `--no-local-prover`). */
+  localWorker?: boolean;
+  /** Per-request proof timeout, ms (default 60 000). */
+  timeoutMs?: number;
+  /** Bound of the in-process proof queue (default 64). */
+  maxPending?: number;
+  /** BullMQ queue name (default `refract-proofs`). */
+  queueName?: string;
+  /** Circuits served (default all); the background setup builds only these. */
+  circuits?: readonly string[];
+  /** Build missing keys in the background (default true). */
+  autoSetup?: boolean;
+  /** Extra arguments for the background `refract setup` (tests). */
+  setupArgs?: string[];
+  /** Circuits to preload into the pool once ready. */
+  warm?: readonly string[];
+  /** API key for the external prover (`--prover-url`). */
+  proverApiKey?: string;
+}
+
+/** Options of `startDaemon` besides the config. */
+export interface DaemonOptions {
+  /** Start the built-in simulator when nothing answers at the default Solana RPC URL. */
+  simulatorFallback?: boolean;
+  prover?: DaemonProverOptions;
 }
 
 /**
  * Starts the daemon with `config`. Resolves once the HTTP server listens (ingest runs in the
  * background). Throws when the store cannot be opened or the port cannot be bound.
  */
-export async function startDaemon(config: Config, opts: { simulatorFallback?: boolean } = {}): Promise<Daemon> {
+export async function startDaemon(config: Config, opts: DaemonOptions = {}): Promise<Daemon> {
   const log = createLogger('refract', config.logLevel);
   let simulator: Simulator | null = null;
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
@@ -52,9 +90,32 @@ export async function startDaemon(config: Config, opts: { simulatorFallback?: bo
   const solana = new SolanaRpc(config.rpcUrl);
   const indexer = new Indexer(store, registry, log, { onBatch: (_r, s) => metrics.ingestBatchSeconds.observe(s) });
   const data = new LmdbDataSource(store, registry, { solana });
+  const p = opts.prover ?? {};
+  const prover = await ProverRuntime.start({
+    enabled: config.prover,
+    keysDir: config.keysDir,
+    proverUrl: config.proverUrl,
+    proverApiKey: p.proverApiKey,
+    redisUrl: config.redisUrl,
+    queueName: p.queueName,
+    localWorker: p.localWorker,
+    threads: config.proverThreads,
+    timeoutMs: p.timeoutMs,
+    maxPending: p.maxPending,
+    circuits: p.circuits,
+    autoSetup: p.autoSetup,
+    ptau: config.ptau,
+    setupArgs: p.setupArgs,
+    warm: p.warm,
+    metrics,
+    log,
+  });
   const ctx: RpcContext = {
     data,
     getSolanaSlot: () => solana.getSlot(),
+    prover: prover.enabled
+      ? new RefractValidityProver({ data, service: () => prover.service(), onInternalError: (err) => log.error({ err }, 'validity proof failed') })
+      : undefined,
     config: { healthMaxSlotLag: config.healthMaxSlotLag },
   };
   const app = buildServer(ctx, {
@@ -66,13 +127,21 @@ export async function startDaemon(config: Config, opts: { simulatorFallback?: bo
     bodyLimitBytes: config.bodyLimitBytes,
     httpErrorsAs200: config.httpErrorsAs200,
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
-    health: () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest }),
+    health: async () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest, prover: await prover.health() }),
   });
+  if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), apiKeys: config.apiKeys });
   app.get('/metrics', async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (e) {
+    await prover.close();
+    await store.close();
+    await simulator?.close();
+    throw e;
+  }
   log.info({ port: config.port, db: config.db, rpc: config.ingest ? config.rpcUrl : null }, 'refract listening');
 
   const abort = new AbortController();
@@ -87,9 +156,10 @@ export async function startDaemon(config: Config, opts: { simulatorFallback?: bo
       abort.abort();
       await ingest;
       await app.close();
+      await prover.close();
       await store.close();
       await simulator?.close();
       log.info('stopped');
     })());
-  return { app, store, metrics, stop };
+  return { app, store, metrics, prover, stop };
 }

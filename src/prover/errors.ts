@@ -2,8 +2,10 @@
  * Errors of the proving core as values with a code and a message a user can act on.
  *
  * Every code maps to the reference prover's 400 `proving_error` (spec prover.md §2.3), except
- * `malformed_request` (400 `malformed_body`) and `worker_crashed` / `setup_failed` /
- * `internal` (500 `unexpected_error`). The mapping to HTTP / JSON-RPC lives in the RPC layer, not here.
+ * `malformed_request` (400 `malformed_body`), `timeout` (408 `proof_timeout`), `queue_full` /
+ * `queue_unavailable` / `not_ready` (503 `queue_unavailable`) and `worker_crashed` / `setup_failed` /
+ * `internal` (500 `unexpected_error`). The mappings to HTTP live in src/prover/http.ts (POST /prove)
+ * and src/prover/validityProver.ts (JSON-RPC), not here.
  */
 export type ProverErrorCode =
   /** The number of accounts/addresses has no circuit (spec §1.5). */
@@ -22,6 +24,16 @@ export type ProverErrorCode =
   | 'worker_crashed'
   /** Compiling a circuit or creating keys failed. */
   | 'setup_failed'
+  /** The proof queue is full (in-process bound reached); retry later. */
+  | 'queue_full'
+  /** The proof did not finish within the per-request timeout. */
+  | 'timeout'
+  /** The proof queue (Redis / BullMQ) or the external prover cannot be reached. */
+  | 'queue_unavailable'
+  /** The proving keys of the circuit are not ready yet (missing, or being built in the background). */
+  | 'not_ready'
+  /** An external prover (`--prover-url`) answered with an error. */
+  | 'remote_failed'
   /** An unexpected failure inside snarkjs or the prover (a bug, not an input problem). */
   | 'internal';
 

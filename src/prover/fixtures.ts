@@ -76,3 +76,36 @@ export function initialAddressTreeProof(value: bigint): AddressProofInput {
     pathElements: path.map(bigintToBe32),
   };
 }
+
+/** A compressed proof as the API returns it (byte arrays) or as `compressProof` makes it. */
+export type CompressedProofLike = { a: ArrayLike<number>; b: ArrayLike<number>; c: ArrayLike<number> };
+
+/**
+ * Checks a `compressedProof` the way a verifier receiving it would: decompress (−A, B, C), negate
+ * A back, then snarkjs Groth16 verification with `<keysDir>/<circuitId>.vkey.json`.
+ * @param publicSignals the circuit's public vector as 32-byte BE values or decimal strings,
+ *   order [roots, leaves, addrRoots, values]
+ * @returns true when the proof verifies
+ */
+export async function verifyCompressedProof(keysDir: string, circuitId: string, compressed: CompressedProofLike, publicSignals: readonly (Uint8Array | string)[]): Promise<boolean> {
+  const { readFile } = await import('node:fs/promises');
+  const { decompressProof, BN254_P, beToBigint } = await import('./encode.ts');
+  const { keyFiles } = await import('./keys.ts');
+  const { verify } = await import('./snark.ts');
+  const d = decompressProof({ a: Uint8Array.from(compressed.a), b: Uint8Array.from(compressed.b), c: Uint8Array.from(compressed.c) });
+  const [ax, negAy] = d.negA;
+  const proof = {
+    pi_a: [ax.toString(), (negAy === 0n ? 0n : BN254_P - negAy).toString(), '1'] as [string, string, string],
+    pi_b: [
+      [d.b[0][0].toString(), d.b[0][1].toString()],
+      [d.b[1][0].toString(), d.b[1][1].toString()],
+      ['1', '0'],
+    ] as [[string, string], [string, string], [string, string]],
+    pi_c: [d.c[0].toString(), d.c[1].toString(), '1'] as [string, string, string],
+    protocol: 'groth16' as const,
+    curve: 'bn128' as const,
+  };
+  const vkey = JSON.parse(await readFile(keyFiles(keysDir, circuitId).vkey, 'utf8'));
+  const signals = publicSignals.map((s) => (typeof s === 'string' ? s : beToBigint(s).toString()));
+  return verify(vkey, signals, proof);
+}

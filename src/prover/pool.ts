@@ -109,6 +109,16 @@ interface Job {
   reject: (e: unknown) => void;
 }
 
+/** Options of one `ProverPool.prove` call. */
+export interface ProveOptions {
+  /**
+   * Cancels the job while it still waits for a thread: it is removed from the queue and the call
+   * rejects with the signal's reason (a `ProverError`), or `ProverError('timeout')`. A job already
+   * running in a thread is not interrupted (its result is delivered as usual).
+   */
+  signal?: AbortSignal;
+}
+
 function tsxExecArgv(file: string): string[] {
   if (!file.endsWith('.ts')) return [];
   const require = createRequire(import.meta.url);
@@ -172,19 +182,66 @@ export class ProverPool {
    * @throws ProverError: `unsupported_shape` (unknown id), `witness_failed` (constraint not satisfied,
    *   message names it), `invalid_input`, `keys_missing`, `verify_failed`, `worker_crashed`, `internal`
    */
-  prove(circuitId: string, input: CircuitInput): Promise<ProveResult> {
+  prove(circuitId: string, input: CircuitInput, opts: ProveOptions = {}): Promise<ProveResult> {
     if (this.closed) return Promise.reject(new ProverError('worker_crashed', 'prover pool is closed'));
     try {
       getCircuit(circuitId);
     } catch (e) {
       return Promise.reject(e);
     }
+    const { signal } = opts;
+    const cancelError = () =>
+      signal?.reason instanceof ProverError ? signal.reason : new ProverError('timeout', `proof for ${circuitId} was cancelled before a prover thread took it`);
+    if (signal?.aborted) return Promise.reject(cancelError());
     return new Promise((resolve, reject) => {
       let q = this.queues.get(circuitId);
       if (!q) this.queues.set(circuitId, (q = []));
-      q.push({ circuitId, input, enqueued: performance.now(), resolve, reject });
+      const onAbort = () => {
+        const list = this.queues.get(circuitId);
+        const k = list?.indexOf(job) ?? -1;
+        if (k >= 0) {
+          list!.splice(k, 1);
+          reject(cancelError());
+        }
+      };
+      const job: Job = {
+        circuitId,
+        input,
+        enqueued: performance.now(),
+        resolve: (r) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(r);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      q.push(job);
       this.schedule();
     });
+  }
+
+  /**
+   * Verifies a proof made elsewhere (e.g. by a prover node) against this pool's verification key
+   * of `circuitId`, in a pool thread (its curve is already built; only the vkey is loaded). Runs
+   * beside the proving jobs (it does not wait in the per-circuit queues).
+   * @returns true when the proof verifies for `publicSignals`
+   * @throws ProverError `keys_missing` when the vkey cannot be read, `worker_crashed` when the thread dies
+   */
+  async verify(circuitId: string, proof: Groth16Proof, publicSignals: string[]): Promise<boolean> {
+    getCircuit(circuitId);
+    const task: ProveTask = { circuitId, inputs: [], verify: { proof, publicSignals } };
+    let r: ProveTaskResult;
+    try {
+      r = (await this.piscina.run(task)) as ProveTaskResult;
+    } catch (e) {
+      throw new ProverError('worker_crashed', `prover thread failed while verifying ${circuitId}: ${(e as Error)?.message ?? String(e)}`);
+    }
+    this.noteMemory(r);
+    if (r.loadError) throw new ProverError(r.loadError.code, r.loadError.message, r.loadError.details);
+    return r.verified === true;
   }
 
   /**

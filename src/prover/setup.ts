@@ -17,7 +17,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,11 @@ export interface SetupOptions {
    * When omitted a development ptau is generated (INSECURE: one known contributor).
    */
   ptau?: string;
+  /**
+   * The given `ptau` is a development file with one known contributor (e.g. the shared
+   * `pot16_dev.ptau`): recorded as `insecureDev` in the manifest and announced loudly.
+   */
+  ptauInsecure?: boolean;
   /** Power of a generated development ptau (default 16: every v1 circuit; 13 is enough for ×1 circuits). */
   devPtauPower?: number;
   /** Circuit ids (default: all of `CIRCUIT_IDS`). */
@@ -287,8 +292,11 @@ async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog,
     if (info.power < needPower) {
       throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power}; the selected circuits need ≥ ${needPower}`);
     }
+    if (opts.ptauInsecure) {
+      log('warn', `using the INSECURE development powers of tau ${opts.ptau}: one party knew its toxic waste, so anyone holding it can forge proofs. Development and tests only; pass --ptau <file> from a public ceremony for real keys.`);
+    }
     progress(`hashing ${opts.ptau}`);
-    return { file: path.resolve(opts.ptau), sha256: (await digestFile(opts.ptau)).sha256, power: info.power, insecureDev: false };
+    return { file: path.resolve(opts.ptau), sha256: (await digestFile(opts.ptau)).sha256, power: info.power, insecureDev: !!opts.ptauInsecure };
   }
   const power = opts.devPtauPower ?? 16;
   if (power < needPower) {
@@ -338,11 +346,86 @@ async function cachedEntry(keysDir: string, e: ManifestCircuit | undefined, sour
  */
 export async function setupCircuits(opts: SetupOptions): Promise<SetupResult> {
   const ids = [...(opts.circuits ?? CIRCUIT_IDS)];
-  const specs = ids.map(getCircuit);
+  ids.forEach(getCircuit);
   const log = opts.log ?? defaultLog;
   const keysDir = path.resolve(opts.keysDir);
-  const buildDir = path.resolve(opts.buildDir ?? path.join(keysDir, 'build'));
   await mkdir(keysDir, { recursive: true });
+  const release = await acquireSetupLock(keysDir, log);
+  try {
+    return await setupLocked(opts, ids, keysDir, log);
+  } finally {
+    await release();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One setup per keys directory at a time (parallel test files, `refract start`'s background setup
+// and a manual `refract setup` may target the same directory).
+
+/** Lock file inside a keys directory, holding the pid of the process running setup there. */
+export const SETUP_LOCK_FILE = '.setup.lock';
+const inProcessLocks = new Map<string, Promise<void>>();
+
+/**
+ * Takes the setup lock of `keysDir`: first within this process (a promise chain), then across
+ * processes (`<keysDir>/.setup.lock` created with O_EXCL, holding the pid). A lock whose process no
+ * longer runs, or an empty lock file older than 10 s, is stale and taken over.
+ * @returns the release function
+ */
+export async function acquireSetupLock(keysDir: string, log: SnarkLog = defaultLog): Promise<() => Promise<void>> {
+  const prev = inProcessLocks.get(keysDir) ?? Promise.resolve();
+  let releaseLocal!: () => void;
+  const mine = new Promise<void>((r) => (releaseLocal = r));
+  const chained = prev.then(() => mine);
+  inProcessLocks.set(keysDir, chained);
+  await prev;
+  const file = path.join(keysDir, SETUP_LOCK_FILE);
+  let warned = false;
+  try {
+    for (;;) {
+      try {
+        const fh = await open(file, 'wx');
+        await fh.writeFile(String(process.pid));
+        await fh.close();
+        break;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      let text = '';
+      let mtimeMs = Date.now();
+      try {
+        text = (await readFile(file, 'utf8')).trim();
+        mtimeMs = (await stat(file)).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      const pid = Number(text);
+      const stale = text === '' ? Date.now() - mtimeMs > 10_000 : !Number.isInteger(pid) || pid <= 0 || (pid !== process.pid && !pidAlive(pid));
+      if (stale) {
+        await rm(file, { force: true });
+        continue;
+      }
+      if (!warned) {
+        log('info', `waiting for another \`refract setup\` (pid ${text || '?'}) to finish with ${keysDir}`);
+        warned = true;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } catch (e) {
+    releaseLocal();
+    if (inProcessLocks.get(keysDir) === chained) inProcessLocks.delete(keysDir);
+    throw e;
+  }
+  return async () => {
+    await rm(file, { force: true });
+    releaseLocal();
+    if (inProcessLocks.get(keysDir) === chained) inProcessLocks.delete(keysDir);
+  };
+}
+
+async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, log: SnarkLog): Promise<SetupResult> {
+  const specs = ids.map(getCircuit);
+  const buildDir = path.resolve(opts.buildDir ?? path.join(keysDir, 'build'));
   await removeTemps(keysDir);
   const total = ids.length;
   const emit = (p: Omit<SetupProgress, 'total'>) => opts.onProgress?.({ ...p, total });

@@ -10,6 +10,7 @@ import { addressWithTree } from './getMultipleNewAddressProofsV2.ts';
 import { defineMethod } from './lib/define.ts';
 import { checkAddressTrees } from './lib/newAddressProofs.ts';
 import { requireSlot } from './lib/shared.ts';
+import { readSlot } from './getValidityProof.ts';
 import { requireProver } from './lib/validityProof.ts';
 
 /** `getValidityProofV2` definition (params schema, handler); semantics in the module comment. */
@@ -31,6 +32,6 @@ export const getValidityProofV2 = defineMethod({
     const slot = await requireSlot(ctx);
     await checkAddressTrees(ctx, newAddresses);
     const proof = await prover.getValidityProof({ hashes, newAddresses }, 'v2');
-    return withContext(slot, encodeValidityProofV2(proof));
+    return withContext(readSlot(proof) ?? slot, encodeValidityProofV2(proof));
   },
 });

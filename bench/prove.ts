@@ -1,0 +1,308 @@
+/**
+ * Groth16 proving benchmark: Refract's proving path (ProofService → in-process queue → Piscina pool
+ * with resident keys, verification in the worker, compression) against the naive way (a fresh
+ * `snarkjs groth16 fullprove` process per request, one at a time), in the same run.
+ *
+ * Sections (results in bench/results/prove.json, a table on stdout):
+ * 1. latency per shape at concurrency 1 (inclusion 1,2,3,4,8; non-inclusion 1,2; combined 1×1):
+ *    p50/p95 of the whole request, witness/prove/verify medians, CPU core-seconds per proof
+ *    (process CPU time, all threads, / proofs), for each pool layout in --pools
+ *    (`2` = 2 threads with single-threaded curves, the daemon default on 2 cores; `1` = 1 thread
+ *    with a multi-threaded curve, the low-latency layout);
+ * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (default pool): proofs/s, latency, CPU per proof;
+ * 3. naive: `node node_modules/snarkjs/build/cli.cjs groth16 fullprove` per request, sequential,
+ *    timed with /usr/bin/time (wall, user+sys of the child = core-seconds); no verification;
+ * 4. memory over N inclusion_26_1 proofs (default pool, concurrency = threads): RSS before/after,
+ *    sampled every 50 proofs.
+ * Load average is recorded at the start and end of every section.
+ *
+ * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
+ *   --naive-n 3 --memory-n 500 --pools 2,1 --shapes inclusion_26_1,... --out bench/results/prove.json]
+ * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`; the default
+ * .refract-keys-all holds all 15 circuits made with the INSECURE dev ptau).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { LocalBackend } from '../src/prover/backend.ts';
+import { getCircuit } from '../src/prover/circuits.ts';
+import { initialAddressTreeProof, REPO_ROOT, syntheticAccount } from '../src/prover/fixtures.ts';
+import { checkKeys, keyFiles } from '../src/prover/keys.ts';
+import { ProverPool } from '../src/prover/pool.ts';
+import { ProofService } from '../src/prover/service.ts';
+import { terminateCurve, verify } from '../src/prover/snark.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+
+const { values } = parseArgs({
+  options: {
+    keys: { type: 'string', default: path.join(REPO_ROOT, '.refract-keys-all') },
+    shapes: { type: 'string', default: 'inclusion_26_1,inclusion_26_2,inclusion_26_3,inclusion_26_4,inclusion_26_8,non-inclusion_26_1,non-inclusion_26_2,combined_26_26_1_1' },
+    'latency-n': { type: 'string', default: '5' },
+    'throughput-n': { type: 'string', default: '16' },
+    concurrency: { type: 'string', default: '1,2,4,8' },
+    'naive-n': { type: 'string', default: '3' },
+    'memory-n': { type: 'string', default: '500' },
+    pools: { type: 'string', default: String(os.availableParallelism()) + (os.availableParallelism() > 1 ? ',1' : '') },
+    out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
+  },
+});
+const keysDir = path.resolve(values.keys!);
+const shapes = values.shapes!.split(',').map((s) => s.trim()).filter(Boolean);
+const latencyN = Number(values['latency-n']);
+const throughputN = Number(values['throughput-n']);
+const concurrencies = values.concurrency!.split(',').map(Number);
+const naiveN = Number(values['naive-n']);
+const memoryN = Number(values['memory-n']);
+const pools = values.pools!.split(',').map(Number);
+shapes.forEach((id) => getCircuit(id));
+
+// snarkjs does not export its package.json: read it from node_modules.
+const SNARKJS_DIR = path.join(REPO_ROOT, 'node_modules', 'snarkjs');
+const snarkjsVersion = (JSON.parse(readFileSync(path.join(SNARKJS_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+const SNARKJS_CLI = path.join(SNARKJS_DIR, 'build', 'cli.cjs');
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+let seed = 1;
+/** Fresh inputs for a circuit (distinct leaves, so nothing is cached anywhere). */
+function inputsFor(id: string): ValidityProofInputs {
+  const c = getCircuit(id);
+  const s = seed++;
+  return {
+    accounts: Array.from({ length: c.nAccounts }, (_, k) => syntheticAccount(s * 100 + k, (s * 7919 + k * 104729) % 2 ** 26)),
+    addresses: Array.from({ length: c.nAddresses }, (_, k) => initialAddressTreeProof(BigInt(s) * 1000n + BigInt(k) + 1n)),
+  };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]! : NaN;
+};
+const r1 = (x: number) => Math.round(x * 10) / 10;
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+const load = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
+const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+const log = (s: string) => process.stderr.write(`${s}\n`);
+
+async function withPool<T>(threads: number, fn: (svc: ProofService, pool: ProverPool) => Promise<T>): Promise<T> {
+  const pool = new ProverPool({ keysDir, size: threads });
+  try {
+    const t0 = performance.now();
+    await pool.warm(shapes);
+    log(`pool of ${threads} thread(s) (${threads > 1 ? 'single-threaded' : 'multi-threaded'} curves) warmed with ${shapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    return await fn(new ProofService({ backend: new LocalBackend(pool, { maxPending: 1024 }), timeoutMs: 600_000 }), pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+await checkKeys(keysDir, shapes);
+const result: Record<string, unknown> = {
+  meta: {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: os.availableParallelism(),
+    cpuModel: os.cpus()[0]?.model,
+    totalMemGiB: r1(os.totalmem() / 1024 ** 3),
+    snarkjs: snarkjsVersion,
+    keysDir,
+    params: { shapes, latencyN, throughputN, concurrencies, naiveN, memoryN, pools },
+    loadavgStart: load(),
+    note: 'Refract path = buildCircuitInput + in-process queue + Piscina pool (resident wasm/zkey/curve) + in-worker verification + compression. Naive = one `snarkjs groth16 fullprove` process per request (witness + prove, no verification). CPU core-seconds from process CPU time (all threads) or /usr/bin/time user+sys for children.',
+  },
+};
+
+// 1. latency per shape at concurrency 1
+const latency: Record<string, Record<string, unknown>> = {};
+for (const threads of pools) {
+  const key = `pool${threads}`;
+  latency[key] = { threads, curve: threads > 1 ? 'singleThread per thread' : 'multi-threaded', loadavgStart: load(), shapes: {} as Record<string, unknown> };
+  await withPool(threads, async (svc) => {
+    for (const id of shapes) {
+      await svc.prove(inputsFor(id)); // one unmeasured run per shape (JIT, first-call effects)
+      const totals: number[] = [];
+      const wit: number[] = [];
+      const prv: number[] = [];
+      const ver: number[] = [];
+      const cpu0 = process.cpuUsage();
+      for (let i = 0; i < latencyN; i++) {
+        const p = await svc.prove(inputsFor(id));
+        totals.push(p.timings.totalMs);
+        wit.push(p.timings.witnessMs);
+        prv.push(p.timings.proveMs);
+        ver.push(p.timings.verifyMs);
+      }
+      const cpu = cpuSeconds(process.cpuUsage(cpu0)) / latencyN;
+      (latency[key]!.shapes as Record<string, unknown>)[id] = {
+        n: latencyN,
+        constraints: getCircuit(id).constraints,
+        p50Ms: r1(pct(totals, 50)),
+        p95Ms: r1(pct(totals, 95)),
+        meanMs: r1(totals.reduce((a, b) => a + b, 0) / totals.length),
+        witnessP50Ms: r1(pct(wit, 50)),
+        proveP50Ms: r1(pct(prv, 50)),
+        verifyP50Ms: r1(pct(ver, 50)),
+        coreSecondsPerProof: r3(cpu),
+      };
+      log(`latency ${key} ${id}: p50 ${pct(totals, 50).toFixed(0)} ms, p95 ${pct(totals, 95).toFixed(0)} ms, ${cpu.toFixed(2)} core-s/proof`);
+    }
+  });
+  latency[key]!.loadavgEnd = load();
+}
+result.latency = latency;
+
+// 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
+const throughput: Record<string, unknown> = { threads: pools[0], circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
+await withPool(pools[0]!, async (svc) => {
+  await svc.prove(inputsFor('inclusion_26_1'));
+  for (const c of concurrencies) {
+    const lat: number[] = [];
+    const jobs = Array.from({ length: throughputN }, () => inputsFor('inclusion_26_1'));
+    let next = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: c }, async () => {
+        while (next < jobs.length) {
+          const j = jobs[next++]!;
+          const p = await svc.prove(j);
+          lat.push(p.timings.totalMs);
+        }
+      }),
+    );
+    const secs = (performance.now() - t0) / 1000;
+    const cpu = cpuSeconds(process.cpuUsage(cpu0));
+    (throughput.levels as Record<string, unknown>)[String(c)] = {
+      n: throughputN,
+      proofsPerSec: r3(throughputN / secs),
+      p50Ms: r1(pct(lat, 50)),
+      p95Ms: r1(pct(lat, 95)),
+      coreSecondsPerProof: r3(cpu / throughputN),
+      loadavg: load(),
+    };
+    log(`throughput c=${c}: ${(throughputN / secs).toFixed(2)} proofs/s, p50 ${pct(lat, 50).toFixed(0)} ms, p95 ${pct(lat, 95).toFixed(0)} ms`);
+  }
+});
+throughput.loadavgEnd = load();
+result.throughput = throughput;
+
+// 3. naive: a snarkjs fullprove process per request, one at a time
+async function timed(cmd: string, args: string[]): Promise<{ wall: number; user: number; sys: number }> {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'refract-bench-time-'));
+  const out = path.join(tmp, 't');
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const code = await new Promise<number | null>((resolve) => {
+    const ch = spawn('/usr/bin/time', ['-f', '%e %U %S', '-o', out, cmd, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
+    let err = '';
+    ch.stderr.on('data', (d) => (err += d));
+    ch.on('close', (c) => {
+      if (c !== 0) log(err);
+      resolve(c);
+    });
+  });
+  const [wall, user, sys] = readFileSync(out, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
+  rmSync(tmp, { recursive: true, force: true });
+  if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${code}`);
+  return { wall: wall! * 1000, user: user!, sys: sys! };
+}
+const naive: Record<string, unknown> = { how: `node ${path.relative(REPO_ROOT, SNARKJS_CLI)} groth16 fullprove input.json <id>.wasm <id>.zkey proof.json public.json`, loadavgStart: load(), shapes: {} as Record<string, unknown> };
+if (naiveN > 0) {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'refract-bench-naive-'));
+  for (const id of shapes) {
+    const f = keyFiles(keysDir, id);
+    const walls: number[] = [];
+    let core = 0;
+    let checked = false;
+    for (let i = 0; i < naiveN; i++) {
+      const w = buildCircuitInput(inputsFor(id));
+      const input = path.join(work, 'input.json');
+      writeFileSync(input, JSON.stringify(w.input));
+      const t = await timed(process.execPath, [SNARKJS_CLI, 'groth16', 'fullprove', input, f.wasm, f.zkey, path.join(work, 'proof.json'), path.join(work, 'public.json')]);
+      walls.push(t.wall);
+      core += t.user + t.sys;
+      if (!checked) {
+        // The naive proof is a real one: check it once with our vkey.
+        const ok = await verify(JSON.parse(readFileSync(f.vkey, 'utf8')), JSON.parse(readFileSync(path.join(work, 'public.json'), 'utf8')), JSON.parse(readFileSync(path.join(work, 'proof.json'), 'utf8')));
+        if (!ok) throw new Error(`naive ${id} proof does not verify`);
+        checked = true;
+      }
+    }
+    (naive.shapes as Record<string, unknown>)[id] = { n: naiveN, p50Ms: r1(pct(walls, 50)), p95Ms: r1(pct(walls, 95)), meanMs: r1(walls.reduce((a, b) => a + b, 0) / walls.length), coreSecondsPerProof: r3(core / naiveN) };
+    log(`naive ${id}: p50 ${pct(walls, 50).toFixed(0)} ms, ${(core / naiveN).toFixed(2)} core-s/proof`);
+  }
+  rmSync(work, { recursive: true, force: true });
+  await terminateCurve();
+}
+naive.loadavgEnd = load();
+result.naive = naive;
+
+// 4. memory over N proofs
+const memory: Record<string, unknown> = { threads: pools[0], circuit: 'inclusion_26_1', n: memoryN, loadavgStart: load() };
+if (memoryN > 0) {
+  await withPool(pools[0]!, async (svc, pool) => {
+    await svc.prove(inputsFor('inclusion_26_1'));
+    global.gc?.();
+    const mb = () => r1(process.memoryUsage().rss / 1024 ** 2);
+    const samples: { proofs: number; rssMiB: number; threadHeapMiB: number }[] = [];
+    const threadHeap = () => r1(Object.values(pool.stats().threads).reduce((a, t) => a + t.heapUsed + t.external, 0) / 1024 ** 2);
+    samples.push({ proofs: 0, rssMiB: mb(), threadHeapMiB: threadHeap() });
+    let done = 0;
+    let next = 0;
+    const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    await Promise.all(
+      Array.from({ length: pools[0]! }, async () => {
+        while (next < memoryN) {
+          next++;
+          await svc.prove(inputsFor('inclusion_26_1'));
+          done++;
+          if (done % 50 === 0) {
+            samples.push({ proofs: done, rssMiB: mb(), threadHeapMiB: threadHeap() });
+            log(`memory: ${done}/${memoryN} proofs, RSS ${mb()} MiB`);
+          }
+        }
+      }),
+    );
+    const secs = (performance.now() - t0) / 1000;
+    const rss = samples.map((s) => s.rssMiB);
+    Object.assign(memory, {
+      rssBeforeMiB: samples[0]!.rssMiB,
+      rssAfterMiB: mb(),
+      rssMaxMiB: Math.max(...rss),
+      rssMinMiB: Math.min(...rss),
+      proofsPerSec: r3(memoryN / secs),
+      coreSecondsPerProof: r3(cpuSeconds(process.cpuUsage(cpu0)) / memoryN),
+      recycledThreads: pool.stats().recycled,
+      samples,
+    });
+  });
+}
+memory.loadavgEnd = load();
+result.memory = memory;
+(result.meta as Record<string, unknown>).loadavgEnd = load();
+
+mkdirSync(path.dirname(values.out!), { recursive: true });
+writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
+
+// Table
+const lines: string[] = [];
+for (const [k, v] of Object.entries(latency)) {
+  lines.push(`latency (${k}: ${(v as { curve: string }).curve}), concurrency 1`);
+  lines.push('  shape                 p50 ms   p95 ms   core-s/proof   naive p50 ms   naive core-s');
+  for (const [id, s] of Object.entries(v.shapes as Record<string, any>)) {
+    const n = (naive.shapes as Record<string, any>)[id];
+    lines.push(`  ${id.padEnd(20)} ${String(s.p50Ms).padStart(7)} ${String(s.p95Ms).padStart(8)} ${String(s.coreSecondsPerProof).padStart(14)} ${String(n?.p50Ms ?? '-').padStart(14)} ${String(n?.coreSecondsPerProof ?? '-').padStart(14)}`);
+  }
+}
+lines.push(`throughput inclusion_26_1 (pool ${pools[0]})`);
+for (const [c, s] of Object.entries(throughput.levels as Record<string, any>)) lines.push(`  c=${c.padEnd(3)} ${s.proofsPerSec} proofs/s  p50 ${s.p50Ms} ms  p95 ${s.p95Ms} ms  ${s.coreSecondsPerProof} core-s/proof  load ${s.loadavg.join(' ')}`);
+if (memoryN > 0) lines.push(`memory: ${memoryN} proofs, RSS ${memory.rssBeforeMiB} → ${memory.rssAfterMiB} MiB (max ${memory.rssMaxMiB})`);
+lines.push(`load average start ${(result.meta as any).loadavgStart.join(' ')}, end ${(result.meta as any).loadavgEnd.join(' ')}`);
+process.stdout.write(lines.join('\n') + `\nwritten ${path.relative(REPO_ROOT, values.out!)}\n`);
+process.exit(0);

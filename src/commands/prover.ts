@@ -1,0 +1,65 @@
+/**
+ * `refract prover --redis-url URL [--keys DIR] [--threads N]`: a proving node that drains the
+ * BullMQ proof queue (src/prover/bullmq.ts) with `concurrency = threads`, each job awaiting the
+ * Piscina pool. Results go back through Redis with the node's timings, so the API process's
+ * /metrics counts them. SIGTERM/SIGINT: stop taking jobs, finish running ones, exit.
+ *
+ * `--events` prints one JSON line per job event on stdout (`{"event":"ready"|"active"|"completed"|"failed",…}`),
+ * for scripts and tests.
+ */
+import { createLogger } from '../log.ts';
+import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
+import { CIRCUIT_IDS } from '../prover/circuits.ts';
+import { ProverError } from '../prover/errors.ts';
+import { KeyReadiness } from '../prover/readiness.ts';
+
+/** Options of the prover command. */
+export interface ProverCommandOptions {
+  redisUrl: string;
+  keys: string;
+  threads?: number;
+  queue?: string;
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  /** Circuits to load at start (default: the ready ones among inclusion_26_1 and non-inclusion_26_1). */
+  warm?: string[];
+  events?: boolean;
+  logLevel?: string;
+}
+
+/**
+ * Starts the node and resolves with it once it takes jobs.
+ * @throws ProverError `keys_missing` when no circuit has keys, `queue_unavailable` when Redis is unreachable
+ */
+export async function runProverCommand(opts: ProverCommandOptions): Promise<ProverNode> {
+  const log = createLogger('refract-prover', opts.logLevel);
+  const keys = new KeyReadiness(opts.keys);
+  await keys.refresh();
+  const ready = keys.readyIds();
+  if (ready.length === 0) {
+    throw new ProverError('keys_missing', `no proving keys in ${keys.keysDir}; run \`refract setup --keys ${keys.keysDir}\` first (or copy the keys of the API server: proofs must verify against its verification keys)`);
+  }
+  if (ready.length < CIRCUIT_IDS.length) log.warn({ ready, missing: CIRCUIT_IDS.filter((id) => !ready.includes(id)) }, 'some circuits have no keys here: their jobs fail with keys_missing');
+  const print = (o: Record<string, unknown>) => {
+    if (opts.events) process.stdout.write(`${JSON.stringify({ ...o, pid: process.pid })}\n`);
+  };
+  const warm = opts.warm ?? ['inclusion_26_1', 'non-inclusion_26_1'].filter((id) => ready.includes(id));
+  const node = await startProverNode({
+    redisUrl: opts.redisUrl,
+    keysDir: keys.keysDir,
+    threads: opts.threads,
+    queueName: opts.queue,
+    lockDurationMs: opts.lockDurationMs,
+    stalledIntervalMs: opts.stalledIntervalMs,
+    warm,
+    onEvent: (e) => {
+      print({ event: e.type, ...e, type: undefined });
+      if (e.type === 'failed') log.warn({ jobId: e.jobId, circuit: e.circuitId, code: e.code, retry: e.retry }, e.message);
+      else log.debug({ jobId: e.jobId, circuit: e.circuitId }, e.type);
+    },
+  });
+  const threads = node.pool.stats().size;
+  log.info({ node: node.nodeId, threads, keysDir: keys.keysDir, ready: ready.length, warm }, 'prover node taking jobs');
+  print({ event: 'ready', node: node.nodeId, threads });
+  return node;
+}

@@ -1,0 +1,85 @@
+/**
+ * `refract setup [--keys DIR] [--ptau FILE] [--circuits ids] [--dev-ptau-power N] [--force]`:
+ * compile the circuits and create their Groth16 keys (src/prover/setup.ts: cached, resumable).
+ *
+ * ptau: `--ptau FILE` (a prepared phase-2 file, e.g. from a public ceremony). Without it, the
+ * development ptau `$REFRACT_DEV_PTAU` or `../shared/dev-ptau/pot16_dev.ptau` is used when present,
+ * else one is generated (2^N, `--dev-ptau-power`, ~20 min for 2^16 on 2 cores). Both are INSECURE
+ * (one known contributor) and announced as such.
+ *
+ * Output: a progress bar on a TTY (stderr), one log line per step otherwise; a JSON summary on stdout.
+ */
+import path from 'node:path';
+import { CIRCUIT_IDS } from '../prover/circuits.ts';
+import { setupProgressBar } from '../prover/progress.ts';
+import { defaultDevPtau } from '../prover/readiness.ts';
+import { setupCircuits, type SetupProgress } from '../prover/setup.ts';
+
+/** Options of the setup command. */
+export interface SetupCommandOptions {
+  keys: string;
+  ptau?: string;
+  /** Mark `ptau` as an INSECURE development file. */
+  insecurePtau?: boolean;
+  circuits?: string[];
+  devPtauPower?: number;
+  force?: boolean;
+  /** Progress bar (TTY only); false → plain log lines. */
+  progress?: boolean;
+}
+
+/**
+ * Runs the setup and prints a JSON summary (`keysDir`, built, cached, ptau, timings) on stdout.
+ * @throws ProverError `unsupported_shape` (unknown circuit id), `setup_failed` (compile error, unusable ptau)
+ */
+export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> {
+  const keysDir = path.resolve(opts.keys);
+  let ptau = opts.ptau;
+  let insecure = !!opts.insecurePtau;
+  if (!ptau && opts.devPtauPower === undefined) {
+    ptau = defaultDevPtau();
+    insecure = ptau !== undefined;
+  }
+  const circuits = opts.circuits?.length ? opts.circuits : [...CIRCUIT_IDS];
+  const tty = opts.progress !== false && process.stderr.isTTY;
+  const bar = tty ? setupProgressBar() : undefined;
+  const t0 = performance.now();
+  const line = (p: SetupProgress) => {
+    const pct = `${Math.round(p.fraction * 100)}%`.padStart(4);
+    const what = p.circuitId ?? 'ptau';
+    if (p.stage === 'compile') return; // one line per circuit at 'compiled' is enough
+    process.stderr.write(`[refract setup] ${pct} ${what} ${p.stage}${p.message ? `: ${p.message}` : ''}\n`);
+  };
+  try {
+    const res = await setupCircuits({
+      keysDir,
+      ptau,
+      ptauInsecure: insecure,
+      devPtauPower: opts.devPtauPower,
+      circuits,
+      force: opts.force,
+      onProgress: bar ? bar.onProgress : line,
+      log: (level, msg) => {
+        if (level === 'warn' || level === 'error') {
+          bar?.stop();
+          process.stderr.write(`[refract setup] ${level === 'warn' ? 'WARNING' : 'ERROR'}: ${msg}\n`);
+        }
+      },
+    });
+    bar?.stop();
+    const summary = {
+      keysDir,
+      built: res.built,
+      cached: res.cached,
+      ptau: res.manifest.ptau,
+      seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
+      timingsMs: res.timingsMs,
+    };
+    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+    if (res.manifest.ptau?.insecureDev) {
+      process.stderr.write(`[refract setup] WARNING: these keys come from an INSECURE development ptau (${res.manifest.ptau.file}); anyone holding it can forge proofs. Use --ptau <ceremony file> for real keys.\n`);
+    }
+  } finally {
+    bar?.stop();
+  }
+}

@@ -1,0 +1,263 @@
+/**
+ * Proof backends: where a circuit input goes to become a Groth16 proof.
+ *
+ * - `LocalBackend`: an in-process bounded queue in front of the `ProverPool` (worker threads).
+ *   Full → `ProverError('queue_full')`; per-request timeout → `ProverError('timeout')` (a job still
+ *   waiting for a thread is withdrawn; one already proving finishes and is dropped).
+ * - `BullBackend` (bullmq.ts): a BullMQ queue drained by prover nodes (`refract prover`).
+ * - `RemoteBackend`: an external Light-compatible prover, `POST {url}/prove` with the reference JSON
+ *   (spec prover.md §2.2) → `{ar, bs, krs}`.
+ *
+ * Backends only prove. Choosing the circuit, checking readiness, verifying foreign proofs, metrics
+ * and encodings are the `ProofService`'s job (service.ts).
+ */
+import { hostname } from 'node:os';
+import { gnarkToSnarkjs, type GnarkProofJson } from './encode.ts';
+import { ProverError, type ProverErrorCode } from './errors.ts';
+import type { ProverPool } from './pool.ts';
+import type { Groth16Proof } from './snark.ts';
+import { toProverRequest, type CircuitWitnessInput, type ValidityProofInputs } from './witness.ts';
+
+/** A proof request as backends take it: the circom input and the same inputs in indexer form. */
+export interface ProofJob {
+  /** Circuit id, circom input and expected public signals (witness.ts `buildCircuitInput`). */
+  witness: CircuitWitnessInput;
+  /** The inputs the witness was built from (an external prover gets them as reference JSON). */
+  inputs: ValidityProofInputs;
+}
+
+/** Timings of one proof, ms. */
+export interface ProofTimings {
+  /** Waiting for a prover (queue, BullMQ wait). */
+  queueMs: number;
+  witnessMs: number;
+  proveMs: number;
+  /** Verification where the proof was made (0 when not verified there). */
+  verifyMs: number;
+  /** From submission to result, as the backend saw it. */
+  totalMs: number;
+}
+
+/** A proof from a backend. */
+export interface BackendProof {
+  proof: Groth16Proof;
+  /** Public signals of the proof (decimal strings), as the prover reports them. */
+  publicSignals: string[];
+  /**
+   * True when the proof was verified against THIS process's verification keys (a local pool thread
+   * did it, or the prover node shares this process). False: the caller must verify.
+   */
+  verifiedLocally: boolean;
+  /** Who proved it: a node id (`host:pid`), or the external prover URL. */
+  provedBy: string;
+  timings: ProofTimings;
+  /** Jobs in the pool task the proof was part of (1 when unknown). */
+  batchSize: number;
+}
+
+/** Waiting / running jobs of a backend. */
+export interface BackendDepth {
+  waiting: number;
+  active: number;
+  /** Heap + external bytes per local prover thread (local pools only). */
+  threads?: Record<string, number>;
+}
+
+/** Where proofs are made. */
+export interface ProofBackend {
+  readonly kind: 'local' | 'bullmq' | 'remote';
+  /**
+   * Proves one job.
+   * @param opts.timeoutMs per-request timeout (→ `ProverError('timeout')`)
+   * @throws ProverError with the backend's failure (see the module comment of each backend)
+   */
+  prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof>;
+  /** Current queue depth (for metrics and /health). */
+  depth(): Promise<BackendDepth>;
+  /** Stops accepting work and releases resources (a pool passed in by the caller is not closed). */
+  close(): Promise<void>;
+}
+
+/** This process's node id, `host:pid`: tells local proofs from prover nodes' ones. */
+export const NODE_ID = `${hostname()}:${process.pid}`;
+
+/** Options of `LocalBackend`. */
+export interface LocalBackendOptions {
+  /** Most proofs accepted at once (waiting + running); more → `queue_full`. Default 64. */
+  maxPending?: number;
+  /** Close the pool with the backend (default false: the caller owns it). */
+  ownsPool?: boolean;
+}
+
+/**
+ * The in-process queue: a bounded number of proofs in front of a `ProverPool`. Proofs come back
+ * verified by the pool's threads (same keys as this process), so `verifiedLocally` is true.
+ */
+export class LocalBackend implements ProofBackend {
+  readonly kind = 'local' as const;
+  private pending = 0;
+  private readonly maxPending: number;
+
+  /** @param pool the prover pool (keys of this process) */
+  constructor(
+    readonly pool: ProverPool,
+    private readonly opts: LocalBackendOptions = {},
+  ) {
+    this.maxPending = opts.maxPending ?? 64;
+  }
+
+  /**
+   * Proves through the pool.
+   * @throws ProverError `queue_full` (maxPending reached), `timeout`, or the pool's errors
+   */
+  async prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof> {
+    const { circuitId, input } = job.witness;
+    if (this.pending >= this.maxPending) {
+      throw new ProverError('queue_full', `prover queue is full (${this.pending} proofs pending, limit ${this.maxPending}); retry later`, { pending: this.pending });
+    }
+    const ahead = this.pending;
+    this.pending++;
+    const ac = new AbortController();
+    const timeoutError = () =>
+      new ProverError('timeout', `proof for ${circuitId} did not finish within ${(opts.timeoutMs / 1000).toFixed(1)} s (${ahead} proofs were ahead of it in the queue)`, { timeoutMs: opts.timeoutMs });
+    const run = this.pool.prove(circuitId, input, { signal: ac.signal });
+    run.then(
+      () => this.pending--,
+      () => this.pending--,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        ac.abort(timeoutError());
+        reject(timeoutError());
+      }, opts.timeoutMs);
+    });
+    try {
+      const r = await Promise.race([run, timeout]);
+      return {
+        proof: r.proof,
+        publicSignals: r.publicSignals,
+        verifiedLocally: true,
+        provedBy: NODE_ID,
+        timings: { queueMs: r.queueMs, witnessMs: r.witnessMs, proveMs: r.proveMs, verifyMs: r.verifyMs, totalMs: r.totalMs },
+        batchSize: r.batchSize,
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Waiting and running jobs of the pool, and its threads' memory. */
+  async depth(): Promise<BackendDepth> {
+    const s = this.pool.stats();
+    const threads: Record<string, number> = {};
+    for (const [id, m] of Object.entries(s.threads)) threads[id] = m.heapUsed + m.external;
+    return { waiting: s.queueSize, active: s.busy, threads };
+  }
+
+  /** Closes the pool when `ownsPool`. */
+  async close(): Promise<void> {
+    if (this.opts.ownsPool) await this.pool.close();
+  }
+}
+
+/** Options of `RemoteBackend`. */
+export interface RemoteBackendOptions {
+  /** Sent as `Authorization: Bearer <key>` (Photon's behaviour) when given. */
+  apiKey?: string;
+  /** fetch implementation (tests). */
+  fetch?: typeof fetch;
+}
+
+const ERROR_CODES: Record<string, ProverErrorCode> = {
+  malformed_body: 'malformed_request',
+  proving_error: 'remote_failed',
+  proof_timeout: 'timeout',
+  queue_unavailable: 'queue_unavailable',
+};
+
+/**
+ * An external Light-compatible prover (`--prover-url`): `POST {url}/prove` with the reference
+ * prover's v1 JSON; a 200 `{ar, bs, krs}` becomes the proof. Proofs are NOT verified against this
+ * process's keys (an external prover uses its own keys, e.g. Light's gnark keys), so
+ * `verifiedLocally` is false and the `ProofService` only verifies them when told to.
+ */
+export class RemoteBackend implements ProofBackend {
+  readonly kind = 'remote' as const;
+  private readonly url: string;
+  private active = 0;
+
+  /** @param baseUrl the prover's base URL; `/prove` is appended */
+  constructor(
+    baseUrl: string,
+    private readonly opts: RemoteBackendOptions = {},
+  ) {
+    this.url = baseUrl.replace(/\/+$/, '') + '/prove';
+  }
+
+  /**
+   * Sends the job to the external prover.
+   * @throws ProverError `queue_unavailable` (unreachable), `timeout` (no answer in time or 408),
+   *   `remote_failed` (non-2xx, with the prover's code and message), `malformed_request` (400 malformed_body)
+   */
+  async prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof> {
+    const f = this.opts.fetch ?? fetch;
+    const t0 = performance.now();
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    let res: Response;
+    this.active++;
+    try {
+      res = await f(this.url, { method: 'POST', headers, body: JSON.stringify(toProverRequest(job.inputs)), signal: AbortSignal.timeout(opts.timeoutMs) });
+    } catch (e) {
+      this.active--;
+      const err = e as Error;
+      if (err.name === 'TimeoutError') throw new ProverError('timeout', `external prover ${this.url} did not answer within ${(opts.timeoutMs / 1000).toFixed(1)} s`);
+      throw new ProverError('queue_unavailable', `external prover ${this.url} is unreachable: ${err.message}`);
+    }
+    let text: string;
+    try {
+      text = await res.text();
+    } finally {
+      this.active--;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (!res.ok) {
+      const b = body as { code?: unknown; message?: unknown } | undefined;
+      const code = typeof b?.code === 'string' ? b.code : undefined;
+      const message = typeof b?.message === 'string' ? b.message : text.slice(0, 200);
+      throw new ProverError(
+        (code && ERROR_CODES[code]) || (res.status === 408 ? 'timeout' : 'remote_failed'),
+        `external prover ${this.url} answered HTTP ${res.status}${code ? ` ${code}` : ''}: ${message}`,
+        { status: res.status, code },
+      );
+    }
+    const g = body as GnarkProofJson | undefined;
+    const hex = (v: unknown) => typeof v === 'string' && /^(0x)?[0-9a-fA-F]{1,64}$/.test(v);
+    if (!g || !Array.isArray(g.ar) || !Array.isArray(g.bs) || !Array.isArray(g.krs) || ![...g.ar, ...g.bs.flat(), ...g.krs].every(hex) || g.bs.length !== 2) {
+      throw new ProverError('remote_failed', `external prover ${this.url} answered 200 without a proof {ar, bs, krs}: ${text.slice(0, 200)}`);
+    }
+    const totalMs = performance.now() - t0;
+    return {
+      proof: gnarkToSnarkjs(g),
+      publicSignals: job.witness.publicSignals,
+      verifiedLocally: false,
+      provedBy: this.url,
+      timings: { queueMs: 0, witnessMs: 0, proveMs: totalMs, verifyMs: 0, totalMs },
+      batchSize: 1,
+    };
+  }
+
+  /** Requests in flight to the external prover. */
+  async depth(): Promise<BackendDepth> {
+    return { waiting: 0, active: this.active };
+  }
+
+  /** Nothing to release. */
+  async close(): Promise<void> {}
+}

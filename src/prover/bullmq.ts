@@ -1,0 +1,341 @@
+/**
+ * The proof queue on Redis (BullMQ): `BullBackend` enqueues from the API process, `startProverNode`
+ * (`refract prover`, and the API's own local worker) drains it.
+ *
+ * Jobs
+ * - Job id = SHA-256 of (circuit id, circom input): identical requests map to one job, so a second
+ *   request while the first is queued or proving waits for the same proof, and one made within the
+ *   result TTL (`removeOnComplete.age`, default 1 h) gets the stored proof at once (spec §5.5 dedup).
+ * - Failures: input errors (constraint not satisfied, bad input, unknown circuit, missing keys on
+ *   that node) fail at once (`UnrecoverableError`); anything else (a crashed prover thread) is
+ *   retried `attempts` times with exponential backoff. Failed jobs are kept `failedTtlSeconds`
+ *   (default 10 s), so identical requests right after a failure get the same error.
+ * - A node that dies mid-proof (SIGKILL, OOM) stops renewing its job lock; after `lockDurationMs`
+ *   another node's stalled check (every `stalledIntervalMs`) puts the job back in the queue and it
+ *   is proved again (up to `maxStalledCount` times). Locks are renewed by the node's event loop,
+ *   which stays free because proofs run in the Piscina pool (never on the BullMQ event loop).
+ * - Jobs older than `jobExpiryMs` (default 10 min, spec §5.4) are failed unproved: nobody waits for them.
+ * - The API waits with `job.waitUntilFinished(queueEvents, timeoutMs)`; the job itself goes on
+ *   after a timeout, and its proof is kept for the next identical request.
+ *
+ * Results carry the prover node's id and timings (queue wait, witness, prove, verify), so the API
+ * process observes every proof in its own metrics (service.ts). Errors travel as JSON
+ * `{code, message}` in the job's `failedReason`.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
+import { NODE_ID } from './backend.ts';
+import { ProverError, type ProverErrorCode } from './errors.ts';
+import { ProverPool } from './pool.ts';
+import type { CircuitInput, Groth16Proof } from './snark.ts';
+
+/** Default BullMQ queue name. */
+export const DEFAULT_QUEUE_NAME = 'refract-proofs';
+
+/** Data of a proof job. */
+export interface ProofJobData {
+  circuitId: string;
+  input: CircuitInput;
+}
+
+/** Return value of a proof job. Times in ms. */
+export interface ProofJobResult {
+  proof: Groth16Proof;
+  publicSignals: string[];
+  /** Node that proved it (`host:pid`). */
+  node: string;
+  /** `queueMs`: BullMQ wait (added → taken by a node); `poolQueueMs`: wait for a pool thread on that node. */
+  timings: { queueMs: number; witnessMs: number; proveMs: number; verifyMs: number; poolQueueMs: number };
+  batchSize: number;
+  /** Unix ms when the node started the job. */
+  startedAt: number;
+}
+
+/**
+ * The job id of a proof: hex SHA-256 over the circuit id and the circom input JSON (inputs are
+ * built deterministically by witness.ts, so identical requests give identical ids).
+ */
+export function proofJobId(circuitId: string, input: CircuitInput): string {
+  return createHash('sha256').update(circuitId).update('\n').update(JSON.stringify(input)).digest('hex');
+}
+
+/** Redis connection options for BullMQ from a URL. */
+function connection(url: string, worker: boolean) {
+  // Workers must retry forever (maxRetriesPerRequest null); producers fail fast (no offline queue).
+  return worker ? { url, maxRetriesPerRequest: null } : { url, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5000 };
+}
+
+/** Options of `BullBackend`. */
+export interface BullBackendOptions {
+  redisUrl: string;
+  queueName?: string;
+  /** Tries per job for retryable failures (default 3). */
+  attempts?: number;
+  /** First retry delay, ms, doubled each time (default 1000). */
+  backoffMs?: number;
+  /** Completed jobs (proofs) are kept this long for dedup, s (default 3600). */
+  resultTtlSeconds?: number;
+  /** Failed jobs are kept this long, s (default 10). */
+  failedTtlSeconds?: number;
+  /** Wait this long for Redis at start, ms (default 5000). */
+  connectTimeoutMs?: number;
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function decodeFailure(reason: string, jobId: string): ProverError {
+  try {
+    const e = JSON.parse(reason) as { code?: ProverErrorCode; message?: string };
+    if (e && typeof e.code === 'string' && typeof e.message === 'string') return new ProverError(e.code, e.message, { jobId });
+  } catch {
+    /* plain text */
+  }
+  if (/stalled more than allowable limit/i.test(reason)) {
+    return new ProverError('worker_crashed', `proof job ${jobId} failed: the prover nodes taking it died or stalled too often (${reason})`, { jobId });
+  }
+  return new ProverError('internal', `proof job ${jobId} failed: ${reason}`, { jobId });
+}
+
+/** The producer side: see the module comment. Create with `BullBackend.create`. */
+export class BullBackend implements ProofBackend {
+  readonly kind = 'bullmq' as const;
+
+  private constructor(
+    readonly queue: Queue<ProofJobData, ProofJobResult>,
+    private readonly events: QueueEvents,
+    private readonly opts: BullBackendOptions,
+  ) {}
+
+  /**
+   * Connects the queue and its event stream.
+   * @throws ProverError `queue_unavailable` when Redis does not answer within `connectTimeoutMs`
+   */
+  static async create(opts: BullBackendOptions): Promise<BullBackend> {
+    const name = opts.queueName ?? DEFAULT_QUEUE_NAME;
+    const queue = new Queue<ProofJobData, ProofJobResult>(name, { connection: connection(opts.redisUrl, false) });
+    const events = new QueueEvents(name, { connection: connection(opts.redisUrl, true) });
+    queue.on('error', () => {}); // connection errors surface as failed calls
+    events.on('error', () => {});
+    try {
+      await withTimeout(Promise.all([queue.waitUntilReady(), events.waitUntilReady()]), opts.connectTimeoutMs ?? 5000, `Redis at ${redact(opts.redisUrl)}`);
+    } catch (e) {
+      await Promise.allSettled([queue.close(), events.close()]);
+      throw new ProverError('queue_unavailable', `proof queue unavailable: ${(e as Error).message}`);
+    }
+    return new BullBackend(queue, events, opts);
+  }
+
+  /**
+   * Enqueues (or joins an identical job) and waits for the result.
+   * @throws ProverError `queue_unavailable` (Redis), `timeout`, or the job's error
+   */
+  async prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof> {
+    const { circuitId, input } = job.witness;
+    const jobId = proofJobId(circuitId, input);
+    const t0 = performance.now();
+    const submitted = Date.now();
+    let j: Job<ProofJobData, ProofJobResult>;
+    try {
+      j = await this.queue.add(
+        'prove',
+        { circuitId, input },
+        {
+          jobId,
+          attempts: this.opts.attempts ?? 3,
+          backoff: { type: 'exponential', delay: this.opts.backoffMs ?? 1000 },
+          removeOnComplete: { age: this.opts.resultTtlSeconds ?? 3600 },
+          removeOnFail: { age: this.opts.failedTtlSeconds ?? 10 },
+        },
+      );
+    } catch (e) {
+      throw new ProverError('queue_unavailable', `cannot enqueue the proof (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
+    }
+    let r: ProofJobResult;
+    try {
+      r = (await j.waitUntilFinished(this.events, opts.timeoutMs)) as ProofJobResult;
+    } catch (e) {
+      const msg = (e as Error)?.message ?? String(e);
+      if (/timed out before finishing/.test(msg)) {
+        const d = await this.depth().catch(() => undefined);
+        throw new ProverError(
+          'timeout',
+          `proof for ${circuitId} did not finish within ${(opts.timeoutMs / 1000).toFixed(1)} s (queue ${this.queue.name}: ${d ? `${d.waiting} waiting, ${d.active} proving` : 'depth unknown'}; is a \`refract prover\` node running?)`,
+          { jobId, timeoutMs: opts.timeoutMs },
+        );
+      }
+      if (/Connection is closed|ECONNREFUSED|Stream isn't writeable/i.test(msg)) {
+        throw new ProverError('queue_unavailable', `proof queue unavailable while waiting for job ${jobId}: ${msg}`);
+      }
+      throw decodeFailure(msg, jobId);
+    }
+    if (!r || !r.proof || !Array.isArray(r.publicSignals)) throw new ProverError('internal', `proof job ${jobId} completed without a proof`);
+    const totalMs = performance.now() - t0;
+    return {
+      proof: r.proof,
+      publicSignals: r.publicSignals,
+      verifiedLocally: r.node === NODE_ID,
+      provedBy: r.node,
+      timings: {
+        // For a deduplicated job started before this request, there was no wait for this request.
+        queueMs: Math.max(0, Math.min(r.timings.queueMs, r.startedAt - submitted)) + r.timings.poolQueueMs,
+        witnessMs: r.timings.witnessMs,
+        proveMs: r.timings.proveMs,
+        verifyMs: r.timings.verifyMs,
+        totalMs,
+      },
+      batchSize: r.batchSize,
+    };
+  }
+
+  /** BullMQ job counts: waiting (wait + delayed + prioritized) and active. */
+  async depth(): Promise<BackendDepth> {
+    const c = await this.queue.getJobCounts('wait', 'delayed', 'prioritized', 'active');
+    return { waiting: (c.wait ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0 };
+  }
+
+  /** Closes the queue and event connections. */
+  async close(): Promise<void> {
+    await Promise.allSettled([this.events.close(), this.queue.close()]);
+  }
+}
+
+/** A URL without credentials (for messages). */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+  } catch {
+    return '(invalid url)';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Consumer: prover nodes
+
+/** Options of `startProverNode`. */
+export interface ProverNodeOptions {
+  redisUrl: string;
+  /** Keys directory (ignored when `pool` is given). */
+  keysDir?: string;
+  /** Pool threads = BullMQ concurrency (default: cores; ignored when `pool` is given). */
+  threads?: number;
+  /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
+  pool?: ProverPool;
+  queueName?: string;
+  /** Job lock, ms (default 30 000; renewed every half of it while proving). */
+  lockDurationMs?: number;
+  /** Stalled-job check interval, ms (default 15 000). */
+  stalledIntervalMs?: number;
+  /** Times a job may stall (its node died) before it fails (default 2). */
+  maxStalledCount?: number;
+  /** Jobs older than this are failed unproved, ms (default 600 000). */
+  jobExpiryMs?: number;
+  /** Circuits to load into the pool at start (default none: loaded on first use). */
+  warm?: readonly string[];
+  /** Job lifecycle events (tests and logs). */
+  onEvent?: (e: ProverNodeEvent) => void;
+}
+
+/** What a prover node reports about its jobs. */
+export type ProverNodeEvent =
+  | { type: 'active'; jobId: string; circuitId: string; node: string }
+  | { type: 'completed'; jobId: string; circuitId: string; node: string; proveMs: number }
+  | { type: 'failed'; jobId: string; circuitId: string; node: string; code: string; message: string; retry: boolean };
+
+/** A running prover node. */
+export interface ProverNode {
+  readonly worker: Worker<ProofJobData, ProofJobResult>;
+  readonly pool: ProverPool;
+  readonly nodeId: string;
+  /** Stops taking jobs, waits for running ones (they finish or go back to the queue), closes its pool. */
+  close(): Promise<void>;
+}
+
+/** Codes that fail a job at once: retrying gives the same answer. */
+const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'invalid_input', 'malformed_request', 'witness_failed', 'keys_missing', 'verify_failed']);
+
+/**
+ * Starts a BullMQ worker with `concurrency = pool size` whose jobs await the Piscina pool (proofs
+ * never run on the worker's event loop, so its locks keep being renewed).
+ * @throws ProverError `queue_unavailable` when Redis cannot be reached
+ */
+export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
+  const ownPool = !opts.pool;
+  if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads });
+  const concurrency = pool.stats().size;
+  const nodeId = NODE_ID;
+  const expiry = opts.jobExpiryMs ?? 600_000;
+  const emit = opts.onEvent ?? (() => {});
+  if (opts.warm?.length) await pool.warm(opts.warm);
+
+  const worker = new Worker<ProofJobData, ProofJobResult>(
+    opts.queueName ?? DEFAULT_QUEUE_NAME,
+    async (job) => {
+      const { circuitId, input } = job.data;
+      const jobId = job.id ?? '?';
+      const startedAt = Date.now();
+      emit({ type: 'active', jobId, circuitId, node: nodeId });
+      if (startedAt - job.timestamp > expiry) {
+        const message = `proof job ${jobId} expired: queued ${Math.round((startedAt - job.timestamp) / 1000)} s ago (limit ${expiry / 1000} s)`;
+        emit({ type: 'failed', jobId, circuitId, node: nodeId, code: 'timeout', message, retry: false });
+        throw new UnrecoverableError(JSON.stringify({ code: 'timeout', message }));
+      }
+      try {
+        const r = await pool.prove(circuitId, input);
+        emit({ type: 'completed', jobId, circuitId, node: nodeId, proveMs: r.proveMs });
+        return {
+          proof: r.proof,
+          publicSignals: r.publicSignals,
+          node: nodeId,
+          timings: { queueMs: Math.max(0, (job.processedOn ?? startedAt) - job.timestamp), witnessMs: r.witnessMs, proveMs: r.proveMs, verifyMs: r.verifyMs, poolQueueMs: r.queueMs },
+          batchSize: r.batchSize,
+          startedAt,
+        };
+      } catch (e) {
+        const pe = e instanceof ProverError ? e : new ProverError('internal', (e as Error)?.message ?? String(e));
+        const payload = JSON.stringify({ code: pe.code, message: pe.message });
+        const retry = !PERMANENT.has(pe.code);
+        emit({ type: 'failed', jobId, circuitId, node: nodeId, code: pe.code, message: pe.message, retry });
+        throw retry ? new Error(payload) : new UnrecoverableError(payload);
+      }
+    },
+    {
+      connection: connection(opts.redisUrl, true),
+      concurrency,
+      lockDuration: opts.lockDurationMs ?? 30_000,
+      stalledInterval: opts.stalledIntervalMs ?? 15_000,
+      maxStalledCount: opts.maxStalledCount ?? 2,
+      name: `${nodeId}:${randomBytes(3).toString('hex')}`,
+      autorun: false,
+    },
+  );
+  worker.on('error', () => {}); // connection hiccups: the worker reconnects by itself
+  try {
+    await withTimeout(worker.waitUntilReady(), 5000, `Redis at ${redact(opts.redisUrl)}`);
+  } catch (e) {
+    await worker.close(true).catch(() => {});
+    if (ownPool) await pool.close();
+    throw new ProverError('queue_unavailable', `prover node cannot reach the queue: ${(e as Error).message}`);
+  }
+  worker.run().catch(() => {});
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    pool,
+    nodeId,
+    close: () =>
+      (closing ??= (async () => {
+        await worker.close();
+        if (ownPool) await pool.close();
+      })()),
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * `ProverRuntime`: the prover side of `refract start`, assembled from its options.
+ *
+ * | options | backend | proofs made by | verified with |
+ * |---|---|---|---|
+ * | `enabled: false` | none | — ("Prover not available") | — |
+ * | `proverUrl` | `RemoteBackend` | the external prover | not verified (its own keys) |
+ * | default | `LocalBackend` (bounded in-process queue) | this process's Piscina pool | the pool thread (this keysDir) |
+ * | `redisUrl` | `BullBackend` | `refract prover` nodes, plus this process's pool unless `localWorker: false` | this keysDir: the local pool's threads (or a 1-thread verifier pool) |
+ *
+ * Keys (all but the remote mode): per-circuit readiness of `keysDir` (readiness.ts). When circuits
+ * are missing, `refract setup` runs in a child process in the background (`autoSetup`, default on)
+ * and circuits become usable one by one; until then their requests answer "Prover not available".
+ * `health()` feeds GET /health; queue gauges and readiness gauges feed /metrics.
+ */
+import { availableParallelism } from 'node:os';
+import type { Metrics } from '../metrics.ts';
+import { LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
+import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
+import { CIRCUIT_IDS, getCircuit } from './circuits.ts';
+import { ProverPool } from './pool.ts';
+import { KeyReadiness } from './readiness.ts';
+import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './service.ts';
+
+/** Circuits loaded into the pool as soon as their keys are ready (the common small shapes). */
+export const DEFAULT_WARM_CIRCUITS: readonly string[] = ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'combined_26_26_1_1'];
+
+/** Minimal logger (pino-compatible). */
+export interface RuntimeLog {
+  info(obj: object | string, msg?: string): void;
+  warn(obj: object | string, msg?: string): void;
+  error(obj: object | string, msg?: string): void;
+}
+
+/** Options of `ProverRuntime.start`. */
+export interface ProverRuntimeOptions {
+  /** false → no prover (config `prover: false` / `--no-prover`). */
+  enabled: boolean;
+  keysDir: string;
+  /** External Light-compatible prover (`--prover-url`). */
+  proverUrl?: string;
+  /** API key sent to the external prover (`Authorization: Bearer`). */
+  proverApiKey?: string;
+  /** BullMQ queue on this Redis (`--redis-url`). */
+  redisUrl?: string;
+  queueName?: string;
+  /** With Redis: also prove in this process (default true; `--no-local-prover`). */
+  localWorker?: boolean;
+  /** Pool threads (default: cores). */
+  threads?: number;
+  /** Per-request proof timeout, ms (default 60 s). */
+  timeoutMs?: number;
+  /** In-process queue bound (local backend), default 64. */
+  maxPending?: number;
+  /** Circuits served (default all); others answer "not ready". The background setup builds only these. */
+  circuits?: readonly string[];
+  /** Build missing keys in the background (default true). */
+  autoSetup?: boolean;
+  /** ptau for the background setup (`--ptau` / config `ptau`); default: the dev ptau if present. */
+  ptau?: string;
+  /** Extra arguments for the background `refract setup` (tests). */
+  setupArgs?: string[];
+  /** Circuits to preload when ready (default `DEFAULT_WARM_CIRCUITS`). */
+  warm?: readonly string[];
+  /** BullMQ lock and stalled-check settings of the local worker (bullmq.ts defaults). */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  metrics?: Metrics;
+  log?: RuntimeLog;
+}
+
+const quiet: RuntimeLog = { info() {}, warn() {}, error() {} };
+
+/** See the module comment. */
+export class ProverRuntime {
+  private svc: ProofService | undefined;
+  private backend: ProofBackend | undefined;
+  private pool: ProverPool | undefined;
+  private verifierPool: ProverPool | undefined;
+  private node: ProverNode | undefined;
+  private readiness: KeyReadiness | undefined;
+  private lastError: string | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly warmed = new Set<string>();
+  readonly mode: 'disabled' | 'remote' | 'local' | 'bullmq';
+
+  private constructor(private readonly opts: ProverRuntimeOptions) {
+    this.mode = !opts.enabled ? 'disabled' : opts.proverUrl ? 'remote' : opts.redisUrl ? 'bullmq' : 'local';
+  }
+
+  /**
+   * Builds the runtime. Never fails for missing keys (they are built in the background) or an
+   * unreachable Redis (retried every 10 s; meanwhile proofs answer "Prover not available").
+   */
+  static async start(opts: ProverRuntimeOptions): Promise<ProverRuntime> {
+    const rt = new ProverRuntime(opts);
+    await rt.init();
+    return rt;
+  }
+
+  /** True unless the prover is disabled. */
+  get enabled(): boolean {
+    return this.mode !== 'disabled';
+  }
+
+  /** The proof service, once it exists (undefined while disabled or while Redis is unreachable). */
+  service(): ProofService | undefined {
+    return this.svc;
+  }
+
+  /** Per-circuit key readiness (undefined in remote and disabled modes). */
+  keys(): KeyReadiness | undefined {
+    return this.readiness;
+  }
+
+  private get log(): RuntimeLog {
+    return this.opts.log ?? quiet;
+  }
+
+  private async init(): Promise<void> {
+    const o = this.opts;
+    if (this.mode === 'disabled') return;
+    const timeoutMs = o.timeoutMs ?? DEFAULT_PROOF_TIMEOUT_MS;
+    if (this.mode === 'remote') {
+      this.backend = new RemoteBackend(o.proverUrl!, { apiKey: o.proverApiKey });
+      this.svc = new ProofService({ backend: this.backend, metrics: o.metrics, timeoutMs });
+      o.metrics?.setProofStatsSource(() => this.backend!.depth());
+      this.log.warn({ proverUrl: o.proverUrl }, 'validity proofs go to an external prover; its proofs are not verified against this server\'s keys');
+      return;
+    }
+
+    o.circuits?.forEach((id) => getCircuit(id)); // unknown ids fail at start
+    const readiness = new KeyReadiness(o.keysDir, {
+      circuits: o.circuits,
+      onChange: (ready) => {
+        for (const id of CIRCUIT_IDS) o.metrics?.proverReady.set({ circuit: id }, ready.has(id) ? 1 : 0);
+        this.warmReady(ready);
+      },
+      log: (level, msg) => this.log[level](msg),
+    });
+    this.readiness = readiness;
+    await readiness.refresh();
+    for (const id of CIRCUIT_IDS) o.metrics?.proverReady.set({ circuit: id }, readiness.isReady(id) ? 1 : 0);
+    if (!readiness.complete) {
+      if (o.autoSetup !== false) readiness.startBackgroundSetup({ ptau: o.ptau, args: o.setupArgs });
+      else this.log.warn({ keysDir: readiness.keysDir, ready: readiness.readyIds() }, 'proving keys incomplete and background setup is off: run `refract setup`');
+    }
+
+    const threads = o.threads ?? availableParallelism();
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads });
+    const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
+
+    if (this.mode === 'local') {
+      this.backend = new LocalBackend(this.pool!, { maxPending: o.maxPending });
+      this.svc = new ProofService({ backend: this.backend, metrics: o.metrics, timeoutMs, readiness, verifier });
+    } else {
+      const connect = async () => {
+        try {
+          const backend = await BullBackend.create({ redisUrl: o.redisUrl!, queueName: o.queueName });
+          if (this.pool) {
+            this.node = await startProverNode({
+              redisUrl: o.redisUrl!,
+              pool: this.pool,
+              queueName: o.queueName,
+              lockDurationMs: o.lockDurationMs,
+              stalledIntervalMs: o.stalledIntervalMs,
+            });
+          }
+          if (this.closed) {
+            await backend.close();
+            await this.node?.close();
+            return;
+          }
+          this.backend = backend;
+          this.svc = new ProofService({ backend, metrics: o.metrics, timeoutMs, readiness, verifier });
+          this.lastError = undefined;
+          this.log.info({ queue: o.queueName ?? DEFAULT_QUEUE_NAME, localWorker: !!this.pool }, 'proof queue connected (BullMQ)');
+        } catch (e) {
+          this.lastError = (e as Error).message;
+          this.log.error({ err: e }, 'proof queue unavailable; retrying in 10 s (validity proofs answer "Prover not available" meanwhile)');
+          if (!this.closed) {
+            this.retryTimer = setTimeout(() => void connect(), 10_000);
+            this.retryTimer.unref();
+          }
+        }
+      };
+      await connect();
+    }
+    o.metrics?.setProofStatsSource(async () => {
+      const d = this.backend ? await this.backend.depth() : { waiting: 0, active: 0 };
+      if (!d.threads && this.pool) {
+        const s = this.pool.stats();
+        d.threads = Object.fromEntries(Object.entries(s.threads).map(([k, m]) => [k, m.heapUsed + m.external]));
+      }
+      return d;
+    });
+    this.warmReady(new Set(readiness.readyIds()));
+  }
+
+  private verifyPool(): ProverPool {
+    if (this.pool) return this.pool;
+    this.verifierPool ??= new ProverPool({ keysDir: this.opts.keysDir, size: 1, singleThread: true });
+    return this.verifierPool;
+  }
+
+  /** Loads newly ready circuits of the warm list into the pool, in the background. */
+  private warmReady(ready: ReadonlySet<string>): void {
+    if (!this.pool || this.closed) return;
+    const ids = (this.opts.warm ?? DEFAULT_WARM_CIRCUITS).filter((id) => ready.has(id) && !this.warmed.has(id));
+    if (ids.length === 0) return;
+    ids.forEach((id) => this.warmed.add(id));
+    const t0 = performance.now();
+    this.pool.warm(ids).then(
+      () => this.log.info({ circuits: ids, ms: Math.round(performance.now() - t0) }, 'prover pool warmed'),
+      (err) => {
+        ids.forEach((id) => this.warmed.delete(id));
+        this.log.warn({ err, circuits: ids }, 'warming the prover pool failed (circuits load on first use)');
+      },
+    );
+  }
+
+  /** What GET /health shows under `prover`. */
+  async health(): Promise<Record<string, unknown>> {
+    if (this.mode === 'disabled') return { mode: 'disabled' };
+    const out: Record<string, unknown> = { mode: this.mode, available: !!this.svc };
+    if (this.mode === 'remote') out.proverUrl = this.opts.proverUrl;
+    if (this.readiness) {
+      const h = this.readiness.health();
+      out.ready = h.ready === h.total;
+      out.keys = h;
+    }
+    if (this.lastError) out.error = this.lastError;
+    if (this.backend) {
+      try {
+        out.queue = await this.backend.depth();
+      } catch (e) {
+        out.queue = { error: (e as Error).message };
+      }
+    }
+    if (this.pool) {
+      const s = this.pool.stats();
+      out.pool = { threads: s.size, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+    }
+    return out;
+  }
+
+  /** Stops the background setup, the queue worker, the backend and the pools. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.opts.metrics?.setProofStatsSource(undefined);
+    await this.readiness?.close();
+    await this.node?.close();
+    await this.backend?.close();
+    await this.pool?.close();
+    await this.verifierPool?.close();
+  }
+}

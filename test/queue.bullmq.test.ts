@@ -1,0 +1,231 @@
+// The BullMQ proof queue against the real Redis (127.0.0.1:6379): two `refract prover` processes
+// drain one queue; identical requests are deduplicated; a node SIGKILLed mid-proof does not lose the
+// request (stalled-job recovery hands it to the other node within the timeout); input errors fail
+// at once; no node → a clear timeout. Proofs from the nodes are verified in this process against
+// its own verification keys (a 1-thread verifier pool), as the API does.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import bs58 from 'bs58';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startDaemon } from '../src/commands/start.ts';
+import { configSchema } from '../src/config/config.ts';
+import { Metrics } from '../src/metrics.ts';
+import { Queue } from 'bullmq';
+import { BullBackend, proofJobId } from '../src/prover/bullmq.ts';
+import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { ProverPool } from '../src/prover/pool.ts';
+import { REFRACT_BIN } from '../src/prover/readiness.ts';
+import { ProofService } from '../src/prover/service.ts';
+import { setupCircuits } from '../src/prover/setup.ts';
+import { terminateCurve } from '../src/prover/snark.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { fixtureStore } from './helpers/rpcLmdb.ts';
+
+const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const QUEUE = `refract-test-${process.pid}-${Date.now()}`;
+const IDS = ['inclusion_26_1', 'non-inclusion_26_1'];
+
+interface NodeProc {
+  child: ChildProcess;
+  events: Record<string, unknown>[];
+  nodeId?: string;
+  waitFor(pred: (e: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown>>;
+}
+
+function startNode(): NodeProc {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const child = spawn(
+    process.execPath,
+    [REFRACT_BIN, 'prover', '--redis-url', REDIS, '--keys', TEST_KEYS_DIR, '--threads', '1', '--queue', QUEUE, '--lock-duration-ms', '3000', '--stalled-interval-ms', '1000', '--warm', 'inclusion_26_1', '--events', '--log-level', 'error'],
+    { stdio: ['ignore', 'pipe', 'inherit'], env },
+  );
+  const events: Record<string, unknown>[] = [];
+  const waiters: { pred: (e: Record<string, unknown>) => boolean; resolve: (e: Record<string, unknown>) => void }[] = [];
+  const node: NodeProc = {
+    child,
+    events,
+    waitFor(pred, ms) {
+      const hit = events.find(pred);
+      if (hit) return Promise.resolve(hit);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`prover node ${child.pid}: no matching event within ${ms} ms; events: ${JSON.stringify(events)}`)), ms);
+        waiters.push({ pred, resolve: (e) => (clearTimeout(t), resolve(e)) });
+      });
+    },
+  };
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    let e: Record<string, unknown>;
+    try {
+      e = JSON.parse(line);
+    } catch {
+      return;
+    }
+    events.push(e);
+    if (e.event === 'ready') node.nodeId = e.node as string;
+    for (const w of [...waiters]) {
+      if (w.pred(e)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(e);
+      }
+    }
+  });
+  return node;
+}
+
+const account = (seed: number): ValidityProofInputs => ({ accounts: [syntheticAccount(seed, seed * 3)], addresses: [] });
+
+let nodes: NodeProc[] = [];
+let backend: BullBackend;
+let verifierPool: ProverPool;
+let metrics: Metrics;
+let service: ProofService;
+
+async function verified(inputs: ValidityProofInputs, compressed: { a: Uint8Array; b: Uint8Array; c: Uint8Array }): Promise<boolean> {
+  const a = inputs.accounts[0]!;
+  return verifyCompressedProof(TEST_KEYS_DIR, 'inclusion_26_1', compressed, [a.root, a.leaf]);
+}
+
+beforeAll(async () => {
+  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: IDS, log: () => {} });
+  nodes = [startNode(), startNode()];
+  await Promise.all(nodes.map((n) => n.waitFor((e) => e.event === 'ready', 120_000)));
+  backend = await BullBackend.create({ redisUrl: REDIS, queueName: QUEUE });
+  verifierPool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true });
+  metrics = new Metrics({ defaultMetrics: false });
+  service = new ProofService({ backend, metrics, timeoutMs: 60_000, verifier: (id, p, s) => verifierPool.verify(id, p, s) });
+}, 600_000);
+
+afterAll(async () => {
+  for (const n of nodes) if (n.child.exitCode === null && n.child.signalCode === null) n.child.kill('SIGTERM');
+  await Promise.all(nodes.map((n) => (n.child.exitCode !== null || n.child.signalCode !== null ? undefined : new Promise((r) => n.child.once('exit', r)))));
+  await backend?.queue.obliterate({ force: true }).catch(() => {});
+  await backend?.close();
+  await verifierPool?.close();
+  await terminateCurve();
+});
+
+describe('BullMQ proof queue with two `refract prover` processes', () => {
+  test('both nodes drain one queue; every proof verifies here; node metrics reach this process', async () => {
+    const inputs = [1, 2, 3, 4].map(account);
+    const t0 = performance.now();
+    const proofs = await Promise.all(inputs.map((i) => service.prove(i)));
+    const ms = performance.now() - t0;
+    for (const [k, p] of proofs.entries()) expect(await verified(inputs[k]!, p.compressedProof)).toBe(true);
+    const completedBy = new Set(nodes.flatMap((n) => n.events.filter((e) => e.event === 'completed').map(() => n.nodeId)));
+    expect(completedBy.size).toBe(2);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/refract_proofs_total\{circuit="inclusion_26_1"\} 4/);
+    for (const n of nodes) expect(text).toContain(`refract_proofs_by_node_total{node="${n.nodeId}"}`);
+    expect(text).toMatch(/refract_proof_queue_wait_seconds_count\{circuit="inclusion_26_1"\} 4/);
+    expect(text).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq"\} 4/);
+    console.log(`4 proofs on 2 prover nodes (1 thread each): ${ms.toFixed(0)} ms`);
+  });
+
+  test('identical requests share one job: same proof bytes, proved once; a later one gets the stored proof', async () => {
+    const inputs = account(40);
+    const jobId = proofJobId('inclusion_26_1', buildCircuitInput(inputs).input);
+    const [a, b] = await Promise.all([service.prove(inputs), service.prove(inputs)]);
+    expect(Buffer.from(a.compressedProof.a).equals(Buffer.from(b.compressedProof.a))).toBe(true);
+    expect(Buffer.from(a.compressedProof.c).equals(Buffer.from(b.compressedProof.c))).toBe(true);
+    const t0 = performance.now();
+    const c = await service.prove(inputs);
+    const cachedMs = performance.now() - t0;
+    expect(Buffer.from(c.compressedProof.b).equals(Buffer.from(a.compressedProof.b))).toBe(true);
+    const runs = nodes.flatMap((n) => n.events.filter((e) => e.event === 'active' && e.jobId === jobId));
+    expect(runs).toHaveLength(1);
+    expect(cachedMs).toBeLessThan(1000);
+    expect(await verified(inputs, c.compressedProof)).toBe(true);
+  });
+
+  test('an unsatisfiable input fails at once (not retried) with the constraint named', async () => {
+    const bad = account(50);
+    bad.accounts[0] = { ...bad.accounts[0]!, root: account(51).accounts[0]!.root };
+    const e = await service.prove(bad).catch((x) => x);
+    expect(e.code).toBe('witness_failed');
+    expect(e.message).toMatch(/do not fold to the given state root/);
+    const jobId = proofJobId('inclusion_26_1', buildCircuitInput(bad).input);
+    expect(nodes.flatMap((n) => n.events.filter((x) => x.event === 'active' && x.jobId === jobId))).toHaveLength(1);
+  });
+
+  test('a node SIGKILLed mid-proof: the other node proves the job, the request still gets its proof', async () => {
+    const inputs = account(60);
+    const jobId = proofJobId('inclusion_26_1', buildCircuitInput(inputs).input);
+    const t0 = performance.now();
+    const pending = service.prove(inputs);
+    const first = await Promise.race(nodes.map((n) => n.waitFor((e) => e.event === 'active' && e.jobId === jobId, 30_000).then(() => n)));
+    await new Promise((r) => setTimeout(r, 300)); // mid-proof (a proof takes ~1 s here)
+    first.child.kill('SIGKILL');
+    const p = await pending;
+    const ms = performance.now() - t0;
+    const other = nodes.find((n) => n !== first)!;
+    expect(other.events.some((e) => e.event === 'completed' && e.jobId === jobId)).toBe(true);
+    expect(first.events.some((e) => e.event === 'completed' && e.jobId === jobId)).toBe(false);
+    expect(await verified(inputs, p.compressedProof)).toBe(true);
+    expect(ms).toBeLessThan(30_000);
+    console.log(`SIGKILL recovery: proof delivered ${ms.toFixed(0)} ms after the request (lock 3 s, stalled check 1 s)`);
+  });
+
+  test('no prover node on the queue → a clear timeout', async () => {
+    const lonely = await BullBackend.create({ redisUrl: REDIS, queueName: `${QUEUE}-empty` });
+    try {
+      const s = new ProofService({ backend: lonely, timeoutMs: 1500 });
+      const e = await s.prove(account(70)).catch((x) => x);
+      expect(e.code).toBe('timeout');
+      expect(e.message).toMatch(/did not finish within 1\.5 s \(queue .*-empty: 1 waiting, 0 proving; is a `refract prover` node running\?\)/);
+    } finally {
+      await lonely.queue.obliterate({ force: true });
+      await lonely.close();
+    }
+  });
+});
+
+describe('refract start --redis-url', () => {
+  const PAYER_HASH = '2veKUPKieajFG7yzPNGARHq7jYS1FiXcXG8P9Txhvhcn';
+
+  async function daemonOn(queueName: string, localWorker: boolean) {
+    const store = fixtureStore('lamports');
+    const db = (store.root as unknown as { path: string }).path;
+    await store.close();
+    const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir: TEST_KEYS_DIR, redisUrl: REDIS, proverThreads: 1 });
+    const daemon = await startDaemon(config, { prover: { queueName, localWorker, autoSetup: false, circuits: IDS, warm: localWorker ? ['inclusion_26_1'] : [] } });
+    const addr = daemon.app.server.address();
+    const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+    const call = async (method: string, params: unknown) =>
+      (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) })).json();
+    return { daemon, url, call };
+  }
+
+  test('with its local worker: getValidityProof through the BullMQ queue; /health and /metrics show it', async () => {
+    const q = `${QUEUE}-daemon`;
+    const { daemon, url, call } = await daemonOn(q, true);
+    try {
+      const res = await call('getValidityProof', { hashes: [PAYER_HASH] });
+      const v = res.result.value;
+      expect(await verifyCompressedProof(TEST_KEYS_DIR, 'inclusion_26_1', v.compressedProof, [bs58.decode(v.roots[0]), bs58.decode(v.leaves[0])])).toBe(true);
+      const health = await (await fetch(`${url}/health`)).json();
+      expect(health.prover).toMatchObject({ mode: 'bullmq', available: true, queue: { waiting: 0, active: 0 } });
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq"\} 1/);
+      expect(metrics).toMatch(/refract_proof_queue_depth 0/);
+    } finally {
+      await daemon.stop();
+      await new Queue(q, { connection: { url: REDIS } }).obliterate({ force: true }).catch(() => {});
+    }
+  });
+
+  test('--no-local-prover: only enqueues; a `refract prover` node proves, this server verifies with its vkey', async () => {
+    const { daemon, call } = await daemonOn(QUEUE, false);
+    try {
+      const survivor = nodes.find((n) => n.child.exitCode === null && n.child.signalCode === null)!;
+      const before = survivor.events.filter((e) => e.event === 'completed').length;
+      const res = await call('getValidityProof', { hashes: [PAYER_HASH] });
+      expect(res.result, JSON.stringify(res)).toBeDefined();
+      expect(survivor.events.filter((e) => e.event === 'completed').length).toBe(before + 1);
+      const metrics = await daemon.metrics.registry.metrics();
+      expect(metrics).toContain(`refract_proofs_by_node_total{node="${survivor.nodeId}"} 1`);
+    } finally {
+      await daemon.stop();
+    }
+  });
+});
