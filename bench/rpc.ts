@@ -2,14 +2,17 @@
  * JSON-RPC benchmark (autocannon, 64 connections): getCompressedAccount, getCompressedAccountsByOwner
  * (limit 100) and getMultipleCompressedAccountProofs (8 hashes) against `refract start --no-ingest`
  * on a store of ≥ 1M synthetic accounts, plus a bare node:http server returning a constant body as
- * the ceiling — all in the same run. Servers run in child processes; results go to
- * bench/results/rpc.json.
+ * the ceiling and, as a reference, a minimal fastify route returning the same body (the framework's
+ * own floor: what any fastify handler can reach here) — all in the same run. Servers run in child
+ * processes (refract with the prover off: no background key generation competing for the CPU);
+ * getCompressedAccount is also run on a single connection (latency without queueing). Results go
+ * to bench/results/rpc.json.
  *
  * Usage: npm run bench:rpc [-- --accounts 1000000 --seconds 10 --connections 64]
  * The store is built once under bench/.data/ (reused when it has enough accounts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -91,28 +94,69 @@ async function waitFor(url: string, body: string): Promise<void> {
 const refractPort = 18784;
 const ceilingPort = 18785;
 const configFile = join(os.tmpdir(), `refract-bench-rpc-${process.pid}.json`);
-writeFileSync(configFile, JSON.stringify({ rateLimit: false, logLevel: 'warn' }));
+writeFileSync(configFile, JSON.stringify({ rateLimit: false, logLevel: 'warn', prover: false }));
 const refract = await startChild(['bin/refract.mjs', 'start', '--no-ingest', '--db', dbDir, '--port', String(refractPort), '--host', '127.0.0.1', '--config', configFile]);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { context: { slot: 1 }, value: null } });
 const ceiling = await startChild(['-e', `require('http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.writeHead(200,{'content-type':'application/json'});s.end(${JSON.stringify(body)})})}).listen(${ceilingPort},'127.0.0.1')`]);
+const fastifyPort = 18786;
+const fastifyFloor = await startChild([
+  '--input-type=module',
+  '-e',
+  `import Fastify from 'fastify';const app=Fastify({logger:false});app.removeAllContentTypeParsers();app.addContentTypeParser('*',{parseAs:'string'},(_r,b,d)=>{try{d(null,JSON.parse(b))}catch(e){d(e)}});app.post('/',(_q,r)=>{r.type('application/json; charset=utf-8').send(${JSON.stringify(body)})});await app.listen({port:${fastifyPort},host:'127.0.0.1'});`,
+]);
 await waitFor(`http://127.0.0.1:${refractPort}/`, targets.getCompressedAccount[0]!);
 await waitFor(`http://127.0.0.1:${ceilingPort}/`, '{}');
+await waitFor(`http://127.0.0.1:${fastifyPort}/`, '{}');
 
-async function run(url: string, bodies: string[]) {
+/** CPU seconds (user + system) used so far by process `pid` (Linux /proc; null elsewhere). */
+function cpuSeconds(pid: number | undefined): number | null {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100; // utime + stime, in USER_HZ (100 on Linux)
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Load `url` with autocannon (after a 2 s warm-up); also reports the server's CPU use over the run (`serverCpu`: cores
+ * used; `serverCpuUsPerReq`), which tells whether the server had a whole core on this shared machine.
+ */
+async function run(server: ChildProcess, url: string, bodies: string[], conns = connections) {
+  const requests = bodies.map((b) => ({ method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: b }));
+  // Warm-up, not recorded: JIT tiers and caches settle before the measurement (all servers alike).
+  await autocannon({ url, connections: Math.min(conns, 8), duration: 2, requests });
+  const c0 = cpuSeconds(server.pid);
+  const t0 = performance.now();
   const r = await autocannon({
     url,
-    connections,
+    connections: conns,
     duration: seconds,
-    requests: bodies.map((b) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: b })),
+    requests,
   });
-  return { reqPerSec: Math.round(r.requests.average), p50Ms: r.latency.p50, p99Ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors, total: r.requests.total };
+  const c1 = cpuSeconds(server.pid);
+  const cpu = c0 === null || c1 === null ? null : c1 - c0;
+  return {
+    reqPerSec: Math.round(r.requests.average),
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    total: r.requests.total,
+    serverCpu: cpu === null ? null : +(cpu / ((performance.now() - t0) / 1000)).toFixed(2),
+    serverCpuUsPerReq: cpu === null || !r.requests.total ? null : +((cpu / r.requests.total) * 1e6).toFixed(1),
+  };
 }
 
 const results: Record<string, unknown> = {};
-results.ceiling = await run(`http://127.0.0.1:${ceilingPort}/`, ['{}']);
-for (const [name, bodies] of Object.entries(targets)) results[name] = await run(`http://127.0.0.1:${refractPort}/`, bodies);
+results.ceiling = await run(ceiling, `http://127.0.0.1:${ceilingPort}/`, ['{}']);
+results.fastifyFloor = await run(fastifyFloor, `http://127.0.0.1:${fastifyPort}/`, ['{}']);
+for (const [name, bodies] of Object.entries(targets)) results[name] = await run(refract, `http://127.0.0.1:${refractPort}/`, bodies);
+// Latency without queueing: one connection (at 64 connections the mean latency is 64 / throughput).
+results['getCompressedAccount@1'] = await run(refract, `http://127.0.0.1:${refractPort}/`, targets.getCompressedAccount, 1);
 refract.kill('SIGTERM');
 ceiling.kill('SIGTERM');
+fastifyFloor.kill('SIGTERM');
 
 const ceil = (results.ceiling as { reqPerSec: number }).reqPerSec;
 const out = {
@@ -121,7 +165,7 @@ const out = {
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg(), node: process.version },
   params: { accounts: wantAccounts, owners: OWNERS, seconds, connections },
   results,
-  ratioToCeiling: Object.fromEntries(Object.keys(targets).map((k) => [k, +((results[k] as { reqPerSec: number }).reqPerSec / ceil).toFixed(3)])),
+  ratioToCeiling: Object.fromEntries(['fastifyFloor', ...Object.keys(targets)].map((k) => [k, +((results[k] as { reqPerSec: number }).reqPerSec / ceil).toFixed(3)])),
   target: { getCompressedAccountRatio: 0.6, p99Ms: 5 },
 };
 mkdirSync(join(root, 'bench/results'), { recursive: true });

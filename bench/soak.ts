@@ -24,8 +24,8 @@ const { values } = parseArgs({
 });
 const minutes = Number(values.minutes);
 const root = new URL('..', import.meta.url).pathname;
-const simPort = 18899;
-const apiPort = 18784;
+const simPort = 18898;
+const apiPort = 18884;
 const url = `http://127.0.0.1:${apiPort}/`;
 const db = mkdtempSync(join(os.tmpdir(), 'refract-soak-'));
 

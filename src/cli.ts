@@ -164,4 +164,11 @@ program
     process.once('SIGINT', stop);
   });
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  // A failure to start (port in use, unreadable store, bad config) is one clear line, not a stack.
+  const e = err as Error & { code?: string };
+  process.stderr.write(`refract: ${e.code === 'EADDRINUSE' ? `${e.message} (another process listens there; use --port)` : e.message}\n`);
+  process.exit(1);
+}

@@ -174,10 +174,12 @@ export interface RpcDataSource {
    * snapshot of the indexed state (LmdbDataSource: one pinned LMDB read transaction), so that
    * `context.slot` and the data of a response agree while blocks are being indexed. The dispatcher
    * wraps each method handler in it (src/rpc/dispatch.ts) unless the method opts out
-   * (`MethodDefinition.snapshot: false`, for handlers that wait on Solana or the prover). The view
-   * must not be used after the returned promise settles. Sources without it are read call by call.
+   * (`MethodDefinition.snapshot: false`, for handlers that wait on Solana or the prover).
+   * `fn` may return a value or a promise; `snapshot` returns the same (a synchronous `fn` runs and
+   * returns synchronously, with no promise on the way). The view must not be used after `fn`
+   * returns, or after its promise settles. Sources without it are read call by call.
    */
-  snapshot?<T>(fn: (view: RpcDataSource) => Promise<T>): Promise<T>;
+  snapshot?<T>(fn: (view: RpcDataSource) => T): T;
 
   /** MAX(blocks.slot), or null when nothing has been indexed. Every `context.slot` comes from here. */
   getIndexedSlot(): Awaitable<bigint | null>;

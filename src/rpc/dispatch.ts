@@ -68,13 +68,15 @@ export function resolveMethod(env: Envelope, pathMethod: string | undefined): Me
 }
 
 /**
- * Authorize, validate params and run the handler; returns the JSON-RPC `result`. The handler runs on
- * one consistent snapshot of the data (`ctx.data.snapshot`) when the source offers it and the method
- * does not opt out (`def.snapshot === false`).
+ * Authorize, validate params and run the handler; returns the JSON-RPC `result`, or a promise of it
+ * when the handler is asynchronous (synchronous handlers on a synchronous data source — the LMDB
+ * one — run without any promise). Failures are thrown, or rejected by the returned promise. The
+ * handler runs on one consistent snapshot of the data (`ctx.data.snapshot`) when the source offers
+ * it and the method does not opt out (`def.snapshot === false`).
  */
-export async function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, principal: Principal): Promise<unknown> {
+export function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, principal: Principal): unknown {
   authorizeMethod(principal, env.method, def.name);
   const params = parseParams(def.params, env.params);
   if (def.snapshot === false || !ctx.data.snapshot) return def.handler(ctx, params);
-  return ctx.data.snapshot(async (data) => def.handler({ ...ctx, data }, params));
+  return ctx.data.snapshot((data) => def.handler(data === ctx.data ? ctx : { ...ctx, data }, params));
 }

@@ -15,7 +15,7 @@ import type {
   ValidityProofRecord,
 } from './context.ts';
 import { base58Encode } from './base58.ts';
-import { ExactU64 } from './json.ts';
+import { ExactU64, RawJson } from './json.ts';
 
 /** A u64 as emitted in JSON: a number when safe, else an exact wrapper. */
 export type U64Json = number | ExactU64;
@@ -205,4 +205,59 @@ export function encodeValidityProofV2(r: ValidityProofRecord) {
 /** Nullifier / txHash of a closed V2 account: base58, `1111…1111` (32 zero bytes) when absent. */
 export function b58OrZero(bytes: Uint8Array | null): string {
   return b58(bytes ?? ZERO32);
+}
+
+// ---- JSON text encoders ---------------------------------------------------------------------
+//
+// The hot shapes (V1 `Account`, V1 `MerkleProofWithContext`, `{context, value}`) written straight
+// to JSON text: the same bytes as `stringifyJson` of the object encoders above (key order, exact
+// u64 digits, null handling), without building the intermediate objects and without a generic
+// JSON.stringify pass. Every value they write needs no escaping (base58 and base64 alphabets,
+// decimal digits). Handlers return the text as `rawJson(…)`; the server writes a top-level RawJson
+// result as is. Cross-checked against the object encoders in test/rpc.fastparams.test.ts.
+
+/** JSON text of a u64: the digits `u64()` leads `stringifyJson` to write. Throws RangeError like `u64`. */
+export function u64Text(value: bigint | number): string {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`not a u64: ${value}`);
+    return String(value);
+  }
+  if (value < 0n) throw new RangeError(`not a u64: ${value}`);
+  return value.toString(10);
+}
+
+/** JSON text of a plain number field (as JSON.stringify writes it: non-finite → null). */
+function numText(n: number): string {
+  return Number.isFinite(n) ? String(n) : 'null';
+}
+
+/** `"<base58>"` or `null`. */
+function b58Text(bytes: Uint8Array | null | undefined): string {
+  return bytes ? `"${base58Encode(bytes)}"` : 'null';
+}
+
+/** JSON text of `encodeAccount(a)` (V1 `Account`). */
+export function accountJson(a: AccountRecord): string {
+  const d = a.data;
+  const data = d === null ? 'null' : `{"discriminator":${u64Text(d.discriminator)},"data":"${b64(d.data)}","dataHash":"${base58Encode(d.dataHash)}"}`;
+  return (
+    `{"hash":"${base58Encode(a.hash)}","address":${b58Text(a.address)},"data":${data},"owner":"${base58Encode(a.owner)}",` +
+    `"lamports":${u64Text(a.lamports)},"tree":"${base58Encode(a.treeInfo.tree)}","leafIndex":${numText(a.leafIndex)},` +
+    `"seq":${a.seq === null ? 'null' : u64Text(a.seq)},"slotCreated":${u64Text(a.slotCreated)}}`
+  );
+}
+
+/** JSON text of `encodeMerkleProof(p)` (V1 `MerkleProofWithContext`). */
+export function merkleProofJson(p: MerkleProofRecord): string {
+  let proof = '';
+  for (let i = 0; i < p.proof.length; i++) proof += i === 0 ? `"${base58Encode(p.proof[i]!)}"` : `,"${base58Encode(p.proof[i]!)}"`;
+  return (
+    `{"proof":[${proof}],"root":"${base58Encode(p.root)}","leafIndex":${numText(p.leafIndex)},"hash":"${base58Encode(p.hash)}",` +
+    `"merkleTree":"${base58Encode(p.treeInfo.tree)}","rootSeq":${u64Text(p.rootSeq)}}`
+  );
+}
+
+/** `withContext(slot, value)` as a RawJson result, `valueJson` being the value's JSON text. */
+export function withContextJson(slot: bigint, valueJson: string): RawJson {
+  return new RawJson(`{"context":{"slot":${u64Text(slot)}},"value":${valueJson}}`);
 }

@@ -6,6 +6,9 @@
  *
  * Consistency: every call reads in ONE LMDB read transaction, and `snapshot(fn)` pins one read
  * transaction for a whole request, so `context.slot` and the data agree while blocks are indexed.
+ * That transaction is the store's shared snapshot of the current event-loop turn
+ * (`Store.readShared`): the requests handled in one turn read the same state, and its last slot
+ * and upper tree nodes are read once.
  *
  * Pagination: cursors are positions in the index order (sort key + unique tie-breaker), so paging
  * with any limit returns every item exactly once, in order, also while new blocks are indexed between
@@ -189,6 +192,13 @@ function compare(a: Uint8Array, b: Uint8Array): number {
   return Buffer.compare(a, b);
 }
 
+/** Byte equality without a native call (Buffer.compare costs more than 32 JS compares). */
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 function matchesFilters(a: StoredAccount, filters: readonly MemcmpFilter[]): boolean {
   for (const f of filters) {
     const d = a.data?.data;
@@ -231,26 +241,57 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /**
-   * Runs `fn` with a view of this source pinned to one LMDB read transaction (released when the
-   * promise settles). Every read through the view, context slot included, sees the same state.
+   * Runs `fn` with a view of this source pinned to one LMDB read snapshot (`Store.readShared`: the
+   * snapshot of the current event-loop turn, shared with other requests of the turn; kept until the
+   * promise settles when `fn` returns one). Every read through the view, context slot included, sees
+   * the same state. Synchronous `fn` → synchronous result.
    */
-  snapshot<T>(fn: (view: RpcDataSource) => Promise<T>): Promise<T> {
+  snapshot<T>(fn: (view: RpcDataSource) => T): T {
     if (this.view) return fn(this);
-    return this.store.readAsync((r) => {
-      const pinned = Object.create(this) as LmdbDataSource;
-      pinned.view = r;
-      return fn(pinned);
-    });
+    return this.store.readShared((r) => fn(this.pinnedTo(r)));
+  }
+
+  /** The last view made by `pinnedTo`, reused while the shared snapshot is the same. */
+  private lastPinned: LmdbDataSource | null = null;
+
+  /** This source with every read on `r`. */
+  private pinnedTo(r: ReadView): LmdbDataSource {
+    const last = this.lastPinned;
+    if (last && last.view === r) return last;
+    const pinned = Object.create(this) as LmdbDataSource;
+    pinned.view = r;
+    this.lastPinned = pinned;
+    return pinned;
   }
 
   // ---- conversions -------------------------------------------------------------------------
 
+  /**
+   * Registry refs by tree pubkey (latin1 image of the 32 bytes; the registry is immutable). Every
+   * account and proof names its tree, so the registry lookup (a base58 encoding) is done once per tree.
+   */
+  private readonly refs = new Map<string, TreeRef | null>();
+
   /** `{tree, queue, treeType}` of a stored tree pubkey (registry; unknown trees show the tree as queue). */
   treeRef(tree: Bytes32, fallbackType: number): TreeRef {
-    const info = this.registry.getBytes(tree);
-    if (info) return { tree: info.treeBytes, queue: info.queueBytes, treeType: TREE_TYPE_CODE[info.type] as TreeType };
-    return { tree, queue: tree, treeType: fallbackType as TreeType };
+    // Consecutive records mostly share a tree: compare with the last one found first.
+    const last = this.lastRef;
+    if (last && sameBytes(last.tree, tree)) return last;
+    const key = Buffer.from(tree.buffer, tree.byteOffset, tree.byteLength).toString('latin1');
+    let ref = this.refs.get(key);
+    if (ref === undefined) {
+      const info = this.registry.getBytes(tree);
+      ref = info ? { tree: info.treeBytes, queue: info.queueBytes, treeType: TREE_TYPE_CODE[info.type] as TreeType } : null;
+      // Bounded: only registered trees are kept (unknown ones are rare: records of trees removed from the registry).
+      if (ref) this.refs.set(key, ref);
+    }
+    if (!ref) return { tree, queue: tree, treeType: fallbackType as TreeType };
+    this.lastRef = ref;
+    return ref;
   }
+
+  /** The last registered tree `treeRef` returned. */
+  private lastRef: TreeRef | null = null;
 
   /** A stored account as the API record (`discriminator` = the 8 bytes as u64 LE; V2 queue state from the leaf index). */
   private toAccount(r: ReadView | null, a: StoredAccount): AccountRecord {

@@ -5,6 +5,7 @@
  */
 import type { z } from 'zod';
 import { RpcError } from './errors.ts';
+import { SLOW, fastParserOf } from './fastParams.ts';
 import { describeInput } from './schemas.ts';
 
 type Issue = z.core.$ZodIssue;
@@ -48,9 +49,16 @@ export function formatIssue(issue: Issue): string {
 
 /**
  * Parse `params` (the JSON value, `null` when absent) with `schema`. Returns the decoded output or
- * throws `RpcError.invalidParams` naming the first offending field and the reason.
+ * throws `RpcError.invalidParams` naming the first offending field and the reason. Valid params of
+ * the common shapes take the schema's fast path (fastParams.ts: same output); everything else, and
+ * every error, goes through zod.
  */
 export function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.output<S> {
+  const fast = fastParserOf(schema);
+  if (fast) {
+    const v = fast(params);
+    if (v !== SLOW) return v as z.output<S>;
+  }
   const r = schema.safeParse(params, { error: defaultMessage, reportInput: false });
   if (r.success) return r.data;
   const first = r.error.issues[0];

@@ -8,6 +8,8 @@
 import bs58 from 'bs58';
 import { z } from 'zod';
 import { PAGE_LIMIT } from '../light/constants.ts';
+import { base58Decode32 } from './base58.ts';
+import { SLOW, fastParserOf, registerFast } from './fastParams.ts';
 
 /** BN254 scalar field modulus r; hashes and roots are field elements below it. */
 export const BN254_MODULUS = 21888242871839275222246405745257275088548364400416034343698204186575808495617n;
@@ -29,6 +31,15 @@ function decodeB58(s: string): Uint8Array | string {
   return bytes ?? 'non-base58 character';
 }
 
+/** `decodeB58` expecting `size` bytes: the fixed-width decoder for 32 bytes (same bytes), bs58 otherwise or on failure. */
+function decodeB58Sized(s: string, size: number): Uint8Array | string {
+  if (size === 32) {
+    const b = base58Decode32(s);
+    if (b) return b;
+  }
+  return decodeB58(s);
+}
+
 /** The modulus as 32 big-endian bytes: a 32-byte value is a field element iff it compares below. */
 const MODULUS_BE = Buffer.from(BN254_MODULUS.toString(16).padStart(64, '0'), 'hex');
 
@@ -37,25 +48,28 @@ const MODULUS_BE = Buffer.from(BN254_MODULUS.toString(16).padStart(64, '0'), 'he
  * (e.g. `invalid base58 pubkey (expected 32 bytes, got 31)`).
  */
 function fixedBase58(what: string, size: number, description: string, checkField = false) {
-  return z
+  /** The decoded bytes, or the reason they are not acceptable. */
+  const check = (s: string): Uint8Array | string => {
+    const bytes = decodeB58Sized(s, size);
+    if (typeof bytes === 'string') return `invalid base58 ${what} (${bytes})`;
+    if (bytes.length !== size) return `invalid base58 ${what} (expected ${size} bytes, got ${bytes.length})`;
+    if (checkField && Buffer.compare(bytes, MODULUS_BE) >= 0) return `invalid ${what} (value is not below the BN254 field modulus)`;
+    return bytes;
+  };
+  const schema = z
     .string({ error: (iss) => `invalid base58 ${what} (expected a string, got ${describeInput(iss.input)})` })
     .meta({ description, format: 'base58' })
     .transform((s, ctx) => {
-      const bytes = decodeB58(s);
-      if (typeof bytes === 'string') {
-        ctx.addIssue({ code: 'custom', message: `invalid base58 ${what} (${bytes})`, input: s });
-        return z.NEVER;
-      }
-      if (bytes.length !== size) {
-        ctx.addIssue({ code: 'custom', message: `invalid base58 ${what} (expected ${size} bytes, got ${bytes.length})`, input: s });
-        return z.NEVER;
-      }
-      if (checkField && Buffer.compare(bytes, MODULUS_BE) >= 0) {
-        ctx.addIssue({ code: 'custom', message: `invalid ${what} (value is not below the BN254 field modulus)`, input: s });
-        return z.NEVER;
-      }
-      return bytes;
+      const r = check(s);
+      if (typeof r !== 'string') return r;
+      ctx.addIssue({ code: 'custom', message: r, input: s });
+      return z.NEVER;
     });
+  return registerFast(schema, (v) => {
+    if (typeof v !== 'string') return SLOW;
+    const r = check(v);
+    return typeof r === 'string' ? SLOW : r;
+  });
 }
 
 /** A 32-byte pubkey (also used for addresses, as Photon's `SerializablePubkey`). Output: Uint8Array(32). */
@@ -68,17 +82,24 @@ export const hash = fixedBase58('hash', 32, 'Base58-encoded 32-byte hash, a BN25
 export const signature = fixedBase58('signature', 64, 'Base58-encoded 64-byte transaction signature').transform((b) => bs58.encode(b));
 
 /** Any base58 byte string (Photon `Base58String`), e.g. a pagination cursor or memcmp bytes. Output: Uint8Array. */
-export const base58Bytes = z
-  .string({ error: (iss) => `invalid base58 string (expected a string, got ${describeInput(iss.input)})` })
-  .meta({ description: 'Base58-encoded bytes', format: 'base58' })
-  .transform((s, ctx) => {
-    const bytes = decodeB58(s);
-    if (typeof bytes === 'string') {
-      ctx.addIssue({ code: 'custom', message: `invalid base58 string (${bytes})`, input: s });
-      return z.NEVER;
-    }
-    return bytes;
-  });
+export const base58Bytes = registerFast(
+  z
+    .string({ error: (iss) => `invalid base58 string (expected a string, got ${describeInput(iss.input)})` })
+    .meta({ description: 'Base58-encoded bytes', format: 'base58' })
+    .transform((s, ctx) => {
+      const bytes = decodeB58(s);
+      if (typeof bytes === 'string') {
+        ctx.addIssue({ code: 'custom', message: `invalid base58 string (${bytes})`, input: s });
+        return z.NEVER;
+      }
+      return bytes;
+    }),
+  (v) => {
+    if (typeof v !== 'string') return SLOW;
+    const bytes = decodeB58(v);
+    return typeof bytes === 'string' ? SLOW : bytes;
+  },
+);
 
 /** An opaque cursor string, decoded by the method (signature cursors: Photon validates them late). */
 export const cursorString = z
@@ -90,33 +111,53 @@ const limitMessage = (iss: { input?: unknown }) =>
   `must be an integer between 1 and ${PAGE_LIMIT} (got ${typeof iss.input === 'number' ? iss.input : describeInput(iss.input)})`;
 
 /** Page size: integer 1..1000, default 1000 when absent or null. Output: number. */
-export const limit = z
-  .int({ error: limitMessage })
-  .min(1, { error: limitMessage })
-  .max(PAGE_LIMIT, { error: limitMessage })
-  .meta({ description: `Page size, 1..${PAGE_LIMIT}`, default: PAGE_LIMIT })
-  .nullish()
-  .transform((v) => v ?? PAGE_LIMIT);
+export const limit = registerFast(
+  z
+    .int({ error: limitMessage })
+    .min(1, { error: limitMessage })
+    .max(PAGE_LIMIT, { error: limitMessage })
+    .meta({ description: `Page size, 1..${PAGE_LIMIT}`, default: PAGE_LIMIT })
+    .nullish()
+    .transform((v) => v ?? PAGE_LIMIT),
+  (v) => (v === undefined || v === null ? PAGE_LIMIT : Number.isSafeInteger(v) && (v as number) >= 1 && (v as number) <= PAGE_LIMIT ? v : SLOW),
+);
 
 /** A non-negative integer offset/length (`usize`). */
-export const usize = z
-  .int({ error: (iss) => `expected a non-negative integer, got ${describeInput(iss.input)}` })
-  .min(0, { error: 'expected a non-negative integer' })
-  .max(Number.MAX_SAFE_INTEGER, { error: 'value too large' });
+export const usize = registerFast(
+  z
+    .int({ error: (iss) => `expected a non-negative integer, got ${describeInput(iss.input)}` })
+    .min(0, { error: 'expected a non-negative integer' })
+    .max(Number.MAX_SAFE_INTEGER, { error: 'value too large' }),
+  (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? v : SLOW),
+);
 
 /**
  * An array of at most 1000 items. `noun` words the too-many message as Photon does:
  * `Too many <noun> requested <n>. Maximum allowed: 1000`.
  */
 export function boundedArray<T extends z.ZodType>(item: T, noun: string) {
-  return z
+  const schema = z
     .array(item, { error: (iss) => `expected an array, got ${describeInput(iss.input)}` })
     .max(PAGE_LIMIT, {
       error: (iss) => `Too many ${noun} requested ${Array.isArray(iss.input) ? iss.input.length : '?'}. Maximum allowed: ${PAGE_LIMIT}`,
     });
+  const each = fastParserOf(item);
+  if (!each) return schema;
+  return registerFast(schema, (v) => {
+    if (!Array.isArray(v) || v.length > PAGE_LIMIT) return SLOW;
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const r = each(v[i]);
+      if (r === SLOW) return SLOW;
+      out[i] = r;
+    }
+    return out;
+  });
 }
 
 /** Optional field: absent and null both mean "not given" (serde `Option` with `default`). */
 export function optional<T extends z.ZodType>(schema: T) {
-  return schema.nullish().transform((v) => v ?? undefined);
+  const opt = schema.nullish().transform((v) => v ?? undefined);
+  const inner = fastParserOf(schema);
+  return inner ? registerFast(opt, (v) => (v === undefined || v === null ? undefined : inner(v))) : opt;
 }

@@ -7,6 +7,10 @@
  * - `GET /health` — liveness (`{status: "ok", …options.health()}`);
  * - `GET /openapi.json` — OpenAPI 3.1 document generated from the param schemas.
  * Anything else → 404 with a JSON-RPC error body.
+ *
+ * Hot path (measured in bench/rpc.ts): no promise for synchronous methods (the LMDB ones), no hook
+ * unless needed (auth/rate limit, metrics), results the methods already wrote as JSON text are sent
+ * as is, and successful replies of one event-loop turn are written together at its end (`ReplyBatch`).
  */
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +22,7 @@ import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
-import { stringifyJson } from './json.ts';
+import { RawJson, stringifyJson } from './json.ts';
 import { METHODS } from './methods/index.ts';
 import { buildOpenApi } from './openapi.ts';
 import { MemoryRateLimiter, checkRateLimitConfig } from './rateLimit.ts';
@@ -26,8 +30,10 @@ import type { RateLimiter } from './rateLimit.ts';
 import { RedisRateLimiter } from './rateLimitRedis.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** The caller when no guard ran (no API key configured, no rate limit): may call every method. */
+const ANONYMOUS: Principal = { id: 'anonymous', methods: null };
 
-/** Per-request state kept outside the request object (no fastify type augmentation). */
+/** Per-request state, in the `rpcState` request decoration (no fastify type augmentation). */
 interface RequestState {
   principal?: Principal;
   /** Metrics label. */
@@ -54,12 +60,13 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       return { method: req.method, url: redactUrl(req.url), remoteAddress: req.ip };
     },
   };
-  const state = new WeakMap<FastifyRequest, RequestState>();
+  // A decoration (declared once, so every request object keeps one shape) instead of a WeakMap.
+  const peek = (req: FastifyRequest): RequestState | null => (req as unknown as { rpcState: RequestState | null }).rpcState;
   const st = (req: FastifyRequest): RequestState => {
-    let s = state.get(req);
-    if (!s) state.set(req, (s = {}));
-    return s;
+    const r = req as unknown as { rpcState: RequestState | null };
+    return (r.rpcState ??= {});
   };
+  const metrics = options.onMetrics;
 
   /** Send a JSON-RPC error for any thrown value (the one mapping point: errors.ts). */
   const sendError = (req: FastifyRequest, reply: FastifyReply, id: JsonRpcId, err: unknown): FastifyReply => {
@@ -94,48 +101,93 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
         ? new RedisRateLimiter({ url: options.redisUrl, onError: warnOnce(app, 'rate limiter (redis) failed; allowing requests') })
         : new MemoryRateLimiter());
   if (keys.open) app.log.warn('no API keys configured: the JSON-RPC API is open to everyone (rate limits apply per IP)');
+  app.decorateRequest('rpcState', null);
 
   // Body: any content type is parsed as JSON text (the official client sends application/json).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (text.trim() === '') return done(RpcError.parse('empty body'), undefined);
+    let value: unknown;
     try {
-      done(null, JSON.parse(text));
+      value = JSON.parse(text);
     } catch (e) {
-      done(RpcError.parse(`invalid JSON (${(e as Error).message})`), undefined);
+      // Only a failed parse can be an empty (or blank) body: no copy of every body for a trim().
+      done(text.trim() === '' ? RpcError.parse('empty body') : RpcError.parse(`invalid JSON (${(e as Error).message})`), undefined);
+      return;
     }
+    done(null, value);
   });
 
   // Auth and rate limit before the body is read: unauthenticated or throttled calls cost nothing.
-  const guard = async (req: FastifyRequest) => {
-    const principal = keys.authenticate(extractApiKey(req), req.ip);
+  // A callback hook, synchronous unless the limiter is remote (no promise per request).
+  const syncLimiter = limiter instanceof MemoryRateLimiter ? limiter : null;
+  const guard = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    let principal: Principal;
+    try {
+      principal = keys.authenticate(extractApiKey(req), req.ip);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
     st(req).principal = principal;
     const cfg = principal.rateLimit === undefined ? defaultLimit : principal.rateLimit;
-    if (limiter && cfg) {
-      const d = await limiter.take(principal.id, cfg);
-      if (!d.allowed) throw RpcError.rateLimited(d.retryAfterMs / 1000);
+    if (!limiter || !cfg) {
+      done();
+    } else if (syncLimiter) {
+      const d = syncLimiter.takeSync(principal.id, cfg);
+      done(d.allowed ? undefined : RpcError.rateLimited(d.retryAfterMs / 1000));
+    } else {
+      limiter.take(principal.id, cfg).then(
+        (d) => done(d.allowed ? undefined : RpcError.rateLimited(d.retryAfterMs / 1000)),
+        (err: unknown) => done(err as Error),
+      );
     }
   };
+  // With no key configured and no limiter the guard could only record the client IP, which nothing
+  // reads then (authorizeMethod allows everything, no bucket): leave the hook out.
+  const routeOptions = keys.open && !limiter ? {} : { onRequest: guard };
 
-  const rpcHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const id = peekId(req.body);
-    const s = st(req);
-    s.label = '(unknown)';
+  // Successful replies are serialised right away (errors are handled as ever) and written at the
+  // end of the event-loop turn, together with the others of the turn (see `ReplyBatch`).
+  const batch = new ReplyBatch((reply, text) => reply.code(200).type(JSON_TYPE).send(text));
+  // A result that is already JSON text (RawJson: the hot methods) is written as is: the same bytes
+  // stringifyJson would produce, without its passes.
+  const sendResult = (reply: FastifyReply, id: JsonRpcId, result: unknown): void =>
+    batch.add(reply, result instanceof RawJson ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.text}}` : stringifyJson({ jsonrpc: '2.0', id, result }));
+
+  // Synchronous when the method is (LMDB reads are): no promise, no microtask on the hot path.
+  const rpcHandler = (req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined => {
+    const s = metrics ? st(req) : peek(req);
+    if (s) s.label = '(unknown)';
     try {
       const env = readEnvelope(req.body);
       const def = resolveMethod(env, (req.params as { method?: string } | undefined)?.method);
-      s.label = env.method; // a known name or alias: bounded label set
-      const result = await invoke(ctx, def, env, s.principal ?? { id: 'anonymous', methods: null });
-      const text = stringifyJson({ jsonrpc: '2.0', id: env.id, result });
-      return reply.code(200).type(JSON_TYPE).send(text);
+      if (s) s.label = env.method; // a known name or alias: bounded label set
+      const result = invoke(ctx, def, env, s?.principal ?? ANONYMOUS);
+      if (result !== null && typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+        // Settles with `reply` (a thenable: settles once the batched reply has gone out), so fastify
+        // never sees an empty result while the reply waits for the end of the turn.
+        return (result as Promise<unknown>).then(
+          (value) => {
+            try {
+              sendResult(reply, env.id, value);
+            } catch (err) {
+              sendError(req, reply, peekId(req.body), err); // e.g. a negative u64 in the result
+            }
+            return reply;
+          },
+          (err: unknown) => sendError(req, reply, peekId(req.body), err),
+        );
+      }
+      sendResult(reply, env.id, result);
     } catch (err) {
-      return sendError(req, reply, id, err);
+      sendError(req, reply, peekId(req.body), err);
     }
+    return undefined;
   };
 
-  app.post('/', { onRequest: guard }, rpcHandler);
-  app.post('/:method', { onRequest: guard }, rpcHandler);
+  app.post('/', routeOptions, rpcHandler);
+  app.post('/:method', routeOptions, rpcHandler);
 
   app.get('/health', async (req, reply) => {
     try {
@@ -160,22 +212,31 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   // Errors outside the route handlers: body parser (parse error, too large), guard (401/429).
   app.setErrorHandler((err, req, reply) => sendError(req, reply, peekId(req.body), err));
 
-  app.addHook('onResponse', async (req, reply) => {
-    if (!options.onMetrics) return;
-    const s = state.get(req);
-    const routeUrl = req.routeOptions.url;
-    const isRpc = req.method === 'POST' && (routeUrl === '/' || routeUrl === '/:method');
-    try {
-      options.onMetrics({
-        method: isRpc ? (s?.label ?? '(unknown)') : `${req.method} ${routeUrl ?? '(no route)'}`,
-        status: reply.statusCode,
-        durationMs: reply.elapsedTime,
-        rpcErrorCode: s?.rpcErrorCode ?? null,
-      });
-    } catch (err) {
-      req.log.error({ err }, 'metrics callback failed');
-    }
-  });
+  if (metrics) {
+    // A callback hook (no promise per request), only when there is a metrics callback.
+    app.addHook('onResponse', (req, reply, done) => {
+      const s = peek(req);
+      // The RPC handler always sets a label; without one, look at the route (`routeOptions` builds
+      // a fresh object per access: not on the hot path).
+      let method = s?.label;
+      if (method === undefined) {
+        const routeUrl = req.routeOptions.url;
+        const isRpc = req.method === 'POST' && (routeUrl === '/' || routeUrl === '/:method');
+        method = isRpc ? '(unknown)' : `${req.method} ${routeUrl ?? '(no route)'}`;
+      }
+      try {
+        metrics({
+          method,
+          status: reply.statusCode,
+          durationMs: reply.elapsedTime,
+          rpcErrorCode: s?.rpcErrorCode ?? null,
+        });
+      } catch (err) {
+        req.log.error({ err }, 'metrics callback failed');
+      }
+      done();
+    });
+  }
 
   // Give a remote limiter (Redis) a bounded chance to connect before serving; it fails open anyway.
   app.addHook('onReady', async () => {
@@ -192,6 +253,54 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   });
 
   return app;
+}
+
+/**
+ * Writes the replies of one event-loop turn together, at the end of the turn (`setImmediate`: after
+ * the turn's I/O callbacks), instead of one by one as each request is handled.
+ *
+ * Why: each reply is a `writev` to a socket, and each write that finds the client asleep wakes it
+ * (on a VM, an inter-processor interrupt). Written one by one, interleaved with request handling,
+ * nearly every reply wakes the client and the client's next request comes back one at a time, so
+ * the server pays the wake-ups and handles few requests per turn. Written back to back, one wake-up
+ * serves the whole batch, and the next turn finds many requests ready. Measured with 64 connections
+ * on a quiet 2-vCPU VM (getCompressedAccount): ≈16.5k → ≈33k req/s, server CPU per request
+ * ≈60 → ≈30 µs (kernel time ≈20 → ≈7 µs), p99 7 → 4 ms. The cost is latency within a turn: a reply
+ * waits for the other requests handled in the same turn (none, at low load).
+ *
+ * The text is computed before queueing, so serialisation errors are reported as before; only the
+ * socket write moves. Per-connection order is kept by node (a connection's responses go out in
+ * request order whenever they are written).
+ */
+class ReplyBatch {
+  private replies: FastifyReply[] = [];
+  private texts: string[] = [];
+  private readonly flushCb = () => this.flush();
+
+  /** `send(reply, text)` writes one reply (called at the end of the turn). */
+  constructor(private readonly send: (reply: FastifyReply, text: string) => void) {}
+
+  /** Queue `text` as the body of `reply`; it is sent at the end of the current turn. */
+  add(reply: FastifyReply, text: string): void {
+    if (this.replies.length === 0) setImmediate(this.flushCb);
+    this.replies.push(reply);
+    this.texts.push(text);
+  }
+
+  private flush(): void {
+    const replies = this.replies;
+    const texts = this.texts;
+    this.replies = [];
+    this.texts = [];
+    for (let i = 0; i < replies.length; i++) {
+      try {
+        this.send(replies[i]!, texts[i]!);
+      } catch (err) {
+        // A failed write (socket gone) must not keep the other replies of the batch from going out.
+        replies[i]!.log.error({ err }, 'reply failed');
+      }
+    }
+  }
 }
 
 /** A logger callback that warns at most once a minute (e.g. Redis down). */

@@ -98,6 +98,10 @@ export function signatureBytes(sig: string): Buffer {
   lastSigBytes = b;
   return b;
 }
+/** Scratch key of `ReadView.node` (reads are synchronous and lmdb copies the key). */
+const NODE_KEY = Buffer.alloc(40);
+/** Entries a read view remembers in `node` before starting over (≈ 700 proofs; a few MB). */
+const NODE_MEMO_LIMIT = 20_000;
 /** The smallest key strictly greater than every key starting with `prefix`. */
 function prefixEnd(prefix: Uint8Array): Buffer {
   const b = Buffer.from(prefix);
@@ -134,15 +138,21 @@ export interface StoreOptions {
  * Returned byte arrays are copies owned by the caller.
  */
 export class ReadView {
+  /** getBinary's options naming the pinned transaction (one object per view, not per read). */
+  private readonly getOpts: { transaction: Transaction } | undefined;
+
   constructor(
     protected readonly dbs: Record<DbName, Bin>,
     protected readonly txn: Transaction | undefined,
-  ) {}
+  ) {
+    this.getOpts = txn ? { transaction: txn } : undefined;
+  }
 
   protected get(db: DbName, key: Uint8Array): Buffer | undefined {
     // lmdb's typings omit getBinary's options argument, which carries the pinned transaction.
+    // lmdb copies `key` into its own buffer before reading: callers may pass a scratch buffer.
     const d = this.dbs[db] as unknown as { getBinary(k: Uint8Array, o?: { transaction: Transaction }): Buffer | undefined };
-    return d.getBinary(key, this.txn ? { transaction: this.txn } : undefined);
+    return d.getBinary(key, this.getOpts);
   }
 
   protected range(db: DbName, opts: { start?: Uint8Array; end?: Uint8Array; reverse?: boolean; limit?: number; exclusiveStart?: boolean }) {
@@ -169,10 +179,25 @@ export class ReadView {
     return v ? v.readUInt32LE(0) : undefined;
   }
 
-  /** Highest committed slot (MAX(blocks.slot)), or null when nothing was indexed. */
+  /** `lastSlot` of this view's snapshot, once read (read views only: a write view's blocks change). */
+  private lastSlotMemo: number | null | undefined;
+
+  /**
+   * Highest committed slot (MAX(blocks.slot)), or null when nothing was indexed. On a read view the
+   * value is read once and remembered (the snapshot cannot change), which makes it free for the
+   * many requests sharing one snapshot (`Store.readShared`).
+   */
   lastSlot(): number | null {
-    for (const e of this.range('blocks', { reverse: true, limit: 1 })) return Number(e.key.readBigUInt64BE(0));
-    return null;
+    if (this.lastSlotMemo !== undefined) return this.lastSlotMemo;
+    let slot: number | null = null;
+    // Keys only: no copy of the block record.
+    const keys = this.dbs.blocks.getKeys({ reverse: true, limit: 1, transaction: this.txn } as never) as unknown as Iterable<Buffer>;
+    for (const key of keys) {
+      slot = Number(key.readBigUInt64BE(0));
+      break;
+    }
+    if (this.txn) this.lastSlotMemo = slot;
+    return slot;
   }
 
   /** Block metadata of a slot. */
@@ -185,6 +210,12 @@ export class ReadView {
   account(hash: Bytes32): AccountRecord | undefined {
     const v = this.get('accounts', hash);
     return v ? decodeAccount(Buffer.from(hash), v) : undefined;
+  }
+
+  /** `account` for a hash the record may keep as is (a view into an index key lmdb copied for us). */
+  private accountOwnedHash(hash: Buffer): AccountRecord | undefined {
+    const v = this.get('accounts', hash);
+    return v ? decodeAccount(hash, v) : undefined;
   }
 
   /** The unspent account holding `address`, if any. */
@@ -201,7 +232,7 @@ export class ReadView {
    */
   *accountsByOwner(owner: Bytes32, after?: Uint8Array): Generator<AccountRecord> {
     for (const e of this.scanPrefix('accByOwner', owner, { after: after ? cat(owner, after) : undefined })) {
-      const a = this.account(e.key.subarray(36, 68));
+      const a = this.accountOwnedHash(e.key.subarray(36, 68)); // range keys are fresh copies
       if (a) yield a;
     }
   }
@@ -219,7 +250,7 @@ export class ReadView {
     const db: DbName = kind === 'owner' ? 'tokByOwner' : 'tokByDelegate';
     const prefix = mint ? cat(who, mint) : Buffer.from(who);
     for (const e of this.scanPrefix(db, prefix, { after: after ? cat(who, after) : undefined })) {
-      const a = this.account(e.key.subarray(64, 96));
+      const a = this.accountOwnedHash(e.key.subarray(64, 96)); // range keys are fresh copies
       if (a) yield a;
     }
   }
@@ -300,10 +331,32 @@ export class ReadView {
     }
   }
 
+  /**
+   * Nodes already read through this read view, by key (latin1 image): the proofs of one snapshot
+   * share their upper levels and root (and a shared snapshot serves many requests). Read views
+   * only — a snapshot's nodes cannot change; the records are shared, callers must not mutate them.
+   */
+  private nodeMemo: Map<string, NodeRecord | null> | undefined;
+
   /** A Merkle tree node (state or address tree) at 1-based heap index `nodeIndex`. */
   node(tree: Bytes32, nodeIndex: bigint): NodeRecord | undefined {
-    const v = this.get('nodes', cat(tree, u64be(nodeIndex)));
-    return v ? decodeNode(v) : undefined;
+    // tree ‖ nodeIndex u64BE, built in a scratch key (proofs read ~27 nodes each).
+    NODE_KEY.set(tree, 0);
+    NODE_KEY.writeBigUInt64BE(nodeIndex, 32);
+    if (!this.txn) {
+      const v = this.get('nodes', NODE_KEY);
+      return v ? decodeNode(v) : undefined;
+    }
+    const memo = (this.nodeMemo ??= new Map());
+    const k = NODE_KEY.toString('latin1');
+    let n = memo.get(k);
+    if (n === undefined) {
+      const v = this.get('nodes', NODE_KEY);
+      n = v ? decodeNode(v) : null;
+      if (memo.size >= NODE_MEMO_LIMIT) memo.clear();
+      memo.set(k, n);
+    }
+    return n ?? undefined;
   }
 
   /**
@@ -316,8 +369,9 @@ export class ReadView {
     if (!a) return undefined;
     const depth = a.treeType === 3 ? 32 : 26;
     const n = this.node(a.tree, BigInt(2 ** depth + a.leafIndex));
-    if (!n || Buffer.compare(Buffer.from(n.hash), Buffer.from(hash)) !== 0) return undefined;
-    return { tree: Buffer.from(a.tree), leafIndex: a.leafIndex };
+    if (!n || Buffer.compare(n.hash, hash) !== 0) return undefined;
+    // `a.tree` is a view into the account record's own copy: the caller owns it.
+    return { tree: a.tree as Buffer, leafIndex: a.leafIndex };
   }
 
   /** Indexed tree element at `leafIndex`. */
@@ -502,6 +556,16 @@ export class WriteView extends ReadView {
 }
 
 
+/** A read transaction handed out by `Store.readShared`, with its view and users. */
+interface SharedSnapshot {
+  txn: Transaction;
+  view: ReadView;
+  /** `readShared` calls (or their promises) still using it. */
+  users: number;
+  /** No longer handed out; the transaction ends when `users` drops to 0. */
+  released: boolean;
+}
+
 /** Thrown when the store on disk was written by an incompatible schema version. */
 export class SchemaMismatchError extends Error {}
 
@@ -559,11 +623,85 @@ export class Store {
 
   /** Runs `fn` inside one synchronous LMDB write transaction: all of it commits, or (on throw) none. */
   write<T>(fn: (w: WriteView) => T): T {
-    return this.root.transactionSync(() => fn(new WriteView(this.dbs, undefined)));
+    try {
+      return this.root.transactionSync(() => fn(new WriteView(this.dbs, undefined)));
+    } finally {
+      // Later shared reads must see this write.
+      this.releaseShared();
+    }
+  }
+
+  /** The snapshot shared by `readShared` calls, until `releaseShared`. */
+  private shared: SharedSnapshot | null = null;
+  private releaseQueued = false;
+  private readonly releaseSharedCb = () => {
+    this.releaseQueued = false;
+    this.releaseShared();
+  };
+
+  /** Stops handing out the shared snapshot; its transaction ends when its last user is done. */
+  private releaseShared(): void {
+    const s = this.shared;
+    if (!s) return;
+    this.shared = null;
+    s.released = true;
+    if (s.users === 0) s.txn.done();
+  }
+
+  private unuse(s: SharedSnapshot): void {
+    if (--s.users === 0 && s.released) s.txn.done();
+  }
+
+  /**
+   * Like `read`, but on a read snapshot shared by every `readShared` call of the current event-loop
+   * turn: one LMDB read transaction, pinned from the turn's first call until the turn ends
+   * (`setImmediate`) or the next `write` of this store, whichever comes first. Meant for the API's
+   * many small requests: no transaction per call, and per-snapshot memos (`ReadView.lastSlot`) are
+   * read once per turn. Consistency is the same as `read` (every read of `fn` sees one snapshot);
+   * freshness too: lmdb-js itself renews its shared read transaction at most once per turn, and a
+   * `write` of this process is visible to the next call.
+   *
+   * `fn` may return a promise: the snapshot then stays pinned until it settles (keep such work short:
+   * a pinned reader keeps old pages from being reused). Returns what `fn` returns.
+   */
+  readShared<T>(fn: (r: ReadView) => T): T {
+    let s = this.shared;
+    if (!s) {
+      const txn = this.root.useReadTransaction();
+      s = this.shared = { txn, view: new ReadView(this.dbs, txn), users: 0, released: false };
+      if (!this.releaseQueued) {
+        this.releaseQueued = true;
+        setImmediate(this.releaseSharedCb);
+      }
+    }
+    const pinned = s;
+    pinned.users++;
+    let result: T;
+    try {
+      result = fn(pinned.view);
+    } catch (err) {
+      this.unuse(pinned);
+      throw err;
+    }
+    if (result !== null && typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+      return (result as unknown as Promise<unknown>).then(
+        (v) => {
+          this.unuse(pinned);
+          return v;
+        },
+        (err: unknown) => {
+          this.unuse(pinned);
+          throw err;
+        },
+      ) as T;
+    }
+    this.unuse(pinned);
+    return result;
   }
 
   /** Closes the environment. */
   async close(): Promise<void> {
+    this.releaseShared();
     await this.root.close();
   }
 }

@@ -1,5 +1,5 @@
 /** getCompressedAccountsByOwner: unspent accounts of an owner, memcmp filters, dataSlice, hash cursor. */
-import { encodeAccount } from '../encode.ts';
+import { accountJson, encodeAccount } from '../encode.ts';
 import { accountsByOwnerPage, accountsByOwnerParams } from './lib/accountsByOwner.ts';
 import { defineMethod } from './lib/define.ts';
 
@@ -8,5 +8,5 @@ export const getCompressedAccountsByOwner = defineMethod({
   name: 'getCompressedAccountsByOwner',
   summary: 'Unspent compressed accounts of an owner (V1 Account shape), paginated',
   params: accountsByOwnerParams,
-  handler: (ctx, p) => accountsByOwnerPage(ctx, p, encodeAccount),
+  handler: (ctx, p) => accountsByOwnerPage(ctx, p, encodeAccount, accountJson),
 });

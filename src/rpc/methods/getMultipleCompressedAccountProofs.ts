@@ -1,9 +1,9 @@
 /** getMultipleCompressedAccountProofs: params is a JSON array of hashes (≤ 1000); proofs in request order. */
-import { encodeMerkleProof, withContext } from '../encode.ts';
+import { merkleProofJson, withContext, withContextJson } from '../encode.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, hash } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
-import { requireSlot } from './lib/shared.ts';
+import { andThen, indexedSlot } from './lib/shared.ts';
 
 /** Positional array of hashes (Photon `HashList`). */
 export const hashListParams = boundedArray(hash, 'hashes').meta({ description: 'Array of compressed account hashes' });
@@ -18,14 +18,16 @@ export const getMultipleCompressedAccountProofs = defineMethod({
   name: 'getMultipleCompressedAccountProofs',
   summary: 'Merkle proofs of several compressed accounts (params: array of hashes)',
   params: hashListParams,
-  async handler(ctx, hashes) {
-    const slot = await requireSlot(ctx);
-    if (hashes.length === 0) return withContext(slot, []);
-    const proofs = await ctx.data.getMerkleProofs(hashes);
-    const found = distinctFound(proofs);
-    if (found !== hashes.length || proofs.some((x) => x === null)) {
-      throw RpcError.notFound(`Leaf nodes not found for hashes. Got ${found} hashes. Expected ${hashes.length}.`);
-    }
-    return withContext(slot, proofs.map((x) => encodeMerkleProof(x!)));
-  },
+  handler: (ctx, hashes) =>
+    andThen(indexedSlot(ctx), (slot) => {
+      if (hashes.length === 0) return withContext(slot, []);
+      return andThen(ctx.data.getMerkleProofs(hashes), (proofs) => {
+        const found = distinctFound(proofs);
+        if (found !== hashes.length || proofs.some((x) => x === null)) {
+          throw RpcError.notFound(`Leaf nodes not found for hashes. Got ${found} hashes. Expected ${hashes.length}.`);
+        }
+        // JSON text: same bytes as `withContext(slot, proofs.map(encodeMerkleProof))`.
+        return withContextJson(slot, `[${proofs.map((x) => merkleProofJson(x!)).join(',')}]`);
+      });
+    }),
 });

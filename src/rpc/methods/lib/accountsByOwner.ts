@@ -4,10 +4,10 @@
 import { z } from 'zod';
 import type { Bytes32 } from '../../../types.ts';
 import type { AccountRecord, RpcContext } from '../../context.ts';
-import { b58, withContext } from '../../encode.ts';
+import { b58, withContext, withContextJson } from '../../encode.ts';
 import { RpcError } from '../../errors.ts';
 import { base58Bytes, boundedArray, hash, limit, optional, pubkey, usize } from '../../schemas.ts';
-import { requireSlot } from './shared.ts';
+import { andThen, indexedSlot } from './shared.ts';
 
 /** Photon allows at most 5 memcmp filters. */
 export const MAX_FILTERS = 5;
@@ -36,9 +36,10 @@ function sliceData(a: AccountRecord, slice: { offset: number; length: number } |
 
 /**
  * `{context, value: {items, cursor}}`: unspent accounts of the owner; cursor = last hash when the
- * page is full. Validation errors: more than 5 filters, a filter without memcmp.
+ * page is full. Validation errors: more than 5 filters, a filter without memcmp. With `json` (the
+ * JSON text of `encode`'s output) the result is written straight to JSON text (a RawJson, same bytes).
  */
-export async function accountsByOwnerPage<A>(ctx: RpcContext, p: Params, encode: (a: AccountRecord) => A) {
+export function accountsByOwnerPage<A>(ctx: RpcContext, p: Params, encode: (a: AccountRecord) => A, json?: (a: AccountRecord) => string) {
   const filters = p.filters ?? [];
   if (filters.length > MAX_FILTERS) {
     throw RpcError.validation(`Too many filters. The maximum number of filters allowed is ${MAX_FILTERS}`);
@@ -47,11 +48,17 @@ export async function accountsByOwnerPage<A>(ctx: RpcContext, p: Params, encode:
     if (!f.memcmp) throw RpcError.validation('Filter instance cannot be null');
     return { offset: f.memcmp.offset, bytes: f.memcmp.bytes };
   });
-  const slot = await requireSlot(ctx);
-  const rows = await ctx.data.listAccountsByOwner(p.owner as Bytes32, { filters: memcmp, cursor: p.cursor ?? null, limit: p.limit });
-  const last = rows[rows.length - 1];
-  return withContext(slot, {
-    items: rows.map((r) => encode(sliceData(r, p.dataSlice))),
-    cursor: rows.length >= p.limit && last ? b58(last.hash) : null,
-  });
+  // Synchronous on a synchronous data source (no promise per request).
+  return andThen(indexedSlot(ctx), (slot) =>
+    andThen(ctx.data.listAccountsByOwner(p.owner as Bytes32, { filters: memcmp, cursor: p.cursor ?? null, limit: p.limit }), (rows) => {
+      const last = rows[rows.length - 1];
+      const cursor = rows.length >= p.limit && last ? b58(last.hash) : null;
+      if (json) {
+        let items = '';
+        for (let i = 0; i < rows.length; i++) items += (i === 0 ? '' : ',') + json(sliceData(rows[i]!, p.dataSlice));
+        return withContextJson(slot, `{"items":[${items}],"cursor":${cursor === null ? 'null' : `"${cursor}"`}}`);
+      }
+      return withContext(slot, { items: rows.map((r) => encode(sliceData(r, p.dataSlice))), cursor });
+    }),
+  );
 }

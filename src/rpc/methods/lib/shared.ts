@@ -4,18 +4,42 @@
  */
 import { z } from 'zod';
 import type { Bytes32 } from '../../../types.ts';
-import type { AccountRecord, RpcContext } from '../../context.ts';
+import type { AccountRecord, Awaitable, RpcContext } from '../../context.ts';
 import { RpcError } from '../../errors.ts';
 import { hash, optional, pubkey } from '../../schemas.ts';
 
 /**
- * The indexed slot for `context.slot` (Photon `Context::extract`).
+ * `f(value)` — right away when `value` is a plain value, after it resolves when it is a promise.
+ * Lets a handler stay synchronous on a synchronous data source (LMDB reads are) while still
+ * accepting one that returns promises: no promise, no microtask per step on the hot path.
+ */
+export function andThen<T, R>(value: Awaitable<T>, f: (v: T) => R): R | Promise<Awaited<R>> {
+  if (value !== null && typeof (value as { then?: unknown } | undefined)?.then === 'function') {
+    return (value as Promise<T>).then(f) as Promise<Awaited<R>>;
+  }
+  return f(value as T);
+}
+
+function checkSlot(slot: bigint | null): bigint {
+  if (slot === null) throw RpcError.notFound('No data has been indexed');
+  return slot;
+}
+
+/**
+ * The indexed slot for `context.slot` (Photon `Context::extract`), synchronously when the data
+ * source answers synchronously. Throws (or rejects with) `Record Not Found: No data has been indexed`
+ * when nothing is indexed yet.
+ */
+export function indexedSlot(ctx: RpcContext): Awaitable<bigint> {
+  return andThen(ctx.data.getIndexedSlot(), checkSlot);
+}
+
+/**
+ * The indexed slot for `context.slot` (Photon `Context::extract`), always as a promise.
  * Throws `Record Not Found: No data has been indexed` when nothing is indexed yet.
  */
 export async function requireSlot(ctx: RpcContext): Promise<bigint> {
-  const slot = await ctx.data.getIndexedSlot();
-  if (slot === null) throw RpcError.notFound('No data has been indexed');
-  return slot;
+  return indexedSlot(ctx);
 }
 
 /** `{address?, hash?}` (Photon `CompressedAccountRequest`, unknown keys rejected). */
@@ -30,8 +54,11 @@ export function accountId(p: { address?: Bytes32; hash?: Bytes32 }): { address: 
   throw RpcError.validation('Either address or hash must be provided');
 }
 
-/** The unspent account designated by `{address?, hash?}`, or null. */
-export async function findAccount(ctx: RpcContext, p: { address?: Bytes32; hash?: Bytes32 }): Promise<AccountRecord | null> {
+/**
+ * The unspent account designated by `{address?, hash?}`, or null (synchronously when the data source
+ * is). Throws `Validation Error: Either address or hash must be provided` when neither is given.
+ */
+export function findAccount(ctx: RpcContext, p: { address?: Bytes32; hash?: Bytes32 }): Awaitable<AccountRecord | null> {
   const id = accountId(p);
   return 'address' in id ? ctx.data.getAccountByAddress(id.address) : ctx.data.getAccountByHash(id.hash);
 }
