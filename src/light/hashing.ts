@@ -51,11 +51,6 @@ export function hashToField(bytes: Uint8Array): Uint8Array {
   return hashToFieldShared(bytes).slice();
 }
 
-/** Empties the hashToField cache (tests, memory pressure). */
-export function clearHashToFieldCache(): void {
-  cache.clear();
-}
-
 // ---------------------------------------------------------------------------------------------
 // compressed account hash
 

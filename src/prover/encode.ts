@@ -329,11 +329,3 @@ export function solanaVkeyToJson(vk: SolanaVerifyingKey): Record<string, unknown
   };
 }
 
-/** Public signals (decimal strings < r) → 32-byte BE field elements, the verifier's input layout. */
-export function publicSignalsToBytes(signals: readonly string[]): Uint8Array[] {
-  return signals.map((s) => {
-    const v = BigInt(s);
-    if (v < 0n || v >= BN254_R) throw new ProverError('invalid_input', `public signal not < r: ${s}`);
-    return bigintToBe32(v);
-  });
-}

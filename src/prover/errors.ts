@@ -49,15 +49,3 @@ export class ProverError extends Error {
   }
 }
 
-/**
- * Rebuilds a ProverError from the plain object a worker thread delivers (structured clone drops
- * the class but keeps own enumerable properties); other values are returned unchanged.
- */
-export function reviveProverError(err: unknown): unknown {
-  if (err instanceof ProverError) return err;
-  if (err && typeof err === 'object' && (err as { name?: unknown }).name === 'ProverError') {
-    const e = err as { code: ProverErrorCode; message: string; details?: Record<string, unknown> };
-    return new ProverError(e.code, e.message, e.details);
-  }
-  return err;
-}

@@ -25,7 +25,7 @@ import {
 } from '../light/constants.ts';
 import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from '../light/encodeEvents.ts';
 import { compressedAccountHash } from '../light/hashing.ts';
-import { HIGHEST_ADDRESS_PLUS_ONE, elementHashV1 } from '../merkle/indexedConstants.ts';
+import { elementHashV1 } from '../merkle/indexedConstants.ts';
 import type { CompressedAccount, PublicTransactionEvent } from '../types.ts';
 
 /** Transaction kinds the generator makes. */
@@ -43,7 +43,6 @@ export interface GeneratorOptions {
   compressOutputs?: number;
   /** Relative weights of the user transaction kinds. */
   weights?: Partial<Record<'compress' | 'transfer' | 'tokenMint' | 'tokenTransfer' | 'createAddress', number>>;
-  /** First leaf index / seq state when continuing a tree that already has leaves (default empty tree). */
 }
 
 interface Held {
@@ -285,7 +284,6 @@ export class LightTxGenerator {
     const hash = (e: typeof low) => elementHashV1({ value: b32(e.value), nextIndex: e.nextIndex, nextValue: b32(e.nextValue) });
     const seq = this.addressSeq;
     this.addressSeq += 2n;
-    void HIGHEST_ADDRESS_PLUS_ONE;
     return encodeIndexedMerkleTreeEvent({
       tree: this.addressTree,
       updates: [{ newLowElement: raw(low), newLowElementHash: hash(low), newHighElement: raw(high), newHighElementHash: hash(high) }],

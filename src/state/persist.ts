@@ -46,8 +46,9 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     for (const hash of u.inputs) {
       const existing = w.account(hash);
       if (!existing) continue;
-      linked.push({ account: existing, tokenOwner: tokenOf(existing)?.owner ?? null });
-      if (w.spendAccount(hash, tokenOf)) stats.accountsSpent++;
+      const token = tokenOf(existing);
+      linked.push({ account: existing, tokenOwner: token?.owner ?? null });
+      if (w.spendAccount(hash, () => token)) stats.accountsSpent++;
     }
     for (const { account, token } of u.outputs) linked.push({ account, tokenOwner: token?.owner ?? null });
     if (u.recordTransaction) {
