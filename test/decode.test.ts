@@ -956,15 +956,26 @@ describe('parseTransaction (legacy scan, §1.3)', () => {
 });
 
 describe('base58DecodeLong', () => {
-  it('equals bs58.decode on random byte strings (leading zeros, lengths 0..1200)', async () => {
-    const { base58DecodeLong } = await import('../src/solana/base58Long.ts');
+  it('equals bs58.decode on random byte strings (leading zeros, lengths 0..1200), native and BigInt paths', async () => {
+    const { base58DecodeLong, base58DecodeBigInt } = await import('../src/solana/base58Long.ts');
     const { randomBytes } = await import('node:crypto');
     for (let i = 0; i < 300; i++) {
       const len = i < 20 ? i : Math.floor(Math.random() * 1200);
       const bytes = randomBytes(len);
       for (let z = 0; z < (i % 4) && z < len; z++) bytes[z] = 0;
       const s = bs58.encode(bytes);
-      expect(Buffer.from(base58DecodeLong(s)).equals(Buffer.from(bs58.decode(s)))).toBe(true);
+      const want = Buffer.from(bs58.decode(s));
+      expect(Buffer.from(base58DecodeLong(s)).equals(want)).toBe(true);
+      expect(Buffer.from(base58DecodeBigInt(s)).equals(want)).toBe(true);
     }
+  });
+
+  it('native decoder: reports the first invalid character instead of decoding garbage', async () => {
+    const { nativeAddon } = await import('../src/native.ts');
+    expect(nativeAddon, 'native addon built by npm install').not.toBeNull();
+    expect(nativeAddon!.base58Decode!('11abc0')).toBe(5);
+    expect(nativeAddon!.base58Decode!('1\u00e9')).toBe(1);
+    expect(nativeAddon!.base58Decode!('')).toEqual(new Uint8Array(0));
+    expect(nativeAddon!.base58Decode!('111')).toEqual(new Uint8Array(3));
   });
 });

@@ -7,12 +7,17 @@ import { keccak_256 } from '@noble/hashes/sha3.js';
 import { poseidon, poseidon2, poseidon3 } from '../merkle/poseidon.ts';
 
 // ---------------------------------------------------------------------------------------------
-// hashToField with a bounded LRU cache for 32-byte keys (owners and trees repeat a lot)
+// hashToField with a bounded two-generation cache for 32-byte keys (owners and trees repeat a lot)
 
-/** Maximum number of cached hashToField results (32-byte inputs only). */
-export const HASH_TO_FIELD_CACHE_SIZE = 4096;
+/**
+ * Entries per cache generation: at most 2× this many results are cached (≈150 B each). A key used
+ * within the last two generations is a hit; the older generation is dropped as a whole, so a hit
+ * costs one or two Map lookups and no reordering (cheaper than a strict LRU).
+ */
+export const HASH_TO_FIELD_CACHE_SIZE = 32_768;
 
-const cache = new Map<string, Uint8Array>();
+let current = new Map<string, Uint8Array>();
+let previous = new Map<string, Uint8Array>();
 
 function keccakToField(bytes: Uint8Array): Uint8Array {
   const buf = new Uint8Array(bytes.length + 1);
@@ -23,28 +28,31 @@ function keccakToField(bytes: Uint8Array): Uint8Array {
   return h;
 }
 
+function remember(key: string, h: Uint8Array): void {
+  if (current.size >= HASH_TO_FIELD_CACHE_SIZE) {
+    previous = current;
+    current = new Map();
+  }
+  current.set(key, h);
+}
+
 /** Cached variant returning a shared instance (callers must not mutate it). */
 function hashToFieldShared(bytes: Uint8Array): Uint8Array {
   if (bytes.length !== 32) return keccakToField(bytes);
   const key = Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString('latin1');
-  const hit = cache.get(key);
-  if (hit !== undefined) {
-    // refresh recency: Map iterates in insertion order, so the first key is the LRU one
-    cache.delete(key);
-    cache.set(key, hit);
-    return hit;
-  }
-  const h = keccakToField(bytes);
-  if (cache.size >= HASH_TO_FIELD_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-  cache.set(key, h);
+  let h = current.get(key);
+  if (h !== undefined) return h;
+  h = previous.get(key);
+  if (h === undefined) h = keccakToField(bytes);
+  remember(key, h);
   return h;
 }
 
 /**
  * Light's `hash_to_bn254_field_size_be` (light-hasher `hash_to_field_size.rs`):
  * keccak256(bytes ‖ 0xFF) with byte[0] set to 0, so the result is < 2^248 < r.
- * @param bytes any length (typically a 32-byte pubkey); results for 32-byte inputs are cached (LRU,
- *   {@link HASH_TO_FIELD_CACHE_SIZE} entries).
+ * @param bytes any length (typically a 32-byte pubkey); results for 32-byte inputs are cached (two
+ *   generations of {@link HASH_TO_FIELD_CACHE_SIZE} entries).
  * @returns a new 32-byte big-endian field element.
  */
 export function hashToField(bytes: Uint8Array): Uint8Array {

@@ -13,8 +13,7 @@
  *   `buildPoseidon` (wasm field arithmetic), the fastest pure-JS package measured (bench/poseidon.ts).
  *   This module uses top-level await to initialise it.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { type NativeAddon, nativeAddon as builtAddon, nativeAddonError } from '../native.ts';
 
 /**
  * Largest number of inputs supported (t = 8). Light's compressed-account hash needs up to 7
@@ -37,15 +36,6 @@ export interface PoseidonBackend {
   hash2(a: Uint8Array, b: Uint8Array): Uint8Array;
   /** `count` independent hashes of `arity` inputs: input = count·arity·32 B, result = count·32 B. */
   hashBatch(input: Uint8Array, arity: number): Uint8Array;
-}
-
-/** Shape of the N-API addon's exports (see native/poseidon/src/binding.c). */
-interface NativeAddon {
-  hash(out: Uint8Array, ...inputs: Uint8Array[]): Uint8Array;
-  hashBatch(input: Uint8Array, arity: number, out: Uint8Array): Uint8Array;
-  impl(): 'adx' | 'c';
-  selectImpl(name: 'adx' | 'c'): boolean;
-  MAX_INPUTS: number;
 }
 
 function checkArity(n: number): void {
@@ -80,24 +70,10 @@ function checkFieldBytes(x: Uint8Array, label: string): void {
 // ---------------------------------------------------------------------------------------------
 // native backend
 
-/** Candidate paths of the compiled addon, relative to this file (src/merkle → repo root). */
-const ADDON_PATHS = ['../../native/poseidon/build/Release/refract_poseidon.node', '../../native/poseidon/build/Debug/refract_poseidon.node'];
-
-/** Loads the addon, or returns null (with the reason) when it is not built or disabled. */
+/** The addon, or null (with the reason) when it is not built or disabled by REFRACT_POSEIDON=js. */
 function loadNativeAddon(): { addon: NativeAddon | null; error: string | null } {
   if (process.env.REFRACT_POSEIDON === 'js') return { addon: null, error: 'disabled by REFRACT_POSEIDON=js' };
-  const require = createRequire(import.meta.url);
-  let error = 'not built';
-  for (const rel of ADDON_PATHS) {
-    try {
-      const addon = require(fileURLToPath(new URL(rel, import.meta.url))) as NativeAddon;
-      if (typeof addon.hash === 'function' && typeof addon.hashBatch === 'function') return { addon, error: null };
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      if (err.code !== 'MODULE_NOT_FOUND') error = String(err.message ?? err);
-    }
-  }
-  return { addon: null, error };
+  return { addon: builtAddon, error: nativeAddonError };
 }
 
 function nativeBackend(addon: NativeAddon): PoseidonBackend {

@@ -6,6 +6,8 @@
  *   impl() → "adx" | "c"                multiplication backend in use
  *   selectImpl(name) → boolean          force "c" or "adx" (tests/benchmarks)
  *   MAX_INPUTS = 7
+ *   base58Decode(s) → Uint8Array | number   bytes of the base58 string s (same as bs58.decode), or
+ *                                          the index of its first invalid character
  * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
  * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
 #ifndef NAPI_VERSION
@@ -13,8 +15,10 @@
 #endif
 #include <node_api.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base58.h"
 #include "poseidon.h"
 
 #define CHECK(call)                                                  \
@@ -160,6 +164,46 @@ static napi_value js_select_impl(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* base58Decode(s): s is read as latin1 (base58 is ASCII; any other code unit is invalid). */
+static napi_value js_base58_decode(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  size_t len = 0;
+  if (argc < 1 || napi_get_value_string_latin1(env, argv[0], NULL, 0, &len) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "base58Decode(s) takes a string");
+    return NULL;
+  }
+  char stack_buf[4096];
+  char *s = len < sizeof stack_buf ? stack_buf : (char *)malloc(len + 1);
+  if (!s) {
+    napi_throw_error(env, NULL, "refract native: out of memory");
+    return NULL;
+  }
+  size_t got = 0;
+  napi_get_value_string_latin1(env, argv[0], s, len + 1, &got);
+  const size_t cap = base58_decoded_max(got) + 1;
+  uint8_t stack_out[4096];
+  uint8_t *tmp = cap <= sizeof stack_out ? stack_out : (uint8_t *)malloc(cap);
+  long n = tmp ? base58_decode(s, got, tmp, cap) : -2;
+  if (s != stack_buf) free(s);
+  napi_value result = NULL;
+  if (n >= 0) {
+    void *data;
+    napi_value ab;
+    if (napi_create_arraybuffer(env, (size_t)n, &data, &ab) == napi_ok) {
+      memcpy(data, tmp, (size_t)n);
+      napi_create_typedarray(env, napi_uint8_array, (size_t)n, ab, 0, &result);
+    }
+  } else if (n <= -10) {
+    napi_create_int64(env, -n - 10, &result);
+  } else {
+    napi_throw_error(env, NULL, "refract native: base58 decode failed (out of memory)");
+  }
+  if (tmp != stack_out) free(tmp);
+  return result;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn, v;
   napi_create_function(env, "hash", NAPI_AUTO_LENGTH, js_hash, NULL, &fn);
@@ -170,6 +214,8 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "impl", fn);
   napi_create_function(env, "selectImpl", NAPI_AUTO_LENGTH, js_select_impl, NULL, &fn);
   napi_set_named_property(env, exports, "selectImpl", fn);
+  napi_create_function(env, "base58Decode", NAPI_AUTO_LENGTH, js_base58_decode, NULL, &fn);
+  napi_set_named_property(env, exports, "base58Decode", fn);
   napi_create_uint32(env, POSEIDON_MAX_INPUTS, &v);
   napi_set_named_property(env, exports, "MAX_INPUTS", v);
   return exports;

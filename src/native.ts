@@ -1,0 +1,45 @@
+/**
+ * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon and long base58 decoding),
+ * built by the package's `install` script (`node-gyp rebuild -C native/poseidon`). Every user has a
+ * pure-JS fallback, so a missing build (no compiler) only costs speed.
+ */
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** Shape of the addon's exports (see native/poseidon/src/binding.c). */
+export interface NativeAddon {
+  /** Poseidon of 1..7 inputs (32 B BE each) into `out`; returns `out`. */
+  hash(out: Uint8Array, ...inputs: Uint8Array[]): Uint8Array;
+  /** `count` hashes of `arity` inputs each, results into `out`; returns `out`. */
+  hashBatch(input: Uint8Array, arity: number, out: Uint8Array): Uint8Array;
+  /** Field multiplication in use: BMI2/ADX asm or portable C. */
+  impl(): 'adx' | 'c';
+  selectImpl(name: 'adx' | 'c'): boolean;
+  MAX_INPUTS: number;
+  /** Bytes of a base58 string (same as `bs58.decode`), or the index of its first invalid character. */
+  base58Decode?(s: string): Uint8Array | number;
+}
+
+/** Candidate paths of the compiled addon, relative to this file (src → repo root). */
+const ADDON_PATHS = ['../native/poseidon/build/Release/refract_poseidon.node', '../native/poseidon/build/Debug/refract_poseidon.node'];
+
+function load(): { addon: NativeAddon | null; error: string | null } {
+  const require = createRequire(import.meta.url);
+  let error = 'not built';
+  for (const rel of ADDON_PATHS) {
+    try {
+      const addon = require(fileURLToPath(new URL(rel, import.meta.url))) as NativeAddon;
+      if (typeof addon.hash === 'function' && typeof addon.hashBatch === 'function') return { addon, error: null };
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code !== 'MODULE_NOT_FOUND') error = String(err.message ?? err);
+    }
+  }
+  return { addon: null, error };
+}
+
+const loaded = load();
+/** The addon, or null when it is not built (see `nativeAddonError`). */
+export const nativeAddon: NativeAddon | null = loaded.addon;
+/** Why the addon is unavailable ('not built' or the load error), null when loaded. */
+export const nativeAddonError: string | null = loaded.error;
