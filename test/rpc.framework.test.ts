@@ -646,6 +646,31 @@ describe('health, metrics and logs', () => {
     expect(redactUrl('/a?b=1&API-KEY=s3cret#f')).toBe('/a?b=1&API-KEY=***#f');
   });
 
+  it('request logs carry the request id (per-request child loggers are created lazily)', async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const app = makeServer({ logger: pino({ level: 'info' }, stream) });
+    await post(app, rpc('getIndexerSlot'));
+    await app.close();
+    const records = lines.map((l) => JSON.parse(l) as { msg: string; reqId?: string });
+    const incoming = records.find((r) => r.msg === 'incoming request');
+    const completed = records.find((r) => r.msg === 'request completed');
+    expect(incoming?.reqId).toBeTruthy();
+    expect(completed?.reqId).toBe(incoming?.reqId);
+
+    // At level warn a successful call writes nothing (and builds no child logger).
+    const quiet: string[] = [];
+    const q = makeServer({ logger: pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => (quiet.push(String(c)), cb()) })) });
+    await post(q, rpc('getIndexerSlot'));
+    await q.close();
+    expect(quiet.filter((l) => !l.includes('no API keys configured'))).toEqual([]);
+  });
+
   it('warns at start when no API key is configured', async () => {
     const lines: string[] = [];
     const stream = new Writable({

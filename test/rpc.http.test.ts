@@ -1,9 +1,11 @@
 /**
- * The API over real sockets (the other RPC tests use fastify.inject): many concurrent requests —
- * whose replies are written in batches at the end of each event-loop turn — each get exactly the
- * reply inject gives for the same body (status, content type and length, bytes), for synchronous
- * methods, asynchronous ones and errors alike; and a connection's pipelined requests are answered
- * in order.
+ * The API over real sockets (the other RPC tests use fastify.inject, which goes through fastify's
+ * routes only): `POST /` over a socket is served by the hot lane (src/rpc/fastLane.ts), so these
+ * tests hold the lane to fastify's behaviour. Many concurrent requests — whose replies are written
+ * in batches at the end of each event-loop turn — each get exactly the reply inject gives for the
+ * same body (status, content type and length, bytes), for synchronous methods, asynchronous ones and
+ * errors alike; API keys, rate limits and the body limit answer as fastify does; and a connection's
+ * pipelined requests are answered in order.
  */
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -11,6 +13,7 @@ import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/store.ts';
+import { buildServer } from '../src/rpc/server.ts';
 import { fixtureStore, lmdbServer } from './helpers/rpcLmdb.ts';
 
 let store: Store;
@@ -97,5 +100,55 @@ describe('over HTTP', () => {
     });
     const ids = [...text.matchAll(/"jsonrpc":"2\.0","id":(\d+)/g)].map((m) => Number(m[1]));
     expect(ids).toEqual(all.map((b) => JSON.parse(b).id));
+  });
+});
+
+describe('hot lane with API keys, rate limits and a body limit', () => {
+  it('answers like fastify: 401, 403, 413, parse errors, success, then 429 with Retry-After', async () => {
+    const { ctx } = lmdbServer(store);
+    const server = buildServer(ctx, {
+      logLevel: 'silent',
+      env: {},
+      bodyLimitBytes: 2048,
+      rateLimit: { ratePerSecond: 1000, burst: 1000 },
+      apiKeys: ['good-key', { key: 'slot-only', methods: ['getIndexerSlot'] }, { key: 'tight', rateLimit: { ratePerSecond: 0.01, burst: 1 } }],
+    });
+    await server.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/`;
+    try {
+      const cases: { headers: Record<string, string>; payload: string }[] = [
+        { headers: {}, payload: body(1, 'getIndexerSlot') }, // 401 missing key
+        { headers: { 'x-api-key': 'nope' }, payload: body(2, 'getIndexerSlot') }, // 401 unknown key
+        { headers: { authorization: 'Bearer slot-only' }, payload: body(3, 'getIndexerHealth') }, // 403
+        { headers: { 'x-api-key': 'good-key' }, payload: body(4, 'getIndexerSlot') }, // 200
+        { headers: { 'x-api-key': 'good-key' }, payload: body(5, 'getCompressedAccount', { hash: '11111111111111111111111111111111' }) },
+        { headers: { 'x-api-key': 'good-key' }, payload: '' }, // empty body
+        { headers: { 'x-api-key': 'good-key' }, payload: '[1]' }, // batch
+        { headers: { 'x-api-key': 'good-key' }, payload: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'getIndexerSlot', pad: 'x'.repeat(3000) }) }, // 413
+      ];
+      for (const c of cases) {
+        const want = await server.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/json', ...c.headers }, payload: c.payload });
+        const got = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: c.payload });
+        const text = await got.text();
+        expect({ status: got.status, type: got.headers.get('content-type'), length: got.headers.get('content-length'), text }, c.payload.slice(0, 60)).toEqual({
+          status: want.statusCode,
+          type: want.headers['content-type'],
+          length: String(want.headers['content-length']),
+          text: want.body,
+        });
+      }
+      // A key with a burst of 1: the second call is throttled with Retry-After, like the fastify path.
+      const first = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'tight' }, body: body(7, 'getIndexerSlot') });
+      expect(first.status).toBe(200);
+      const second = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'tight' }, body: body(8, 'getIndexerSlot') });
+      expect(second.status).toBe(429);
+      expect(Number(second.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await second.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32005 } });
+      const viaFastify = await server.inject({ method: 'POST', url: '/', headers: { 'x-api-key': 'tight' }, payload: body(9, 'getIndexerSlot') });
+      expect(viaFastify.statusCode).toBe(429);
+      expect(viaFastify.headers['retry-after']).toBe(second.headers.get('retry-after'));
+    } finally {
+      await server.close();
+    }
   });
 });

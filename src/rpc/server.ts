@@ -12,6 +12,7 @@
  * unless needed (auth/rate limit, metrics), results the methods already wrote as JSON text are sent
  * as is, and successful replies of one event-loop turn are written together at its end (`ReplyBatch`).
  */
+import { createServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyStore, extractApiKey, loadApiKeys, redactUrl } from './auth.ts';
@@ -23,6 +24,8 @@ import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { RawJson, stringifyJson } from './json.ts';
+import { createFastLane } from './fastLane.ts';
+import { lazyChildLoggerFactory } from './lazyLogger.ts';
 import { METHODS } from './methods/index.ts';
 import { buildOpenApi } from './openapi.ts';
 import { MemoryRateLimiter, checkRateLimitConfig } from './rateLimit.ts';
@@ -80,7 +83,36 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       .send(stringifyJson(errorEnvelope(id, d.code, d.message)));
   };
 
+  // `POST /` goes through the hot lane (fastLane.ts) unless a request needs something only fastify's
+  // pipeline does here: request logging, a remote (Redis) rate limiter, proxy headers.
+  // `REFRACT_FAST_LANE=0` turns it off.
+  const level = (options.logger as { level?: string } | undefined)?.level ?? options.logLevel ?? 'info';
+  const requestLogs = options.logRequests !== false && ['info', 'debug', 'trace'].includes(level);
+  const memoryLimiter = options.rateLimiter ? options.rateLimiter instanceof MemoryRateLimiter : !options.redisUrl;
+  const needsGuard = !keys.open || anyLimit;
+  let logError: (err: unknown) => void = () => {};
+  let guardSync: (apiKey: string | undefined, ip: string) => Principal = () => ANONYMOUS;
+  const lane =
+    !requestLogs && !options.trustProxy && (!anyLimit || memoryLimiter) && process.env.REFRACT_FAST_LANE !== '0'
+      ? createFastLane({
+          ctx,
+          guard: needsGuard ? (apiKey, ip) => guardSync(apiKey, ip) : null,
+          bodyLimitBytes: bodyLimit,
+          httpErrorsAs200,
+          onMetrics: options.onMetrics,
+          logError: (err) => logError(err),
+        })
+      : null;
+
   const app: FastifyInstance = Fastify({
+    ...(lane
+      ? {
+          serverFactory: (handler: (req: never, res: never) => void) =>
+            createServer((req, res) => {
+              if (!lane(req, res)) handler(req as never, res as never);
+            }),
+        }
+      : {}),
     // Malformed URLs (FST_ERR_BAD_URL) also get a JSON-RPC error body.
     frameworkErrors: (err, req, reply) => {
       sendError(req, reply, null, RpcError.invalidRequest(`malformed URL (${err.code ?? 'bad url'})`));
@@ -89,6 +121,8 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       ? { loggerInstance: options.logger.child({}, { serializers }) }
       : { logger: { level: options.logLevel ?? 'info', serializers } }),
     logController: new LogController({ disableRequestLogging: options.logRequests === false }),
+    // No pino child logger per request unless the request logs something (hot path).
+    childLoggerFactory: lazyChildLoggerFactory as never,
     bodyLimit,
     trustProxy: options.trustProxy ?? false,
     return503OnClosing: true,
@@ -100,6 +134,7 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       (options.redisUrl
         ? new RedisRateLimiter({ url: options.redisUrl, onError: warnOnce(app, 'rate limiter (redis) failed; allowing requests') })
         : new MemoryRateLimiter());
+  logError = (err) => app.log.error({ err }, 'unexpected error');
   if (keys.open) app.log.warn('no API keys configured: the JSON-RPC API is open to everyone (rate limits apply per IP)');
   app.decorateRequest('rpcState', null);
 
@@ -121,7 +156,27 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   // Auth and rate limit before the body is read: unauthenticated or throttled calls cost nothing.
   // A callback hook, synchronous unless the limiter is remote (no promise per request).
   const syncLimiter = limiter instanceof MemoryRateLimiter ? limiter : null;
+  /** Authenticates and (with no limiter or an in-memory one) rate-limits; throws RpcError 401/403/429. */
+  guardSync = (apiKey, ip) => {
+    const principal = keys.authenticate(apiKey, ip);
+    const cfg = principal.rateLimit === undefined ? defaultLimit : principal.rateLimit;
+    if (syncLimiter && cfg) {
+      const d = syncLimiter.takeSync(principal.id, cfg);
+      if (!d.allowed) throw RpcError.rateLimited(d.retryAfterMs / 1000);
+    }
+    return principal;
+  };
   const guard = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    if (!limiter || syncLimiter) {
+      try {
+        st(req).principal = guardSync(extractApiKey(req), req.ip);
+      } catch (err) {
+        done(err as Error);
+        return;
+      }
+      done();
+      return;
+    }
     let principal: Principal;
     try {
       principal = keys.authenticate(extractApiKey(req), req.ip);
@@ -131,11 +186,8 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     }
     st(req).principal = principal;
     const cfg = principal.rateLimit === undefined ? defaultLimit : principal.rateLimit;
-    if (!limiter || !cfg) {
+    if (!cfg) {
       done();
-    } else if (syncLimiter) {
-      const d = syncLimiter.takeSync(principal.id, cfg);
-      done(d.allowed ? undefined : RpcError.rateLimited(d.retryAfterMs / 1000));
     } else {
       limiter.take(principal.id, cfg).then(
         (d) => done(d.allowed ? undefined : RpcError.rateLimited(d.retryAfterMs / 1000)),
