@@ -6,18 +6,22 @@
  * Sections (results in bench/results/prove.json, a table on stdout):
  * 1. latency per shape at concurrency 1 (inclusion 1,2,3,4,8; non-inclusion 1,2; combined 1×1):
  *    p50/p95 of the whole request, witness/prove/verify medians, CPU core-seconds per proof
- *    (process CPU time, all threads, / proofs), for each pool layout in --pools
- *    (`2` = 2 threads with single-threaded curves, the daemon default on 2 cores; `1` = 1 thread
- *    with a multi-threaded curve, the low-latency layout);
- * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (default pool): proofs/s, latency, CPU per proof;
+ *    (process CPU time, all threads, / proofs), for each pool layout in --pools: `<threads><m|s>`,
+ *    m = multi-threaded curves, s = single-threaded curves, `default` = the daemon's default layout
+ *    (`defaultPoolLayout()`, e.g. 2m on 2 cores);
+ * 1b. the single-thread reference: inclusion_26_1 on one thread with a single-threaded curve
+ *    (`1s`), concurrency 1 — the denominator of the throughput target (cores ÷ single-thread time);
+ * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (first layout of --pools): proofs/s,
+ *    latency, CPU per proof;
  * 3. naive: `node node_modules/snarkjs/build/cli.cjs groth16 fullprove` per request, sequential,
  *    timed with /usr/bin/time (wall, user+sys of the child = core-seconds); no verification;
  * 4. memory over N inclusion_26_1 proofs (default pool, concurrency = threads): RSS before/after,
  *    sampled every 50 proofs.
- * Load average is recorded at the start and end of every section.
+ * Load average is recorded at the start and end of every section. `targets` compares the results
+ * with issue #4's targets, all from this run.
  *
  * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
- *   --naive-n 3 --memory-n 500 --pools 2,1 --shapes inclusion_26_1,... --out bench/results/prove.json]
+ *   --naive-n 3 --memory-n 500 --pools default,2s,1m --shapes inclusion_26_1,... --out bench/results/prove.json]
  * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`; the default
  * .refract-keys-all holds all 15 circuits made with the INSECURE dev ptau).
  */
@@ -30,7 +34,7 @@ import { LocalBackend } from '../src/prover/backend.ts';
 import { getCircuit } from '../src/prover/circuits.ts';
 import { initialAddressTreeProof, REPO_ROOT, syntheticAccount } from '../src/prover/fixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
-import { ProverPool } from '../src/prover/pool.ts';
+import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';
 import { terminateCurve, verify } from '../src/prover/snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
@@ -44,7 +48,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,2,4,8' },
     'naive-n': { type: 'string', default: '3' },
     'memory-n': { type: 'string', default: '500' },
-    pools: { type: 'string', default: String(os.availableParallelism()) + (os.availableParallelism() > 1 ? ',1' : '') },
+    pools: { type: 'string', default: 'default,2s,1m' },
     out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
   },
 });
@@ -55,7 +59,22 @@ const throughputN = Number(values['throughput-n']);
 const concurrencies = values.concurrency!.split(',').map(Number);
 const naiveN = Number(values['naive-n']);
 const memoryN = Number(values['memory-n']);
-const pools = values.pools!.split(',').map(Number);
+/** A pool layout: threads and curve kind. */
+interface Layout {
+  key: string;
+  size: number;
+  singleThread: boolean;
+}
+function parseLayout(token: string): Layout {
+  if (token === 'default') {
+    const d = defaultPoolLayout();
+    return { key: `${d.size}${d.singleThread ? 's' : 'm'}`, ...d };
+  }
+  const m = /^(\d+)([ms])$/.exec(token);
+  if (!m) throw new Error(`--pools: '${token}' is not a layout (<threads>m, <threads>s or default)`);
+  return { key: token, size: Number(m[1]), singleThread: m[2] === 's' };
+}
+const pools = [...new Map(values.pools!.split(',').map((t) => parseLayout(t.trim())).map((l) => [l.key, l])).values()];
 shapes.forEach((id) => getCircuit(id));
 
 // snarkjs does not export its package.json: read it from node_modules.
@@ -87,12 +106,12 @@ const load = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
-async function withPool<T>(threads: number, fn: (svc: ProofService, pool: ProverPool) => Promise<T>): Promise<T> {
-  const pool = new ProverPool({ keysDir, size: threads });
+async function withPool<T>(layout: Layout, fn: (svc: ProofService, pool: ProverPool) => Promise<T>, warmShapes = shapes): Promise<T> {
+  const pool = new ProverPool({ keysDir, size: layout.size, singleThread: layout.singleThread });
   try {
     const t0 = performance.now();
-    await pool.warm(shapes);
-    log(`pool of ${threads} thread(s) (${threads > 1 ? 'single-threaded' : 'multi-threaded'} curves) warmed with ${shapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await pool.warm(warmShapes);
+    log(`pool ${layout.key}: ${layout.size} thread(s), ${layout.singleThread ? 'single-threaded' : 'multi-threaded'} curves, warmed with ${warmShapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     return await fn(new ProofService({ backend: new LocalBackend(pool, { maxPending: 1024 }), timeoutMs: 600_000 }), pool);
   } finally {
     await pool.close();
@@ -111,7 +130,7 @@ const result: Record<string, unknown> = {
     totalMemGiB: r1(os.totalmem() / 1024 ** 3),
     snarkjs: snarkjsVersion,
     keysDir,
-    params: { shapes, latencyN, throughputN, concurrencies, naiveN, memoryN, pools },
+    params: { shapes, latencyN, throughputN, concurrencies, naiveN, memoryN, pools: pools.map((l) => l.key) },
     loadavgStart: load(),
     note: 'Refract path = buildCircuitInput + in-process queue + Piscina pool (resident wasm/zkey/curve) + in-worker verification + compression. Naive = one `snarkjs groth16 fullprove` process per request (witness + prove, no verification). CPU core-seconds from process CPU time (all threads) or /usr/bin/time user+sys for children.',
   },
@@ -119,10 +138,10 @@ const result: Record<string, unknown> = {
 
 // 1. latency per shape at concurrency 1
 const latency: Record<string, Record<string, unknown>> = {};
-for (const threads of pools) {
-  const key = `pool${threads}`;
-  latency[key] = { threads, curve: threads > 1 ? 'singleThread per thread' : 'multi-threaded', loadavgStart: load(), shapes: {} as Record<string, unknown> };
-  await withPool(threads, async (svc) => {
+for (const layout of pools) {
+  const key = `pool${layout.key}`;
+  latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', loadavgStart: load(), shapes: {} as Record<string, unknown> };
+  await withPool(layout, async (svc) => {
     for (const id of shapes) {
       await svc.prove(inputsFor(id)); // one unmeasured run per shape (JIT, first-call effects)
       const totals: number[] = [];
@@ -156,8 +175,25 @@ for (const threads of pools) {
 }
 result.latency = latency;
 
+// 1b. single-thread reference: one thread, single-threaded curve, inclusion_26_1, concurrency 1
+const single: Record<string, unknown> = { circuit: 'inclusion_26_1', layout: '1s', loadavgStart: load() };
+await withPool(
+  { key: '1s', size: 1, singleThread: true },
+  async (svc) => {
+    await svc.prove(inputsFor('inclusion_26_1'));
+    const totals: number[] = [];
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < Math.max(latencyN, 5); i++) totals.push((await svc.prove(inputsFor('inclusion_26_1'))).timings.totalMs);
+    Object.assign(single, { n: totals.length, p50Ms: r1(pct(totals, 50)), meanMs: r1(totals.reduce((a, b) => a + b, 0) / totals.length), coreSecondsPerProof: r3(cpuSeconds(process.cpuUsage(cpu0)) / totals.length) });
+    log(`single-thread reference inclusion_26_1: p50 ${pct(totals, 50).toFixed(0)} ms`);
+  },
+  ['inclusion_26_1'],
+);
+single.loadavgEnd = load();
+result.singleThreadReference = single;
+
 // 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
-const throughput: Record<string, unknown> = { threads: pools[0], circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
+const throughput: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
 await withPool(pools[0]!, async (svc) => {
   await svc.prove(inputsFor('inclusion_26_1'));
   for (const c of concurrencies) {
@@ -243,7 +279,7 @@ naive.loadavgEnd = load();
 result.naive = naive;
 
 // 4. memory over N proofs
-const memory: Record<string, unknown> = { threads: pools[0], circuit: 'inclusion_26_1', n: memoryN, loadavgStart: load() };
+const memory: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', n: memoryN, loadavgStart: load() };
 if (memoryN > 0) {
   await withPool(pools[0]!, async (svc, pool) => {
     await svc.prove(inputsFor('inclusion_26_1'));
@@ -257,7 +293,7 @@ if (memoryN > 0) {
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     await Promise.all(
-      Array.from({ length: pools[0]! }, async () => {
+      Array.from({ length: pools[0]!.size }, async () => {
         while (next < memoryN) {
           next++;
           await svc.prove(inputsFor('inclusion_26_1'));
@@ -287,6 +323,37 @@ memory.loadavgEnd = load();
 result.memory = memory;
 (result.meta as Record<string, unknown>).loadavgEnd = load();
 
+// Targets (issue #4), every number from this run.
+{
+  const cores = os.availableParallelism();
+  const lat1 = (latency[`pool${pools[0]!.key}`]!.shapes as Record<string, { p50Ms: number }>).inclusion_26_1?.p50Ms;
+  const levels = throughput.levels as Record<string, { proofsPerSec: number }>;
+  const c8 = levels['8']?.proofsPerSec;
+  const singleMs = single.p50Ms as number | undefined;
+  const ideal = singleMs ? cores / (singleMs / 1000) : undefined;
+  const naiveMs = (naive.shapes as Record<string, { p50Ms: number }>).inclusion_26_1?.p50Ms;
+  const naiveRate = naiveMs ? 1000 / naiveMs : undefined;
+  const growth = memoryN > 0 ? r1((memory.rssAfterMiB as number) - (memory.rssBeforeMiB as number)) : undefined;
+  result.targets = {
+    layout: pools[0]!.key,
+    inclusion1P50Ms: { value: lat1, target: '≤ 900', met: lat1 !== undefined && lat1 <= 900 },
+    throughputC8VsIdeal: {
+      value: c8 !== undefined && ideal ? r3(c8 / ideal) : undefined,
+      ideal: ideal ? r3(ideal) : undefined,
+      how: `cores (${cores}) ÷ single-thread inclusion_26_1 p50 (section singleThreadReference)`,
+      target: '≥ 0.9',
+      met: c8 !== undefined && ideal !== undefined && c8 / ideal >= 0.9,
+    },
+    throughputC8VsNaive: {
+      value: c8 !== undefined && naiveRate ? r3(c8 / naiveRate) : undefined,
+      naiveProofsPerSec: naiveRate ? r3(naiveRate) : undefined,
+      target: '≥ 2',
+      met: c8 !== undefined && naiveRate !== undefined && c8 / naiveRate >= 2,
+    },
+    memoryGrowthMiB: { value: growth, over: memoryN, rssMaxMiB: memory.rssMaxMiB, target: 'no growth (RSS flat after warm-up)' },
+  };
+}
+
 mkdirSync(path.dirname(values.out!), { recursive: true });
 writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
 
@@ -300,9 +367,11 @@ for (const [k, v] of Object.entries(latency)) {
     lines.push(`  ${id.padEnd(20)} ${String(s.p50Ms).padStart(7)} ${String(s.p95Ms).padStart(8)} ${String(s.coreSecondsPerProof).padStart(14)} ${String(n?.p50Ms ?? '-').padStart(14)} ${String(n?.coreSecondsPerProof ?? '-').padStart(14)}`);
   }
 }
-lines.push(`throughput inclusion_26_1 (pool ${pools[0]})`);
+lines.push(`single-thread reference inclusion_26_1 (1s): p50 ${single.p50Ms} ms`);
+lines.push(`throughput inclusion_26_1 (pool ${pools[0]!.key})`);
 for (const [c, s] of Object.entries(throughput.levels as Record<string, any>)) lines.push(`  c=${c.padEnd(3)} ${s.proofsPerSec} proofs/s  p50 ${s.p50Ms} ms  p95 ${s.p95Ms} ms  ${s.coreSecondsPerProof} core-s/proof  load ${s.loadavg.join(' ')}`);
 if (memoryN > 0) lines.push(`memory: ${memoryN} proofs, RSS ${memory.rssBeforeMiB} → ${memory.rssAfterMiB} MiB (max ${memory.rssMaxMiB})`);
+lines.push(`targets: ${JSON.stringify(result.targets)}`);
 lines.push(`load average start ${(result.meta as any).loadavgStart.join(' ')}, end ${(result.meta as any).loadavgEnd.join(' ')}`);
 process.stdout.write(lines.join('\n') + `\nwritten ${path.relative(REPO_ROOT, values.out!)}\n`);
 process.exit(0);

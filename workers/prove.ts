@@ -38,7 +38,7 @@ import {
 /** `workerData` of the pool (fixed per worker). */
 export interface ProveWorkerData {
   keysDir: string;
-  /** Build a single-threaded curve (pool size > 1) instead of ffjavascript's multi-threaded one. */
+  /** Build a single-threaded curve instead of ffjavascript's multi-threaded one (see defaultPoolLayout). */
   singleThread: boolean;
   /** Verify every proof with the circuit's vkey before returning it. */
   verify: boolean;

@@ -14,9 +14,12 @@
  * so it neither gains nor costs measurable throughput for snarkjs proofs.
  *
  * Threads: each thread keeps its circuits' wasm, zkey bytes and vkey resident and builds one
- * bn128 curve. With `size > 1` the curves are single-threaded (one proof per core, perf.md §2.4:
- * never P threads × multi-threaded curves); with `size = 1` the curve is multi-threaded (lowest
- * latency). A thread whose reported heap+external memory exceeds `recycleHeapBytes` (or process
+ * bn128 curve, multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
+ * or single-threaded. Default layout (`defaultPoolLayout`): one thread per core; multi-threaded
+ * curves up to MULTI_THREADED_CURVES_MAX_CORES cores, so a lone request uses every core (latency of
+ * a multi-threaded proof) while concurrent requests still keep every core busy (throughput of one
+ * proof per core; measured in bench/prove.ts); single-threaded curves above that, where P threads ×
+ * P nested workers would cost too much memory and scheduling. A thread whose reported heap+external memory exceeds `recycleHeapBytes` (or process
  * RSS exceeds `recycleRssBytes`) is terminated after its task and replaced; dispatch pauses until
  * the old thread has exited, so no job is handed to a dying thread.
  *
@@ -40,7 +43,7 @@ export interface ProverPoolOptions {
   keysDir: string;
   /** Worker threads (default `os.availableParallelism()`). */
   size?: number;
-  /** Single-threaded curves (default: `size > 1`). */
+  /** Single-threaded curves (default: see `defaultPoolLayout`). */
   singleThread?: boolean;
   /** Verify each proof in the worker before returning it (default true). */
   verify?: boolean;
@@ -54,6 +57,21 @@ export interface ProverPoolOptions {
   recycleRssBytes?: number;
   /** Worker module (default workers/prove.ts); for tests. */
   workerFile?: string;
+}
+
+/**
+ * Up to this many cores, pool threads get multi-threaded curves by default (P threads × P nested
+ * curve workers: at most 16 compute threads on 4 cores).
+ */
+export const MULTI_THREADED_CURVES_MAX_CORES = 4;
+
+/**
+ * The default pool layout for a machine with `cores` cores (default `os.availableParallelism()`):
+ * `size` = cores, `singleThread` = cores > MULTI_THREADED_CURVES_MAX_CORES. On 2 cores: 2 threads
+ * with multi-threaded curves (bench/results/prove.json compares it with 2s and 1m).
+ */
+export function defaultPoolLayout(cores = availableParallelism()): { size: number; singleThread: boolean } {
+  return { size: cores, singleThread: cores > MULTI_THREADED_CURVES_MAX_CORES };
 }
 
 /** A finished proof. Times in ms. */
@@ -151,7 +169,7 @@ export class ProverPool {
     this.opts = {
       keysDir: path.resolve(options.keysDir),
       size,
-      singleThread: options.singleThread ?? size > 1,
+      singleThread: options.singleThread ?? defaultPoolLayout().singleThread,
       verify: options.verify ?? true,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
