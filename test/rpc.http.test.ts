@@ -104,9 +104,11 @@ describe('over HTTP', () => {
 });
 
 describe('hot lane with API keys, rate limits and a body limit', () => {
-  it('answers like fastify: 401, 403, 413, parse errors, success, then 429 with Retry-After', async () => {
+  it('answers like fastify: 401, 403, 413, parse errors, success, then 429 with Retry-After; reports metrics', async () => {
     const { ctx } = lmdbServer(store);
+    const seen: { method: string; status: number; rpcErrorCode: number | null }[] = [];
     const server = buildServer(ctx, {
+      onMetrics: (m) => seen.push({ method: m.method, status: m.status, rpcErrorCode: m.rpcErrorCode }),
       logLevel: 'silent',
       env: {},
       bodyLimitBytes: 2048,
@@ -147,6 +149,10 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
       const viaFastify = await server.inject({ method: 'POST', url: '/', headers: { 'x-api-key': 'tight' }, payload: body(9, 'getIndexerSlot') });
       expect(viaFastify.statusCode).toBe(429);
       expect(viaFastify.headers['retry-after']).toBe(second.headers.get('retry-after'));
+      // Every request, lane or fastify, reached the metrics callback with its method and status.
+      expect(seen).toHaveLength(cases.length * 2 + 3);
+      expect(seen.filter((m) => m.method === 'getIndexerSlot' && m.status === 200).length).toBeGreaterThanOrEqual(3);
+      expect(seen.filter((m) => m.status === 429).map((m) => m.rpcErrorCode)).toEqual([-32005, -32005]);
     } finally {
       await server.close();
     }
