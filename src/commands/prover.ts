@@ -11,6 +11,7 @@ import { createLogger } from '../log.ts';
 import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
 import { CIRCUIT_IDS } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
+import type { CurveThreading } from '../prover/pool.ts';
 import { KeyReadiness } from '../prover/readiness.ts';
 
 /** Options of the prover command. */
@@ -18,6 +19,8 @@ export interface ProverCommandOptions {
   redisUrl: string;
   keys: string;
   threads?: number;
+  /** auto | multi | single (default auto). */
+  curve?: string;
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -48,6 +51,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     redisUrl: opts.redisUrl,
     keysDir: keys.keysDir,
     threads: opts.threads,
+    curve: parseCurve(opts.curve),
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,
@@ -62,4 +66,11 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
   log.info({ node: node.nodeId, threads, keysDir: keys.keysDir, ready: ready.length, warm }, 'prover node taking jobs');
   print({ event: 'ready', node: node.nodeId, threads });
   return node;
+}
+
+/** `--curve` value → CurveThreading; throws on anything else (the CLI reports it). */
+function parseCurve(v: string | undefined): CurveThreading | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'auto' || v === 'multi' || v === 'single') return v;
+  throw new Error(`--curve must be auto, multi or single, got '${v}'`);
 }

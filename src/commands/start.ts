@@ -100,6 +100,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     queueName: p.queueName,
     localWorker: p.localWorker,
     threads: config.proverThreads,
+    curve: config.proverCurve,
     timeoutMs: p.timeoutMs,
     maxPending: p.maxPending,
     circuits: p.circuits,

@@ -27,7 +27,7 @@ import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { NODE_ID } from './backend.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
-import { ProverPool } from './pool.ts';
+import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { CircuitInput, Groth16Proof } from './snark.ts';
 
 /** Default BullMQ queue name. */
@@ -227,6 +227,8 @@ export interface ProverNodeOptions {
   keysDir?: string;
   /** Pool threads = BullMQ concurrency (default: cores; ignored when `pool` is given). */
   threads?: number;
+  /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
+  curve?: CurveThreading;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
   pool?: ProverPool;
   queueName?: string;
@@ -270,7 +272,7 @@ const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'i
 export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
   const ownPool = !opts.pool;
   if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
-  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads });
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve) });
   const concurrency = pool.stats().size;
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;

@@ -37,6 +37,14 @@ import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import type { CircuitInput, Groth16Proof } from './snark.ts';
 
+/** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
+export type CurveThreading = 'auto' | 'multi' | 'single';
+
+/** `singleThread` for a `CurveThreading` choice (undefined: the default layout decides). */
+export function singleThreadFor(curve: CurveThreading | undefined): boolean | undefined {
+  return curve === 'single' ? true : curve === 'multi' ? false : undefined;
+}
+
 /** Options of `ProverPool`. */
 export interface ProverPoolOptions {
   /** Directory with `<id>.wasm/.zkey/.vkey.json` (see keys.ts). */

@@ -18,7 +18,7 @@ import type { Metrics } from '../metrics.ts';
 import { LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
 import { CIRCUIT_IDS, getCircuit } from './circuits.ts';
-import { ProverPool } from './pool.ts';
+import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
 import { KeyReadiness } from './readiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './service.ts';
 
@@ -48,6 +48,8 @@ export interface ProverRuntimeOptions {
   localWorker?: boolean;
   /** Pool threads (default: cores). */
   threads?: number;
+  /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
+  curve?: CurveThreading;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
   /** In-process queue bound (local backend), default 64. */
@@ -148,7 +150,7 @@ export class ProverRuntime {
     }
 
     const threads = o.threads ?? availableParallelism();
-    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads });
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve) });
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
@@ -240,7 +242,7 @@ export class ProverRuntime {
     }
     if (this.pool) {
       const s = this.pool.stats();
-      out.pool = { threads: s.size, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

@@ -1,0 +1,30 @@
+/**
+ * Prover pool layout: the default (one thread per core, multi-threaded curves up to 4 cores) and
+ * the operator's override (`proverCurve` / REFRACT_PROVER_CURVE / --prover-curve, `refract prover --curve`).
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { MULTI_THREADED_CURVES_MAX_CORES, defaultPoolLayout, singleThreadFor } from '../src/prover/pool.ts';
+
+describe('prover pool layout', () => {
+  it('defaults to one thread per core, multi-threaded curves up to 4 cores', () => {
+    expect(defaultPoolLayout(1)).toEqual({ size: 1, singleThread: false });
+    expect(defaultPoolLayout(2)).toEqual({ size: 2, singleThread: false });
+    expect(defaultPoolLayout(MULTI_THREADED_CURVES_MAX_CORES)).toEqual({ size: 4, singleThread: false });
+    expect(defaultPoolLayout(16)).toEqual({ size: 16, singleThread: true });
+  });
+
+  it('maps the curve choice to the pool option (auto leaves it to the default layout)', () => {
+    expect(singleThreadFor('single')).toBe(true);
+    expect(singleThreadFor('multi')).toBe(false);
+    expect(singleThreadFor('auto')).toBeUndefined();
+    expect(singleThreadFor(undefined)).toBeUndefined();
+  });
+
+  it('proverCurve comes from env or flags, defaults to auto and rejects other values', () => {
+    expect(loadConfig({ env: {} }).proverCurve).toBe('auto');
+    expect(loadConfig({ env: { REFRACT_PROVER_CURVE: 'single' } }).proverCurve).toBe('single');
+    expect(loadConfig({ env: { REFRACT_PROVER_CURVE: 'single' }, flags: { proverCurve: 'multi' } }).proverCurve).toBe('multi');
+    expect(() => loadConfig({ env: {}, flags: { proverCurve: 'fast' } })).toThrow(/proverCurve/);
+  });
+});
