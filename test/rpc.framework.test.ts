@@ -589,6 +589,18 @@ describe('httpErrorsAs200', () => {
   });
 });
 
+/** A pino destination that keeps every written line. */
+function logSink(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { lines, stream };
+}
+
 describe('health, metrics and logs', () => {
   it('GET /health merges the injected callback; a throwing callback gives 503', async () => {
     const ok = makeServer({ health: () => ({ prover: { ready: false } }) });
@@ -627,13 +639,7 @@ describe('health, metrics and logs', () => {
   });
 
   it('never logs API keys from the query string', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
+    const { lines, stream } = logSink();
     const app = makeServer({ logger: pino({ level: 'info' }, stream), apiKeys: ['super-secret-key'] });
     await post(app, rpc('getIndexerSlot'), { url: '/?api-key=super-secret-key' });
     await post(app, rpc('getIndexerSlot'), { url: '/?x=1&api-key=wrong-secret' });
@@ -647,13 +653,7 @@ describe('health, metrics and logs', () => {
   });
 
   it('request logs carry the request id (per-request child loggers are created lazily)', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
+    const { lines, stream } = logSink();
     const app = makeServer({ logger: pino({ level: 'info' }, stream) });
     await post(app, rpc('getIndexerSlot'));
     await app.close();
@@ -664,21 +664,15 @@ describe('health, metrics and logs', () => {
     expect(completed?.reqId).toBe(incoming?.reqId);
 
     // At level warn a successful call writes nothing (and builds no child logger).
-    const quiet: string[] = [];
-    const q = makeServer({ logger: pino({ level: 'warn' }, new Writable({ write: (c, _e, cb) => (quiet.push(String(c)), cb()) })) });
+    const { lines: quiet, stream: quietStream } = logSink();
+    const q = makeServer({ logger: pino({ level: 'warn' }, quietStream) });
     await post(q, rpc('getIndexerSlot'));
     await q.close();
     expect(quiet.filter((l) => !l.includes('no API keys configured'))).toEqual([]);
   });
 
   it('warns at start when no API key is configured', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk, _enc, cb) {
-        lines.push(String(chunk));
-        cb();
-      },
-    });
+    const { lines, stream } = logSink();
     const app = makeServer({ logger: pino({ level: 'warn' }, stream) });
     await app.close();
     expect(lines.join('')).toContain('no API keys configured');
