@@ -103,6 +103,31 @@ describe('over HTTP', () => {
   });
 });
 
+describe('hot lane robustness', () => {
+  it('survives clients that hang up mid-body or send garbage, and keeps serving', async () => {
+    const { port } = app.server.address() as AddressInfo;
+    const send = (raw: string, hangUp: boolean) =>
+      new Promise<string>((resolve) => {
+        const sock = connect(port, '127.0.0.1');
+        let buf = '';
+        sock.on('data', (d) => (buf += d.toString('utf8')));
+        sock.on('close', () => resolve(buf));
+        sock.on('error', () => resolve(buf));
+        sock.write(raw, () => {
+          if (hangUp) sock.destroy();
+          else sock.end();
+        });
+      });
+    await send('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"jsonrpc":"2.0"', true); // body cut short
+    await send('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"jso\r\n', true); // chunked, cut short
+    const bad = await send('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n{{{', false);
+    expect(bad).toMatch(/^HTTP\/1\.1 400/);
+    expect(bad).toContain('Parse error');
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body(1, 'getIndexerSlot') });
+    expect(r.status).toBe(200);
+  });
+});
+
 describe('hot lane with API keys, rate limits and a body limit', () => {
   it('answers like fastify: 401, 403, 413, parse errors, success, then 429 with Retry-After; reports metrics', async () => {
     const { ctx } = lmdbServer(store);
