@@ -51,6 +51,8 @@ class RawReplyBatch {
   private texts: string[] = [];
   private readonly flushCb = () => this.flush();
 
+  constructor(private readonly onError: (err: unknown) => void) {}
+
   add(res: ServerResponse, status: number, text: string): void {
     if (this.res.length === 0) setImmediate(this.flushCb);
     this.res.push(res);
@@ -66,8 +68,13 @@ class RawReplyBatch {
     for (let i = 0; i < res.length; i++) {
       const r = res[i]!;
       if (r.destroyed) continue;
-      r.writeHead(status[i]!, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(texts[i]!) });
-      r.end(texts[i]);
+      try {
+        r.writeHead(status[i]!, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(texts[i]!) });
+        r.end(texts[i]);
+      } catch (err) {
+        // One failed write (socket gone between the check and the write) must not stop the others.
+        this.onError(err);
+      }
     }
   }
 }
@@ -77,7 +84,7 @@ class RawReplyBatch {
  * `POST /`, so the caller passes it on to fastify.
  */
 export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const batch = new RawReplyBatch();
+  const batch = new RawReplyBatch((err) => o.logError(err));
 
   const finish = (res: ServerResponse, started: number, method: string, status: number, rpcErrorCode: number | null) => {
     if (!o.onMetrics) return;
