@@ -91,6 +91,7 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   const memoryLimiter = options.rateLimiter ? options.rateLimiter instanceof MemoryRateLimiter : !options.redisUrl;
   const needsGuard = !keys.open || anyLimit;
   let logError: (err: unknown) => void = () => {};
+  let closing = false;
   let guardSync: (apiKey: string | undefined, ip: string) => Principal = () => ANONYMOUS;
   const lane =
     !requestLogs && !options.trustProxy && (!anyLimit || memoryLimiter) && process.env.REFRACT_FAST_LANE !== '0'
@@ -109,7 +110,8 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       ? {
           serverFactory: (handler: (req: never, res: never) => void) =>
             createServer((req, res) => {
-              if (!lane(req, res)) handler(req as never, res as never);
+              // Once closing, fastify answers everything (503, `return503OnClosing`).
+              if (closing || !lane(req, res)) handler(req as never, res as never);
             }),
         }
       : {}),
@@ -300,6 +302,10 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     if (outcome === 'timeout') app.log.warn('rate limiter not ready after 2 s; serving without limits until it is');
   });
 
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   app.addHook('onClose', async () => {
     await limiter?.close();
   });
