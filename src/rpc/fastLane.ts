@@ -19,7 +19,8 @@ import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
-import { RawJson, stringifyJson } from './json.ts';
+import { stringifyJson } from './json.ts';
+import { ReplyBatch, resultEnvelopeText } from './replyBatch.ts';
 import type { RequestMetrics } from './config.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -42,49 +43,19 @@ export interface FastLaneOptions {
 }
 
 /**
- * Replies of one event-loop turn, written together at its end (see `ReplyBatch` in server.ts for
- * why: one peer wake-up per batch instead of one per reply).
- */
-class RawReplyBatch {
-  private res: ServerResponse[] = [];
-  private status: number[] = [];
-  private texts: string[] = [];
-  private readonly flushCb = () => this.flush();
-
-  constructor(private readonly onError: (err: unknown) => void) {}
-
-  add(res: ServerResponse, status: number, text: string): void {
-    if (this.res.length === 0) setImmediate(this.flushCb);
-    this.res.push(res);
-    this.status.push(status);
-    this.texts.push(text);
-  }
-
-  private flush(): void {
-    const { res, status, texts } = this;
-    this.res = [];
-    this.status = [];
-    this.texts = [];
-    for (let i = 0; i < res.length; i++) {
-      const r = res[i]!;
-      if (r.destroyed) continue;
-      try {
-        r.writeHead(status[i]!, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(texts[i]!) });
-        r.end(texts[i]);
-      } catch (err) {
-        // One failed write (socket gone between the check and the write) must not stop the others.
-        this.onError(err);
-      }
-    }
-  }
-}
-
-/**
  * Builds the lane: `handle(req, res)` returns false (touching nothing) when the request is not
  * `POST /`, so the caller passes it on to fastify.
  */
 export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
-  const batch = new RawReplyBatch((err) => o.logError(err));
+  // Successful replies of a turn go out together at its end (see ReplyBatch for why).
+  const batch = new ReplyBatch<ServerResponse>(
+    (res, text) => {
+      if (res.destroyed) return;
+      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+    },
+    (err) => o.logError(err),
+  );
 
   const finish = (res: ServerResponse, started: number, method: string, status: number, rpcErrorCode: number | null) => {
     if (!o.onMetrics) return;
@@ -108,8 +79,7 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
   };
 
   const sendResult = (res: ServerResponse, started: number, method: string, id: JsonRpcId, result: unknown) => {
-    const text = result instanceof RawJson ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.text}}` : stringifyJson({ jsonrpc: '2.0', id, result });
-    batch.add(res, 200, text);
+    batch.add(res, resultEnvelopeText(id, result));
     finish(res, started, method, 200, null);
   };
 

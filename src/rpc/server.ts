@@ -10,7 +10,7 @@
  *
  * Hot path (measured in bench/rpc.ts): no promise for synchronous methods (the LMDB ones), no hook
  * unless needed (auth/rate limit, metrics), results the methods already wrote as JSON text are sent
- * as is, and successful replies of one event-loop turn are written together at its end (`ReplyBatch`).
+ * as is, and successful replies of one event-loop turn are written together at its end (`ReplyBatch`, replyBatch.ts).
  */
 import { createServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
@@ -23,9 +23,10 @@ import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
-import { RawJson, stringifyJson } from './json.ts';
+import { stringifyJson } from './json.ts';
 import { createFastLane } from './fastLane.ts';
 import { lazyChildLoggerFactory } from './lazyLogger.ts';
+import { ReplyBatch, resultEnvelopeText } from './replyBatch.ts';
 import { METHODS } from './methods/index.ts';
 import { buildOpenApi } from './openapi.ts';
 import { MemoryRateLimiter, checkRateLimitConfig } from './rateLimit.ts';
@@ -203,11 +204,11 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
 
   // Successful replies are serialised right away (errors are handled as ever) and written at the
   // end of the event-loop turn, together with the others of the turn (see `ReplyBatch`).
-  const batch = new ReplyBatch((reply, text) => reply.code(200).type(JSON_TYPE).send(text));
-  // A result that is already JSON text (RawJson: the hot methods) is written as is: the same bytes
-  // stringifyJson would produce, without its passes.
-  const sendResult = (reply: FastifyReply, id: JsonRpcId, result: unknown): void =>
-    batch.add(reply, result instanceof RawJson ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.text}}` : stringifyJson({ jsonrpc: '2.0', id, result }));
+  const batch = new ReplyBatch<FastifyReply>(
+    (reply, text) => reply.code(200).type(JSON_TYPE).send(text),
+    (err, reply) => reply.log.error({ err }, 'reply failed'),
+  );
+  const sendResult = (reply: FastifyReply, id: JsonRpcId, result: unknown): void => batch.add(reply, resultEnvelopeText(id, result));
 
   // Synchronous when the method is (LMDB reads are): no promise, no microtask on the hot path.
   const rpcHandler = (req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined => {
@@ -311,54 +312,6 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   });
 
   return app;
-}
-
-/**
- * Writes the replies of one event-loop turn together, at the end of the turn (`setImmediate`: after
- * the turn's I/O callbacks), instead of one by one as each request is handled.
- *
- * Why: each reply is a `writev` to a socket, and each write that finds the client asleep wakes it
- * (on a VM, an inter-processor interrupt). Written one by one, interleaved with request handling,
- * nearly every reply wakes the client and the client's next request comes back one at a time, so
- * the server pays the wake-ups and handles few requests per turn. Written back to back, one wake-up
- * serves the whole batch, and the next turn finds many requests ready. Measured with 64 connections
- * on a quiet 2-vCPU VM (getCompressedAccount): ≈16.5k → ≈33k req/s, server CPU per request
- * ≈60 → ≈30 µs (kernel time ≈20 → ≈7 µs), p99 7 → 4 ms. The cost is latency within a turn: a reply
- * waits for the other requests handled in the same turn (none, at low load).
- *
- * The text is computed before queueing, so serialisation errors are reported as before; only the
- * socket write moves. Per-connection order is kept by node (a connection's responses go out in
- * request order whenever they are written).
- */
-class ReplyBatch {
-  private replies: FastifyReply[] = [];
-  private texts: string[] = [];
-  private readonly flushCb = () => this.flush();
-
-  /** `send(reply, text)` writes one reply (called at the end of the turn). */
-  constructor(private readonly send: (reply: FastifyReply, text: string) => void) {}
-
-  /** Queue `text` as the body of `reply`; it is sent at the end of the current turn. */
-  add(reply: FastifyReply, text: string): void {
-    if (this.replies.length === 0) setImmediate(this.flushCb);
-    this.replies.push(reply);
-    this.texts.push(text);
-  }
-
-  private flush(): void {
-    const replies = this.replies;
-    const texts = this.texts;
-    this.replies = [];
-    this.texts = [];
-    for (let i = 0; i < replies.length; i++) {
-      try {
-        this.send(replies[i]!, texts[i]!);
-      } catch (err) {
-        // A failed write (socket gone) must not keep the other replies of the batch from going out.
-        replies[i]!.log.error({ err }, 'reply failed');
-      }
-    }
-  }
 }
 
 /** A logger callback that warns at most once a minute (e.g. Redis down). */
