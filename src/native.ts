@@ -1,5 +1,6 @@
 /**
- * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon and long base58 decoding),
+ * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon, long base58 decoding and the
+ * BN254 multi-scalar multiplication behind the prover),
  * built by the package's `install` script (`node-gyp rebuild -C native/poseidon`). Every user has a
  * pure-JS fallback, so a missing build (no compiler) only costs speed.
  */
@@ -18,6 +19,16 @@ export interface NativeAddon {
   MAX_INPUTS: number;
   /** Bytes of a base58 string (same as `bs58.decode`), or the index of its first invalid character. */
   base58Decode?(s: string): Uint8Array | number;
+  /**
+   * BN254 G1 / G2 multi-scalar multiplication in ffjavascript's layout (native/poseidon/src/msm.h):
+   * `bases` n affine Montgomery points (64 / 128 B), `scalars` n plain LE integers (1..32 B each),
+   * `out` (≥ 96 / 192 B) receives the Jacobian Montgomery sum; false (out untouched) = infinity.
+   * `threads` 0 / omitted: CPUs shared by the MSMs running in the process. Blocks the caller.
+   */
+  msmG1?(bases: Uint8Array, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
+  msmG2?(bases: Uint8Array, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
+  msmImpl?(): 'adx' | 'c';
+  msmSelectImpl?(name: 'adx' | 'c'): boolean;
 }
 
 /** Candidate paths of the compiled addon, relative to this file (src → repo root). */

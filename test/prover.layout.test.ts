@@ -27,4 +27,11 @@ describe('prover pool layout', () => {
     expect(loadConfig({ env: { REFRACT_PROVER_CURVE: 'single' }, flags: { proverCurve: 'multi' } }).proverCurve).toBe('multi');
     expect(() => loadConfig({ env: {}, flags: { proverCurve: 'fast' } })).toThrow(/proverCurve/);
   });
+
+  it('proverMsm comes from env or flags (native | wasm), absent by default, and rejects other values', () => {
+    expect(loadConfig({ env: {} }).proverMsm).toBeUndefined();
+    expect(loadConfig({ env: { REFRACT_PROVER_MSM: 'wasm' } }).proverMsm).toBe('wasm');
+    expect(loadConfig({ env: { REFRACT_PROVER_MSM: 'wasm' }, flags: { proverMsm: 'native' } }).proverMsm).toBe('native');
+    expect(() => loadConfig({ env: {}, flags: { proverMsm: 'gpu' } })).toThrow(/proverMsm/);
+  });
 });

@@ -2,11 +2,12 @@
   "targets": [
     {
       "target_name": "refract_poseidon",
-      "sources": ["src/binding.c", "src/poseidon.c", "src/base58.c"],
+      "sources": ["src/binding.c", "src/poseidon.c", "src/base58.c", "src/msm.c"],
       "include_dirs": ["src"],
       "defines": ["NAPI_VERSION=8"],
       "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],
-      "cflags": ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-fvisibility=hidden"],
+      "cflags": ["-O3", "-std=gnu11", "-Wall", "-Wextra", "-fvisibility=hidden", "-pthread"],
+      "ldflags": ["-pthread"],
       "xcode_settings": {
         "GCC_OPTIMIZATION_LEVEL": "3",
         "OTHER_CFLAGS": ["-std=gnu11"]

@@ -12,6 +12,7 @@ import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
 import { CIRCUIT_IDS } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
 import type { CurveThreading } from '../prover/pool.ts';
+import type { MsmEngine } from '../prover/snark.ts';
 import { KeyReadiness } from '../prover/readiness.ts';
 
 /** Options of the prover command. */
@@ -21,6 +22,8 @@ export interface ProverCommandOptions {
   threads?: number;
   /** auto | multi | single (default auto). */
   curve?: string;
+  /** native | wasm (default: native when the addon is built). */
+  msm?: string;
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -52,6 +55,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     keysDir: keys.keysDir,
     threads: opts.threads,
     curve: parseCurve(opts.curve),
+    msm: parseMsm(opts.msm),
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,
@@ -66,6 +70,13 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
   log.info({ node: node.nodeId, threads, keysDir: keys.keysDir, ready: ready.length, warm }, 'prover node taking jobs');
   print({ event: 'ready', node: node.nodeId, threads });
   return node;
+}
+
+/** `--msm` value → MsmEngine; throws on anything else (the CLI reports it). */
+function parseMsm(v: string | undefined): MsmEngine | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'native' || v === 'wasm') return v;
+  throw new Error(`--msm must be native or wasm, got '${v}'`);
 }
 
 /** `--curve` value → CurveThreading; throws on anything else (the CLI reports it). */

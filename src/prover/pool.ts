@@ -35,7 +35,7 @@ import { MessageChannel } from 'node:worker_threads';
 import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../../workers/prove.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
-import type { CircuitInput, Groth16Proof } from './snark.ts';
+import { type CircuitInput, type Groth16Proof, type MsmEngine, msmEngine } from './snark.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -55,6 +55,10 @@ export interface ProverPoolOptions {
   singleThread?: boolean;
   /** Verify each proof in the worker before returning it (default true). */
   verify?: boolean;
+  /** Multi-scalar multiplication engine (default `msmEngine()`: native when the addon is built). */
+  msm?: MsmEngine;
+  /** Native MSM threads per call (default 0: the CPUs, shared by the MSMs running in the process). */
+  msmThreads?: number;
   /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
   batchWindowMs?: number;
   /** Most jobs merged into one task (default 4). */
@@ -107,6 +111,8 @@ export interface ProveResult {
 export interface ProverPoolStats {
   size: number;
   singleThread: boolean;
+  /** MSM engine of the threads. */
+  msm: MsmEngine;
   /** Tasks running now (≤ size). */
   busy: number;
   /** Jobs waiting for a thread, total and per circuit. */
@@ -179,13 +185,21 @@ export class ProverPool {
       size,
       singleThread: options.singleThread ?? defaultPoolLayout().singleThread,
       verify: options.verify ?? true,
+      msm: msmEngine(options.msm),
+      msmThreads: options.msmThreads ?? 0,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
       recycleRssBytes: options.recycleRssBytes ?? Infinity,
     };
     const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
-    const workerData: ProveWorkerData = { keysDir: this.opts.keysDir, singleThread: this.opts.singleThread, verify: this.opts.verify };
+    const workerData: ProveWorkerData = {
+      keysDir: this.opts.keysDir,
+      singleThread: this.opts.singleThread,
+      verify: this.opts.verify,
+      msm: this.opts.msm,
+      msmThreads: this.opts.msmThreads,
+    };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,
       execArgv: tsxExecArgv(file),
@@ -297,6 +311,7 @@ export class ProverPool {
     return {
       size: this.opts.size,
       singleThread: this.opts.singleThread,
+      msm: this.opts.msm,
       busy: this.inFlight,
       queueSize,
       queuedByCircuit,

@@ -8,6 +8,12 @@
  *   MAX_INPUTS = 7
  *   base58Decode(s) → Uint8Array | number   bytes of the base58 string s (same as bs58.decode), or
  *                                          the index of its first invalid character
+ *   msmG1(bases, scalars, out[, threads]) → boolean   BN254 G1 multi-scalar multiplication in
+ *   msmG2(bases, scalars, out[, threads]) → boolean   ffjavascript's layout (msm.h): bases n affine
+ *        Montgomery points (64 / 128 bytes each), scalars n plain LE integers of 1..32 bytes each,
+ *        out ≥ 96 / 192 bytes receives the Jacobian sum; false (out untouched) for infinity.
+ *        threads: 0 or omitted = CPUs shared among running MSMs. Blocks the calling thread.
+ *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean
  * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
  * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
 #ifndef NAPI_VERSION
@@ -19,6 +25,7 @@
 #include <string.h>
 
 #include "base58.h"
+#include "msm.h"
 #include "poseidon.h"
 
 #define CHECK(call)                                                  \
@@ -204,6 +211,81 @@ static napi_value js_base58_decode(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* msmG1 / msmG2 (group 1 / 2): see the header comment. */
+static napi_value js_msm(napi_env env, napi_callback_info info, int group) {
+  size_t argc = 4;
+  napi_value argv[4];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 3) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "msm(bases, scalars, out[, threads]) takes 3 or 4 arguments");
+    return NULL;
+  }
+  uint8_t *bases, *scalars, *out;
+  size_t bases_len, scalars_len, out_len;
+  if (!get_u8(env, argv[0], "bases", -1, &bases, &bases_len)) return NULL;
+  if (!get_u8(env, argv[1], "scalars", -1, &scalars, &scalars_len)) return NULL;
+  if (!get_u8(env, argv[2], "out", -1, &out, &out_len)) return NULL;
+  uint32_t threads = 0;
+  napi_valuetype tt = napi_undefined;
+  if (argc > 3) napi_typeof(env, argv[3], &tt);
+  if (tt != napi_undefined && napi_get_value_uint32(env, argv[3], &threads) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "threads must be a non-negative integer");
+    return NULL;
+  }
+  const size_t point = group == 1 ? 64 : 128, need = group == 1 ? 96 : 192;
+  char msg[160];
+  if (bases_len % point != 0) {
+    snprintf(msg, sizeof msg, "bases length %zu is not a multiple of %zu (one affine G%d point)", bases_len, point, group);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
+    return NULL;
+  }
+  const size_t n = bases_len / point;
+  const size_t ss = n ? scalars_len / n : 0;
+  if (n && (ss * n != scalars_len || ss < 1 || ss > 32)) {
+    snprintf(msg, sizeof msg, "scalars length %zu is not 1..32 bytes for each of %zu bases", scalars_len, n);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
+    return NULL;
+  }
+  if (out_len < need) {
+    snprintf(msg, sizeof msg, "out must have at least %zu bytes", need);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
+    return NULL;
+  }
+  const int r = n == 0 ? 0 : group == 1 ? msm_g1(bases, scalars, ss, n, threads, out) : msm_g2(bases, scalars, ss, n, threads, out);
+  if (r < 0) {
+    napi_throw_error(env, NULL, "refract native: MSM failed (out of memory)");
+    return NULL;
+  }
+  napi_value result;
+  CHECK(napi_get_boolean(env, r == 1, &result));
+  return result;
+}
+
+static napi_value js_msm_g1(napi_env env, napi_callback_info info) { return js_msm(env, info, 1); }
+static napi_value js_msm_g2(napi_env env, napi_callback_info info) { return js_msm(env, info, 2); }
+
+static napi_value js_msm_impl(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value s;
+  CHECK(napi_create_string_utf8(env, msm_impl_name(), NAPI_AUTO_LENGTH, &s));
+  return s;
+}
+
+static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  char name[16] = {0};
+  size_t len = 0;
+  if (argc < 1 || napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "msmSelectImpl(name) takes a string");
+    return NULL;
+  }
+  napi_value r;
+  CHECK(napi_get_boolean(env, msm_select_impl(name) != 0, &r));
+  return r;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn, v;
   napi_create_function(env, "hash", NAPI_AUTO_LENGTH, js_hash, NULL, &fn);
@@ -216,6 +298,14 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "selectImpl", fn);
   napi_create_function(env, "base58Decode", NAPI_AUTO_LENGTH, js_base58_decode, NULL, &fn);
   napi_set_named_property(env, exports, "base58Decode", fn);
+  napi_create_function(env, "msmG1", NAPI_AUTO_LENGTH, js_msm_g1, NULL, &fn);
+  napi_set_named_property(env, exports, "msmG1", fn);
+  napi_create_function(env, "msmG2", NAPI_AUTO_LENGTH, js_msm_g2, NULL, &fn);
+  napi_set_named_property(env, exports, "msmG2", fn);
+  napi_create_function(env, "msmImpl", NAPI_AUTO_LENGTH, js_msm_impl, NULL, &fn);
+  napi_set_named_property(env, exports, "msmImpl", fn);
+  napi_create_function(env, "msmSelectImpl", NAPI_AUTO_LENGTH, js_msm_select_impl, NULL, &fn);
+  napi_set_named_property(env, exports, "msmSelectImpl", fn);
   napi_create_uint32(env, POSEIDON_MAX_INPUTS, &v);
   napi_set_named_property(env, exports, "MAX_INPUTS", v);
   return exports;

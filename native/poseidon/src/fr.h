@@ -127,6 +127,7 @@ FR_INLINE void fr_mul_c(uint64_t r[4], const uint64_t a[4], const uint64_t b[4])
 
 #if defined(__x86_64__) && !defined(REFRACT_NO_ASM)
 #define FR_HAVE_ADX 1
+#include <cpuid.h>
 /* Montgomery reduction round (shared by all four rounds): t = (t + m·q) / 2^64. */
 #define FR_ASM_REDUCE                      \
   "movq %[t0], %%rdx\n\t"                  \
@@ -167,8 +168,11 @@ FR_INLINE void fr_mul_c(uint64_t r[4], const uint64_t a[4], const uint64_t b[4])
   "adcxq %[ax], %[A]\n\t"                  \
   "adoxq %[ax], %[A]\n\t"
 
-/* r ≡ a·b·2^-256 (mod q), r < 2q for a, b < 2q; MULX/ADCX/ADOX (r may alias a or b). */
-FR_INLINE void fr_mul_adx_lazy(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+/* Montgomery product for any 4-limb modulus m with m[3] < 2^63 − 1 (the "no final carry" CIOS
+ * shortcut): r ≡ a·b·2^-256 (mod m), r < 2m for a, b < 2m; MULX/ADCX/ADOX (r may alias a or b).
+ * `ninv` points at −m^-1 mod 2^64. Used for Fr here and for Fq in fq.h. */
+FR_INLINE void mont_mul_adx_lazy(uint64_t r[4], const uint64_t a[4], const uint64_t b[4], const uint64_t q[4],
+                                 const uint64_t *ninv) {
   uint64_t t0, t1, t2, t3, A, hi, ax;
   __asm__(
       /* t = a·b[0] */
@@ -192,8 +196,8 @@ FR_INLINE void fr_mul_adx_lazy(uint64_t r[4], const uint64_t a[4], const uint64_
       FR_ASM_REDUCE
       : [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3), [A] "=&r"(A),
         [hi] "=&r"(hi), [ax] "=&r"(ax)
-      : [a] "r"(a), [b] "r"(b), [q] "r"(FR_Q_LIMBS), [ninv] "m"(FR_NINV_WORD),
-        "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b)
+      : [a] "r"(a), [b] "r"(b), [q] "r"(q), [ninv] "m"(*ninv),
+        "m"(*(const uint64_t(*)[4])a), "m"(*(const uint64_t(*)[4])b), "m"(*(const uint64_t(*)[4])q)
       : "rdx", "cc");
   (void)hi;
   (void)ax;
@@ -201,6 +205,18 @@ FR_INLINE void fr_mul_adx_lazy(uint64_t r[4], const uint64_t a[4], const uint64_
   r[1] = t1;
   r[2] = t2;
   r[3] = t3;
+}
+
+/* r ≡ a·b·2^-256 (mod q), r < 2q for a, b < 2q; MULX/ADCX/ADOX (r may alias a or b). */
+FR_INLINE void fr_mul_adx_lazy(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+  mont_mul_adx_lazy(r, a, b, FR_Q_LIMBS, &FR_NINV_WORD);
+}
+
+/* 1 when CPUID reports BMI2 and ADX (MULX/ADCX/ADOX may be executed). */
+static inline int fr_cpu_has_adx(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid_max(0, 0) >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+         (b & (1u << 8)) /* BMI2 */ && (b & (1u << 19)) /* ADX */;
 }
 
 /* Fully reduced variant of fr_mul_adx_lazy. */

@@ -7,10 +7,6 @@
 
 #include "fr.h"
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
 typedef int (*poseidon_hash_fn)(const uint8_t *in, uint8_t *out);
 
 #define FR_MUL fr_mul_c_lazy
@@ -31,14 +27,6 @@ typedef int (*poseidon_hash_fn)(const uint8_t *in, uint8_t *out);
 #undef PERM_SUFFIX
 #endif
 
-#ifdef FR_HAVE_ADX
-static int cpu_has_adx(void) {
-  unsigned a, b, c, d;
-  return __get_cpuid_max(0, 0) >= 7 && __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
-         (b & (1u << 8)) /* BMI2 */ && (b & (1u << 19)) /* ADX */;
-}
-#endif
-
 /* Selected table; written once at first use or by poseidon_select_impl. Benign race: every
  * thread computes the same default. */
 static const poseidon_hash_fn *volatile selected = 0;
@@ -48,7 +36,7 @@ static const poseidon_hash_fn *hash_table(void) {
   if (t) return t;
   t = hash_table__c;
 #ifdef FR_HAVE_ADX
-  if (cpu_has_adx()) t = hash_table__adx;
+  if (fr_cpu_has_adx()) t = hash_table__adx;
 #endif
   selected = t;
   return t;
@@ -60,7 +48,7 @@ int poseidon_select_impl(const char *name) {
     return 1;
   }
 #ifdef FR_HAVE_ADX
-  if (strcmp(name, "adx") == 0 && cpu_has_adx()) {
+  if (strcmp(name, "adx") == 0 && fr_cpu_has_adx()) {
     selected = hash_table__adx;
     return 1;
   }

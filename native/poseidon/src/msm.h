@@ -1,0 +1,24 @@
+/* Multi-scalar multiplication on BN254 G1 and G2 (Pippenger, signed windows, XYZZ buckets),
+ * in ffjavascript/wasmcurves' memory layout so that snarkjs' `multiExpAffine` can be served
+ * natively:
+ *   bases   n affine points, Montgomery form, little-endian limbs: G1 64 bytes (x, y),
+ *           G2 128 bytes (x.c0, x.c1, y.c0, y.c1); the all-zero point is the point at infinity
+ *   scalars n little-endian integers of scalar_size (1..32) bytes each, plain (not Montgomery)
+ *   out     the sum as a Jacobian point, Montgomery form: G1 96 bytes, G2 192 bytes
+ * threads = 0 picks max(1, online CPUs ÷ MSMs running in this process).
+ * Returns 1 (finite result), 0 (point at infinity; out untouched) or −1 (out of memory). */
+#ifndef REFRACT_MSM_H
+#define REFRACT_MSM_H
+#include <stddef.h>
+#include <stdint.h>
+
+int msm_g1(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
+           uint8_t *out);
+int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
+           uint8_t *out);
+/* "adx" or "c": the field multiplication the MSM uses. */
+const char *msm_impl_name(void);
+/* Forces "c" or "adx" (tests, benchmarks); returns 0 when unavailable. */
+int msm_select_impl(const char *name);
+
+#endif
