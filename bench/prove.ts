@@ -13,6 +13,8 @@
  *    (`1s`), concurrency 1 — the denominator of the throughput target (cores ÷ single-thread time);
  * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (first layout of --pools): proofs/s,
  *    latency, CPU per proof;
+ * 2b. the throughput ratio of the target, drift-proof: the single-thread reference and concurrency 8
+ *    in alternating rounds (--ratio-rounds, default 3), median of the per-round ratios;
  * 3. naive: `node node_modules/snarkjs/build/cli.cjs groth16 fullprove` per request, sequential,
  *    timed with /usr/bin/time (wall, user+sys of the child = core-seconds); no verification;
  * 4. memory over N inclusion_26_1 proofs (default pool, concurrency = threads): RSS before/after,
@@ -21,7 +23,7 @@
  * with issue #4's targets, all from this run.
  *
  * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
- *   --naive-n 3 --memory-n 500 --pools default,2s,1m --shapes inclusion_26_1,... --out bench/results/prove.json]
+ *   --naive-n 3 --memory-n 500 --ratio-rounds 3 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
  * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`; the default
  * .refract-keys-all holds all 15 circuits made with the INSECURE dev ptau).
  */
@@ -48,6 +50,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,2,4,8' },
     'naive-n': { type: 'string', default: '3' },
     'memory-n': { type: 'string', default: '500' },
+    'ratio-rounds': { type: 'string', default: '3' },
     pools: { type: 'string', default: 'default,2s,1m' },
     out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
   },
@@ -70,7 +73,7 @@ interface Layout {
 /** `default`, or `<threads><m|s>[-wasm]` (m/s = multi/single-threaded curves; -wasm = ffjavascript's MSM). */
 function parseLayout(token: string): Layout {
   if (token === 'default') {
-    const d = defaultPoolLayout();
+    const d = defaultPoolLayout(os.availableParallelism(), msmEngine());
     return { key: `${d.size}${d.singleThread ? 's' : 'm'}`, ...d, msm: msmEngine() };
   }
   const m = /^(\d+)([ms])(-wasm)?$/.exec(token);
@@ -288,6 +291,39 @@ if (naiveN > 0) {
 naive.loadavgEnd = load();
 result.naive = naive;
 
+// 2b. the throughput target's ratio, drift-proof: this VM's speed drifts by ±20% within minutes,
+// so the single-thread reference (1s, 1 MSM thread, sequential) and concurrency 8 on the first
+// layout run in alternating rounds, both pools resident; ratio per round = c8 proofs/s ÷ (cores ÷
+// single-thread p50), reported as the median of the rounds.
+const ratioRounds = Number(values['ratio-rounds']);
+const interleaved: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', concurrency: 8, rounds: [] as unknown[], loadavgStart: load() };
+if (ratioRounds > 0) {
+  const cores = os.availableParallelism();
+  await withPool({ key: '1s', size: 1, singleThread: true, msm: pools[0]!.msm, msmThreads: 1 }, async (single1) =>
+    withPool(pools[0]!, async (svc) => {
+      await single1.prove(inputsFor('inclusion_26_1'));
+      await svc.prove(inputsFor('inclusion_26_1'));
+      for (let r = 0; r < ratioRounds; r++) {
+        const singles = Array.from({ length: Math.max(latencyN, 5) }, () => inputsFor('inclusion_26_1'));
+        const jobs = Array.from({ length: throughputN }, () => inputsFor('inclusion_26_1'));
+        const st: number[] = [];
+        for (const j of singles) st.push((await single1.prove(j)).timings.totalMs);
+        let next = 0;
+        const t0 = performance.now();
+        await Promise.all(Array.from({ length: 8 }, async () => { while (next < jobs.length) await svc.prove(jobs[next++]!); }));
+        const rate = jobs.length / ((performance.now() - t0) / 1000);
+        const ideal = cores / (pct(st, 50) / 1000);
+        (interleaved.rounds as unknown[]).push({ singleP50Ms: r1(pct(st, 50)), c8ProofsPerSec: r3(rate), ideal: r3(ideal), ratio: r3(rate / ideal), loadavg: load() });
+        log(`ratio round ${r + 1}: single-thread p50 ${pct(st, 50).toFixed(0)} ms, c8 ${rate.toFixed(2)} proofs/s, ratio ${(rate / ideal).toFixed(3)}`);
+      }
+    }, ['inclusion_26_1']),
+  ['inclusion_26_1']);
+  const ratios = (interleaved.rounds as { ratio: number }[]).map((x) => x.ratio);
+  interleaved.medianRatio = r3(pct(ratios, 50));
+}
+interleaved.loadavgEnd = load();
+result.throughputVsIdealInterleaved = interleaved;
+
 // 4. memory over N proofs
 const memory: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', n: memoryN, loadavgStart: load() };
 if (memoryN > 0) {
@@ -347,13 +383,13 @@ result.memory = memory;
   result.targets = {
     layout: pools[0]!.key,
     inclusion1P50Ms: { value: lat1, target: '≤ 900', met: lat1 !== undefined && lat1 <= 900 },
-    throughputC8VsIdeal: {
-      value: c8 !== undefined && ideal ? r3(c8 / ideal) : undefined,
-      ideal: ideal ? r3(ideal) : undefined,
-      how: `cores (${cores}) ÷ single-thread inclusion_26_1 p50 (section singleThreadReference)`,
-      target: '≥ 0.9',
-      met: c8 !== undefined && ideal !== undefined && c8 / ideal >= 0.9,
-    },
+    throughputC8VsIdeal: (() => {
+      const med = interleaved.medianRatio as number | undefined;
+      const separate = c8 !== undefined && ideal ? r3(c8 / ideal) : undefined;
+      return med !== undefined
+        ? { value: med, how: `median over ${ratioRounds} alternating rounds of c8 proofs/s ÷ (cores (${cores}) ÷ single-thread p50) (section throughputVsIdealInterleaved)`, separateSections: separate, target: '≥ 0.9', met: med >= 0.9 }
+        : { value: separate, ideal: ideal ? r3(ideal) : undefined, how: `cores (${cores}) ÷ single-thread inclusion_26_1 p50 (section singleThreadReference)`, target: '≥ 0.9', met: separate !== undefined && separate >= 0.9 };
+    })(),
     throughputC8VsNaive: {
       value: c8 !== undefined && naiveRate ? r3(c8 / naiveRate) : undefined,
       naiveProofsPerSec: naiveRate ? r3(naiveRate) : undefined,

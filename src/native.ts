@@ -27,6 +27,8 @@ export interface NativeAddon {
    */
   msmG1?(bases: Uint8Array, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
   msmG2?(bases: Uint8Array, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
+  /** Adds `delta` to the process-wide open-job count that automatic MSM thread counts divide the CPUs by. */
+  msmJobs?(delta: number): number;
   msmImpl?(): 'adx' | 'c';
   msmSelectImpl?(name: 'adx' | 'c'): boolean;
 }

@@ -1,17 +1,21 @@
 /**
- * Prover pool layout: the default (one thread per core, multi-threaded curves up to 4 cores) and
+ * Prover pool layout: the default (one thread per core; single-threaded curves with the native MSM,
+ * multi-threaded up to 4 cores with the wasm one) and
  * the operator's override (`proverCurve` / REFRACT_PROVER_CURVE / --prover-curve, `refract prover --curve`).
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { MULTI_THREADED_CURVES_MAX_CORES, defaultPoolLayout, singleThreadFor } from '../src/prover/pool.ts';
+import { msmEngine } from '../src/prover/snark.ts';
 
 describe('prover pool layout', () => {
-  it('defaults to one thread per core, multi-threaded curves up to 4 cores', () => {
-    expect(defaultPoolLayout(1)).toEqual({ size: 1, singleThread: false });
-    expect(defaultPoolLayout(2)).toEqual({ size: 2, singleThread: false });
-    expect(defaultPoolLayout(MULTI_THREADED_CURVES_MAX_CORES)).toEqual({ size: 4, singleThread: false });
-    expect(defaultPoolLayout(16)).toEqual({ size: 16, singleThread: true });
+  it('defaults to one thread per core: single-threaded curves with the native MSM; with the wasm MSM multi-threaded up to 4 cores', () => {
+    for (const cores of [1, 2, 4, 16]) expect(defaultPoolLayout(cores, 'native')).toEqual({ size: cores, singleThread: true });
+    expect(defaultPoolLayout(1, 'wasm')).toEqual({ size: 1, singleThread: false });
+    expect(defaultPoolLayout(2, 'wasm')).toEqual({ size: 2, singleThread: false });
+    expect(defaultPoolLayout(MULTI_THREADED_CURVES_MAX_CORES, 'wasm')).toEqual({ size: 4, singleThread: false });
+    expect(defaultPoolLayout(16, 'wasm')).toEqual({ size: 16, singleThread: true });
+    expect(defaultPoolLayout(2)).toEqual(defaultPoolLayout(2, msmEngine()));
   });
 
   it('maps the curve choice to the pool option (auto leaves it to the default layout)', () => {

@@ -15,11 +15,14 @@
  *
  * Threads: each thread keeps its circuits' wasm, zkey bytes and vkey resident and builds one
  * bn128 curve, multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
- * or single-threaded. Default layout (`defaultPoolLayout`): one thread per core; multi-threaded
- * curves up to MULTI_THREADED_CURVES_MAX_CORES cores, so a lone request uses every core (latency of
- * a multi-threaded proof) while concurrent requests still keep every core busy (throughput of one
- * proof per core; measured in bench/prove.ts); single-threaded curves above that, where P threads ×
- * P nested workers would cost too much memory and scheduling. A thread whose reported heap+external memory exceeds `recycleHeapBytes` (or process
+ * or single-threaded. Default layout (`defaultPoolLayout`): one thread per core. With the native
+ * MSM (the default when the addon is built) curves are single-threaded: the MSMs, ≈70% of a
+ * proof, spread over the cores left free by other proofs (a lone request uses every core, eight
+ * concurrent ones one core each), and ffjavascript's nested workers only add copying and
+ * scheduling (bench/results/prove.json: 2s beats 2m and 1m at concurrency 1). With the wasm MSM:
+ * multi-threaded curves up to MULTI_THREADED_CURVES_MAX_CORES cores, so a lone request uses every
+ * core, single-threaded above that, where P threads × P nested workers would cost too much
+ * memory and scheduling. A thread whose reported heap+external memory exceeds `recycleHeapBytes` (or process
  * RSS exceeds `recycleRssBytes`) is terminated after its task and replaced; dispatch pauses until
  * the old thread has exited, so no job is handed to a dying thread.
  *
@@ -78,12 +81,13 @@ export interface ProverPoolOptions {
 export const MULTI_THREADED_CURVES_MAX_CORES = 4;
 
 /**
- * The default pool layout for a machine with `cores` cores (default `os.availableParallelism()`):
- * `size` = cores, `singleThread` = cores > MULTI_THREADED_CURVES_MAX_CORES. On 2 cores: 2 threads
- * with multi-threaded curves (bench/results/prove.json compares it with 2s and 1m).
+ * The default pool layout for a machine with `cores` cores (default `os.availableParallelism()`)
+ * and an MSM engine (default `msmEngine()`): `size` = cores; `singleThread` = true with the native
+ * MSM, else cores > MULTI_THREADED_CURVES_MAX_CORES. On 2 cores: 2s (native) or 2m (wasm);
+ * bench/results/prove.json compares layouts.
  */
-export function defaultPoolLayout(cores = availableParallelism()): { size: number; singleThread: boolean } {
-  return { size: cores, singleThread: cores > MULTI_THREADED_CURVES_MAX_CORES };
+export function defaultPoolLayout(cores = availableParallelism(), msm: MsmEngine = msmEngine()): { size: number; singleThread: boolean } {
+  return { size: cores, singleThread: msm === 'native' || cores > MULTI_THREADED_CURVES_MAX_CORES };
 }
 
 /** A finished proof. Times in ms. */
@@ -183,7 +187,7 @@ export class ProverPool {
     this.opts = {
       keysDir: path.resolve(options.keysDir),
       size,
-      singleThread: options.singleThread ?? defaultPoolLayout().singleThread,
+      singleThread: options.singleThread ?? defaultPoolLayout(availableParallelism(), msmEngine(options.msm)).singleThread,
       verify: options.verify ?? true,
       msm: msmEngine(options.msm),
       msmThreads: options.msmThreads ?? 0,
