@@ -13,6 +13,8 @@
  *        Montgomery points (64 / 128 bytes each), scalars n plain LE integers of 1..32 bytes each,
  *        out ≥ 96 / 192 bytes receives the Jacobian sum; false (out untouched) for infinity.
  *        threads: 0 or omitted = CPUs shared among running MSMs. Blocks the calling thread.
+ *   msmJobs(delta) → number   adds delta to the process-wide open-job count (a proof: +1 at its start,
+ *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count
  *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean
  * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
  * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
@@ -156,19 +158,24 @@ static napi_value js_impl(napi_env env, napi_callback_info info) {
   return s;
 }
 
-static napi_value js_select_impl(napi_env env, napi_callback_info info) {
+/* selectImpl(name) / msmSelectImpl(name): `select` forces the named multiplication backend. */
+static napi_value select_impl_by_name(napi_env env, napi_callback_info info, int (*select)(const char *), const char *usage) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   char name[16] = {0};
   size_t len = 0;
   if (argc < 1 || napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok) {
-    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "selectImpl(name) takes a string");
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", usage);
     return NULL;
   }
   napi_value r;
-  CHECK(napi_get_boolean(env, poseidon_select_impl(name) != 0, &r));
+  CHECK(napi_get_boolean(env, select(name) != 0, &r));
   return r;
+}
+
+static napi_value js_select_impl(napi_env env, napi_callback_info info) {
+  return select_impl_by_name(env, info, poseidon_select_impl, "selectImpl(name) takes a string");
 }
 
 /* base58Decode(s): s is read as latin1 (base58 is ASCII; any other code unit is invalid). */
@@ -264,6 +271,20 @@ static napi_value js_msm(napi_env env, napi_callback_info info, int group) {
 static napi_value js_msm_g1(napi_env env, napi_callback_info info) { return js_msm(env, info, 1); }
 static napi_value js_msm_g2(napi_env env, napi_callback_info info) { return js_msm(env, info, 2); }
 
+static napi_value js_msm_jobs(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t delta = 0;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &delta) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "msmJobs(delta) takes an integer");
+    return NULL;
+  }
+  napi_value r;
+  CHECK(napi_create_int32(env, msm_jobs((int)delta), &r));
+  return r;
+}
+
 static napi_value js_msm_impl(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value s;
@@ -272,18 +293,7 @@ static napi_value js_msm_impl(napi_env env, napi_callback_info info) {
 }
 
 static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  char name[16] = {0};
-  size_t len = 0;
-  if (argc < 1 || napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok) {
-    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "msmSelectImpl(name) takes a string");
-    return NULL;
-  }
-  napi_value r;
-  CHECK(napi_get_boolean(env, msm_select_impl(name) != 0, &r));
-  return r;
+  return select_impl_by_name(env, info, msm_select_impl, "msmSelectImpl(name) takes a string");
 }
 
 NAPI_MODULE_INIT() {
@@ -302,6 +312,8 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmG1", fn);
   napi_create_function(env, "msmG2", NAPI_AUTO_LENGTH, js_msm_g2, NULL, &fn);
   napi_set_named_property(env, exports, "msmG2", fn);
+  napi_create_function(env, "msmJobs", NAPI_AUTO_LENGTH, js_msm_jobs, NULL, &fn);
+  napi_set_named_property(env, exports, "msmJobs", fn);
   napi_create_function(env, "msmImpl", NAPI_AUTO_LENGTH, js_msm_impl, NULL, &fn);
   napi_set_named_property(env, exports, "msmImpl", fn);
   napi_create_function(env, "msmSelectImpl", NAPI_AUTO_LENGTH, js_msm_select_impl, NULL, &fn);

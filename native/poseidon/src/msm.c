@@ -64,16 +64,22 @@ static void msm_recode(const uint8_t *bases, size_t point_size, const uint8_t *s
 }
 
 static atomic_int msm_running;
+static atomic_int msm_jobs_open;
+
+int msm_jobs(int delta) { return atomic_fetch_add(&msm_jobs_open, delta) + delta; }
 
 static void msm_enter(void) { atomic_fetch_add(&msm_running, 1); }
 static void msm_leave(void) { atomic_fetch_sub(&msm_running, 1); }
 
-/* Threads for one MSM: the request, or (0) online CPUs shared among the MSMs running now. */
+/* Threads for one MSM: the request, or (0) online CPUs shared among the MSMs running now or the
+ * open jobs (msm_jobs), whichever is more: a proof between two MSMs still keeps its core busy. */
 static unsigned msm_thread_count(unsigned requested, unsigned windows) {
   unsigned t = requested;
   if (t == 0) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int running = atomic_load(&msm_running);
+    const int jobs = atomic_load(&msm_jobs_open);
+    if (jobs > running) running = jobs;
     if (cpus < 1) cpus = 1;
     if (running < 1) running = 1;
     t = (unsigned)(cpus / running);

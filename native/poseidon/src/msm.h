@@ -5,7 +5,7 @@
  *           G2 128 bytes (x.c0, x.c1, y.c0, y.c1); the all-zero point is the point at infinity
  *   scalars n little-endian integers of scalar_size (1..32) bytes each, plain (not Montgomery)
  *   out     the sum as a Jacobian point, Montgomery form: G1 96 bytes, G2 192 bytes
- * threads = 0 picks max(1, online CPUs ÷ MSMs running in this process).
+ * threads = 0 picks max(1, online CPUs ÷ max(MSMs running in this process, open jobs)).
  * Returns 1 (finite result), 0 (point at infinity; out untouched) or −1 (out of memory). */
 #ifndef REFRACT_MSM_H
 #define REFRACT_MSM_H
@@ -16,6 +16,9 @@ int msm_g1(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, siz
            uint8_t *out);
 int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
            uint8_t *out);
+/* Adds delta (+1 when a proof starts, −1 when it ends) to the process-wide count of open jobs
+ * that share the CPUs with automatic thread counts; returns the new count. */
+int msm_jobs(int delta);
 /* "adx" or "c": the field multiplication the MSM uses. */
 const char *msm_impl_name(void);
 /* Forces "c" or "adx" (tests, benchmarks); returns 0 when unavailable. */

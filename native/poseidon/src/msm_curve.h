@@ -3,6 +3,7 @@
  *   E                     coordinate field element type (fq_t / fq2_t)
  *   E_ADD/E_SUB/E_NEG/E_MUL/E_SQR(r, a[, b]), E_IS_ZERO(a), E_SET_ONE(r)
  *   PN(name)              naming of this instance's functions
+ * (all of which this file #undefs at its end)
  * Uses from msm.c: msm_window_bits, msm_recode, msm_thread_count, msm_enter/msm_leave.
  * Buckets are XYZZ points (x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is infinity) with the
  * explicit formulas of the EFD (hyperelliptic.org/EFD/g1p/auto-shortw-xyzz.html):
@@ -62,6 +63,20 @@ static void PN(dbl)(PN(xyzz_t) * p) {
   E_MUL(&p->zzz, &p->zzz, &w);
 }
 
+/* X3 = R² − PPP − 2Q, Y3 = R·(Q − X3) − S1·PPP: the shared tail of madd-2008-s and add-2008-s
+ * (S1 is Y1 for a mixed addition). */
+FR_INLINE void PN(xy3)(PN(xyzz_t) * p, const E *r, const E *ppp, const E *q, const E *s1) {
+  E t, u;
+  E_SQR(&t, r);
+  E_SUB(&t, &t, ppp);
+  E_SUB(&t, &t, q);
+  E_SUB(&p->x, &t, q);
+  E_SUB(&t, q, &p->x);
+  E_MUL(&t, r, &t);
+  E_MUL(&u, s1, ppp);
+  E_SUB(&p->y, &t, &u);
+}
+
 /* p += (x2, y2) for an affine point that is not infinity (madd-2008-s). */
 static void PN(madd)(PN(xyzz_t) * p, const E *x2, const E *y2) {
   if (PN(is_inf)(p)) {
@@ -71,7 +86,7 @@ static void PN(madd)(PN(xyzz_t) * p, const E *x2, const E *y2) {
     E_SET_ONE(&p->zzz);
     return;
   }
-  E u2, s2, pp, ppp, q, r, t;
+  E u2, s2, pp, ppp, q, r;
   E_MUL(&u2, x2, &p->zz);
   E_MUL(&s2, y2, &p->zzz);
   E_SUB(&u2, &u2, &p->x); /* P */
@@ -86,14 +101,8 @@ static void PN(madd)(PN(xyzz_t) * p, const E *x2, const E *y2) {
   E_SQR(&pp, &u2);
   E_MUL(&ppp, &u2, &pp);
   E_MUL(&q, &p->x, &pp);
-  E_SQR(&t, &r);
-  E_SUB(&t, &t, &ppp);
-  E_SUB(&t, &t, &q);
-  E_SUB(&p->x, &t, &q);
-  E_SUB(&t, &q, &p->x);
-  E_MUL(&t, &r, &t);
-  E_MUL(&s2, &p->y, &ppp);
-  E_SUB(&p->y, &t, &s2);
+  const E y1 = p->y;
+  PN(xy3)(p, &r, &ppp, &q, &y1);
   E_MUL(&p->zz, &p->zz, &pp);
   E_MUL(&p->zzz, &p->zzz, &ppp);
 }
@@ -105,7 +114,7 @@ static void PN(add)(PN(xyzz_t) * p, const PN(xyzz_t) * q) {
     *p = *q;
     return;
   }
-  E u1, u2, s1, s2, pp, ppp, qq, t;
+  E u1, u2, s1, s2, pp, ppp, qq;
   E_MUL(&u1, &p->x, &q->zz);
   E_MUL(&u2, &q->x, &p->zz);
   E_MUL(&s1, &p->y, &q->zzz);
@@ -122,14 +131,7 @@ static void PN(add)(PN(xyzz_t) * p, const PN(xyzz_t) * q) {
   E_SQR(&pp, &u2);
   E_MUL(&ppp, &u2, &pp);
   E_MUL(&qq, &u1, &pp);
-  E_SQR(&t, &s2);
-  E_SUB(&t, &t, &ppp);
-  E_SUB(&t, &t, &qq);
-  E_SUB(&p->x, &t, &qq);
-  E_SUB(&t, &qq, &p->x);
-  E_MUL(&t, &s2, &t);
-  E_MUL(&s1, &s1, &ppp);
-  E_SUB(&p->y, &t, &s1);
+  PN(xy3)(p, &s2, &ppp, &qq, &s1);
   E_MUL(&p->zz, &p->zz, &q->zz);
   E_MUL(&p->zz, &p->zz, &pp);
   E_MUL(&p->zzz, &p->zzz, &q->zzz);
@@ -243,3 +245,13 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
   memcpy(out, jac, sizeof jac);
   return 1;
 }
+
+#undef E
+#undef E_ADD
+#undef E_SUB
+#undef E_NEG
+#undef E_MUL
+#undef E_SQR
+#undef E_IS_ZERO
+#undef E_SET_ONE
+#undef PN

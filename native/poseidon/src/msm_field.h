@@ -48,15 +48,6 @@ FR_INLINE void FQ2M(sqr)(fq2_t *r, const fq2_t *a) {
 #define E_SET_ONE(r) (*(r) = FQ_ONE)
 #define PN(n) MSM_CAT(MSM_CAT(g1_, n), MSM_CAT(_, MSM_IMPL))
 #include "msm_curve.h"
-#undef E
-#undef E_ADD
-#undef E_SUB
-#undef E_NEG
-#undef E_MUL
-#undef E_SQR
-#undef E_IS_ZERO
-#undef E_SET_ONE
-#undef PN
 
 /* ---- G2: coordinates in Fq2 ---- */
 #define E fq2_t
@@ -69,14 +60,5 @@ FR_INLINE void FQ2M(sqr)(fq2_t *r, const fq2_t *a) {
 #define E_SET_ONE(r) ((r)->c0 = FQ_ONE, memset(&(r)->c1, 0, sizeof(fq_t)))
 #define PN(n) MSM_CAT(MSM_CAT(g2_, n), MSM_CAT(_, MSM_IMPL))
 #include "msm_curve.h"
-#undef E
-#undef E_ADD
-#undef E_SUB
-#undef E_NEG
-#undef E_MUL
-#undef E_SQR
-#undef E_IS_ZERO
-#undef E_SET_ONE
-#undef PN
 #undef FQM
 #undef FQ2M
