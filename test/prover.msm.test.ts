@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddon } from '../src/native.ts';
-import { loadSnarkjs, msmEngine } from '../src/prover/snark.ts';
+import { loadSnarkjs, msmEngine, terminateCurve, useCurve } from '../src/prover/snark.ts';
 
 type Bytes = Uint8Array;
 interface WasmGroup {
@@ -136,6 +136,24 @@ describeNative('native MSM equals ffjavascript', () => {
       expect(() => grp.msm('x' as unknown as Bytes, new Uint8Array(32), out)).toThrow(/bases must be a Uint8Array/);
     });
   }
+
+  it("the curve's multiExpAffine as useCurve installs it: native for snarkjs' 32-byte scalars, wasm for what the addon does not take", async () => {
+    await useCurve({ singleThread: true, msm: 'native' });
+    try {
+      const patched = (globalThis as unknown as { curve_bn128: WasmCurve }).curve_bn128;
+      expect(patched.G1.multiExpAffine).not.toBe(curve.G1.multiExpAffine);
+      for (const [name, point] of [['G1', 64], ['G2', 128]] as const) {
+        const b = bases(curve[name], point, 40);
+        for (const width of [32, 8, 40]) {
+          const s = new Uint8Array(40 * width).map((_, i) => (i * 37 + width) & (i % width === width - 1 && width >= 32 ? 0x0f : 0xff));
+          expect(patched[name].eq(await patched[name].multiExpAffine(b, s), await curve[name].multiExpAffine(b, s)), `${name} width ${width}`).toBe(true);
+        }
+        expect(patched[name].isZero(await patched[name].multiExpAffine(new Uint8Array(0), new Uint8Array(0)))).toBe(true);
+      }
+    } finally {
+      await terminateCurve();
+    }
+  });
 
   it('engine choice: native by default, wasm on request or via REFRACT_PROVER_MSM=wasm', () => {
     expect(msmEngine()).toBe('native');

@@ -136,19 +136,23 @@ export function msmEngine(requested?: MsmEngine): MsmEngine {
 /**
  * Serves `curve.G1/G2.multiExpAffine` with the native addon (same contract as ffjavascript's:
  * affine Montgomery bases, plain little-endian scalars of equal size, Jacobian Montgomery result,
- * `G.zero` for infinity). Buffers that are not plain Uint8Arrays (ffjavascript BigBuffers, over
- * 1 GiB) go to the original wasm implementation. `threads` 0 = CPUs shared by the MSMs running.
+ * `G.zero` for infinity). Calls the addon does not take go to the original wasm implementation:
+ * buffers that are not plain Uint8Arrays (ffjavascript BigBuffers, over 1 GiB) and scalars wider
+ * than 32 bytes or not an exact share of the scalar buffer per point (ffjavascript accepts any
+ * width; snarkjs' prover passes 32 bytes). `threads` 0 = CPUs shared by the MSMs running.
  */
 function installNativeMsm(curve: Curve, threads = 0): void {
   const addon = nativeAddon!;
-  const groups: [Group, NonNullable<typeof addon.msmG1>, number][] = [
-    [curve.G1, addon.msmG1!, 96],
-    [curve.G2, addon.msmG2!, 192],
+  const groups: [Group, NonNullable<typeof addon.msmG1>, number, number][] = [
+    [curve.G1, addon.msmG1!, 64, 96],
+    [curve.G2, addon.msmG2!, 128, 192],
   ];
-  for (const [G, native, outBytes] of groups) {
+  for (const [G, native, pointBytes, outBytes] of groups) {
     const wasm = G.multiExpAffine;
     G.multiExpAffine = async (bases, scalars, logger, logText) => {
-      if (!(bases instanceof Uint8Array) || !(scalars instanceof Uint8Array)) return wasm.call(G, bases, scalars, logger, logText);
+      const n = bases instanceof Uint8Array ? bases.length / pointBytes : 0;
+      const width = n > 0 && scalars instanceof Uint8Array ? scalars.length / n : 0;
+      if (!Number.isInteger(n) || n === 0 || !Number.isInteger(width) || width < 1 || width > 32) return wasm.call(G, bases, scalars, logger, logText);
       const out = new Uint8Array(outBytes);
       return native(bases, scalars, out, threads) ? out : G.zero;
     };
