@@ -38,7 +38,7 @@ import { initialAddressTreeProof, REPO_ROOT, syntheticAccount } from '../src/pro
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';
-import { type MsmEngine, msmEngine, terminateCurve, verify } from '../src/prover/snark.ts';
+import { type ProverKernels, proverKernels, terminateCurve, verify } from '../src/prover/snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 
 const { values } = parseArgs({
@@ -62,23 +62,23 @@ const throughputN = Number(values['throughput-n']);
 const concurrencies = values.concurrency!.split(',').map(Number);
 const naiveN = Number(values['naive-n']);
 const memoryN = Number(values['memory-n']);
-/** A pool layout: threads, curve kind, MSM engine (and native MSM threads per call, 0 = shared CPUs). */
+/** A pool layout: threads, curve kind, MSM/FFT kernels (and native MSM threads per call, 0 = shared CPUs). */
 interface Layout {
   key: string;
   size: number;
   singleThread: boolean;
-  msm: MsmEngine;
+  kernels: ProverKernels;
   msmThreads?: number;
 }
-/** `default`, or `<threads><m|s>[-wasm]` (m/s = multi/single-threaded curves; -wasm = ffjavascript's MSM). */
+/** `default`, or `<threads><m|s>[-wasm]` (m/s = multi/single-threaded curves; -wasm = ffjavascript's MSM and FFT). */
 function parseLayout(token: string): Layout {
   if (token === 'default') {
-    const d = defaultPoolLayout(os.availableParallelism(), msmEngine());
-    return { key: `${d.size}${d.singleThread ? 's' : 'm'}`, ...d, msm: msmEngine() };
+    const d = defaultPoolLayout(os.availableParallelism(), proverKernels());
+    return { key: `${d.size}${d.singleThread ? 's' : 'm'}`, ...d, kernels: proverKernels() };
   }
   const m = /^(\d+)([ms])(-wasm)?$/.exec(token);
   if (!m) throw new Error(`--pools: '${token}' is not a layout (<threads>m, <threads>s, either with -wasm, or default)`);
-  return { key: token, size: Number(m[1]), singleThread: m[2] === 's', msm: m[3] ? 'wasm' : msmEngine() };
+  return { key: token, size: Number(m[1]), singleThread: m[2] === 's', kernels: m[3] ? 'wasm' : proverKernels() };
 }
 const pools = [...new Map(values.pools!.split(',').map((t) => parseLayout(t.trim())).map((l) => [l.key, l])).values()];
 shapes.forEach((id) => getCircuit(id));
@@ -113,11 +113,11 @@ const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 async function withPool<T>(layout: Layout, fn: (svc: ProofService, pool: ProverPool) => Promise<T>, warmShapes = shapes): Promise<T> {
-  const pool = new ProverPool({ keysDir, size: layout.size, singleThread: layout.singleThread, msm: layout.msm, msmThreads: layout.msmThreads });
+  const pool = new ProverPool({ keysDir, size: layout.size, singleThread: layout.singleThread, kernels: layout.kernels, msmThreads: layout.msmThreads });
   try {
     const t0 = performance.now();
     await pool.warm(warmShapes);
-    log(`pool ${layout.key}: ${layout.size} thread(s), ${layout.singleThread ? 'single-threaded' : 'multi-threaded'} curves, ${layout.msm} MSM, warmed with ${warmShapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    log(`pool ${layout.key}: ${layout.size} thread(s), ${layout.singleThread ? 'single-threaded' : 'multi-threaded'} curves, ${layout.kernels} kernels, warmed with ${warmShapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     return await fn(new ProofService({ backend: new LocalBackend(pool, { maxPending: 1024 }), timeoutMs: 600_000 }), pool);
   } finally {
     await pool.close();
@@ -146,7 +146,7 @@ const result: Record<string, unknown> = {
 const latency: Record<string, Record<string, unknown>> = {};
 for (const layout of pools) {
   const key = `pool${layout.key}`;
-  latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', msm: layout.msm, loadavgStart: load(), shapes: {} as Record<string, unknown> };
+  latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', kernels: layout.kernels, loadavgStart: load(), shapes: {} as Record<string, unknown> };
   await withPool(layout, async (svc) => {
     for (const id of shapes) {
       await svc.prove(inputsFor(id)); // one unmeasured run per shape (JIT, first-call effects)
@@ -181,11 +181,11 @@ for (const layout of pools) {
 }
 result.latency = latency;
 
-// 1b. single-thread reference: one thread, single-threaded curve, the MSM engine of the first
+// 1b. single-thread reference: one thread, single-threaded curve, the kernels of the first
 // layout restricted to one thread (the denominator of the throughput target), inclusion_26_1,
-// concurrency 1; and the same with ffjavascript's wasm MSM (snarkjs alone) for comparison.
+// concurrency 1; and the same with ffjavascript's wasm kernels (snarkjs alone) for comparison.
 async function singleThreadRun(layout: Layout): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = { circuit: 'inclusion_26_1', layout: layout.key, msm: layout.msm, loadavgStart: load() };
+  const out: Record<string, unknown> = { circuit: 'inclusion_26_1', layout: layout.key, kernels: layout.kernels, loadavgStart: load() };
   await withPool(
     layout,
     async (svc) => {
@@ -194,16 +194,16 @@ async function singleThreadRun(layout: Layout): Promise<Record<string, unknown>>
       const cpu0 = process.cpuUsage();
       for (let i = 0; i < Math.max(latencyN, 5); i++) totals.push((await svc.prove(inputsFor('inclusion_26_1'))).timings.totalMs);
       Object.assign(out, { n: totals.length, p50Ms: r1(pct(totals, 50)), meanMs: r1(totals.reduce((a, b) => a + b, 0) / totals.length), coreSecondsPerProof: r3(cpuSeconds(process.cpuUsage(cpu0)) / totals.length) });
-      log(`single-thread reference inclusion_26_1 (${layout.msm} MSM): p50 ${pct(totals, 50).toFixed(0)} ms`);
+      log(`single-thread reference inclusion_26_1 (${layout.kernels} kernels): p50 ${pct(totals, 50).toFixed(0)} ms`);
     },
     ['inclusion_26_1'],
   );
   out.loadavgEnd = load();
   return out;
 }
-const single = await singleThreadRun({ key: '1s', size: 1, singleThread: true, msm: pools[0]!.msm, msmThreads: 1 });
+const single = await singleThreadRun({ key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, msmThreads: 1 });
 result.singleThreadReference = single;
-if (pools[0]!.msm !== 'wasm') result.singleThreadWasmMsm = await singleThreadRun({ key: '1s-wasm', size: 1, singleThread: true, msm: 'wasm' });
+if (pools[0]!.kernels !== 'wasm') result.singleThreadWasmMsm = await singleThreadRun({ key: '1s-wasm', size: 1, singleThread: true, kernels: 'wasm' });
 
 // 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
 const throughput: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
@@ -299,7 +299,7 @@ const ratioRounds = Number(values['ratio-rounds']);
 const interleaved: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', concurrency: 8, rounds: [] as unknown[], loadavgStart: load() };
 if (ratioRounds > 0) {
   const cores = os.availableParallelism();
-  await withPool({ key: '1s', size: 1, singleThread: true, msm: pools[0]!.msm, msmThreads: 1 }, async (single1) =>
+  await withPool({ key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, msmThreads: 1 }, async (single1) =>
     withPool(pools[0]!, async (svc) => {
       await single1.prove(inputsFor('inclusion_26_1'));
       await svc.prove(inputsFor('inclusion_26_1'));

@@ -45,7 +45,7 @@ program
   .option('--circuits <ids>', 'serve (and build) only these comma-separated circuit ids (default all)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--prover-threads <n>', 'prover worker threads (default: cores)', int('--prover-threads'))
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
-  .option('--prover-msm <engine>', 'native|wasm: multi-scalar multiplication of the prover threads (default native when the addon is built)')
+  .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', int('--proof-timeout-ms'))
   .option('--max-queued-proofs <n>', 'in-process proof queue bound (default 64)', int('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
@@ -70,7 +70,7 @@ program
         prover: o.prover === false ? false : undefined,
         proverThreads: o.proverThreads,
         proverCurve: o.proverCurve,
-        proverMsm: o.proverMsm,
+        proverKernels: o.proverKernels,
         redisUrl: o.redisUrl,
         proverUrl: o.proverUrl,
         logLevel: o.logLevel,
@@ -128,7 +128,7 @@ program
   .option('--keys <dir>', 'proving keys directory (the same keys as the API server)', './keys')
   .option('--threads <n>', 'prover threads = concurrent jobs (default: cores)', int('--threads'))
   .option('--curve <kind>', 'auto|multi|single: curves of the prover threads (default auto: multi-threaded on ≤ 4 cores)')
-  .option('--msm <engine>', 'native|wasm: multi-scalar multiplication engine (default native when the addon is built; $REFRACT_PROVER_MSM)')
+  .option('--kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', int('--lock-duration-ms'))
   .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', int('--stalled-interval-ms'))
@@ -141,7 +141,7 @@ program
     const { runProverCommand } = await import('./commands/prover.ts');
     let node;
     try {
-      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, msm: o.msm, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
+      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
     } catch (e) {
       process.stderr.write(`refract prover: ${(e as Error).message}\n`);
       process.exit(1);

@@ -30,6 +30,13 @@ export interface NativeAddon {
   /** Adds `delta` to the process-wide open-job count that automatic MSM thread counts divide the CPUs by. */
   msmJobs?(delta: number): number;
   msmImpl?(): 'adx' | 'c';
+  /**
+   * In-place radix-2 NTT over BN254 Fr in ffjavascript's layout (native/poseidon/src/fft.h): `buf`
+   * n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements, `root` a primitive
+   * n-th root of unity, `scale` (optional) multiplies every output; inverse = root⁻¹, scale n⁻¹.
+   * Returns `buf`.
+   */
+  frFft?(buf: Uint8Array, root: Uint8Array, scale?: Uint8Array): Uint8Array;
   msmSelectImpl?(name: 'adx' | 'c'): boolean;
 }
 

@@ -1,21 +1,21 @@
 /**
- * Prover pool layout: the default (one thread per core; single-threaded curves with the native MSM,
- * multi-threaded up to 4 cores with the wasm one) and
+ * Prover pool layout: the default (one thread per core; single-threaded curves with the native
+ * kernels, multi-threaded up to 4 cores with the wasm ones) and
  * the operator's override (`proverCurve` / REFRACT_PROVER_CURVE / --prover-curve, `refract prover --curve`).
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { MULTI_THREADED_CURVES_MAX_CORES, defaultPoolLayout, singleThreadFor } from '../src/prover/pool.ts';
-import { msmEngine } from '../src/prover/snark.ts';
+import { proverKernels } from '../src/prover/snark.ts';
 
 describe('prover pool layout', () => {
-  it('defaults to one thread per core: single-threaded curves with the native MSM; with the wasm MSM multi-threaded up to 4 cores', () => {
+  it('defaults to one thread per core: single-threaded curves with the native kernels; with the wasm ones multi-threaded up to 4 cores', () => {
     for (const cores of [1, 2, 4, 16]) expect(defaultPoolLayout(cores, 'native')).toEqual({ size: cores, singleThread: true });
     expect(defaultPoolLayout(1, 'wasm')).toEqual({ size: 1, singleThread: false });
     expect(defaultPoolLayout(2, 'wasm')).toEqual({ size: 2, singleThread: false });
     expect(defaultPoolLayout(MULTI_THREADED_CURVES_MAX_CORES, 'wasm')).toEqual({ size: 4, singleThread: false });
     expect(defaultPoolLayout(16, 'wasm')).toEqual({ size: 16, singleThread: true });
-    expect(defaultPoolLayout(2)).toEqual(defaultPoolLayout(2, msmEngine()));
+    expect(defaultPoolLayout(2)).toEqual(defaultPoolLayout(2, proverKernels()));
   });
 
   it('maps the curve choice to the pool option (auto leaves it to the default layout)', () => {
@@ -32,10 +32,10 @@ describe('prover pool layout', () => {
     expect(() => loadConfig({ env: {}, flags: { proverCurve: 'fast' } })).toThrow(/proverCurve/);
   });
 
-  it('proverMsm comes from env or flags (native | wasm), absent by default, and rejects other values', () => {
-    expect(loadConfig({ env: {} }).proverMsm).toBeUndefined();
-    expect(loadConfig({ env: { REFRACT_PROVER_MSM: 'wasm' } }).proverMsm).toBe('wasm');
-    expect(loadConfig({ env: { REFRACT_PROVER_MSM: 'wasm' }, flags: { proverMsm: 'native' } }).proverMsm).toBe('native');
-    expect(() => loadConfig({ env: {}, flags: { proverMsm: 'gpu' } })).toThrow(/proverMsm/);
+  it('proverKernels comes from env or flags (native | wasm), absent by default, and rejects other values', () => {
+    expect(loadConfig({ env: {} }).proverKernels).toBeUndefined();
+    expect(loadConfig({ env: { REFRACT_PROVER_KERNELS: 'wasm' } }).proverKernels).toBe('wasm');
+    expect(loadConfig({ env: { REFRACT_PROVER_KERNELS: 'wasm' }, flags: { proverKernels: 'native' } }).proverKernels).toBe('native');
+    expect(() => loadConfig({ env: {}, flags: { proverKernels: 'gpu' } })).toThrow(/proverKernels/);
   });
 });

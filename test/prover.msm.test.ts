@@ -3,11 +3,13 @@
  * `G1/G2.multiExpAffine`: results must equal ffjavascript's wasm MSM for the same buffers, for
  * both field-multiplication backends, any thread count and the edge cases Pippenger gets wrong
  * most easily (points at infinity, zero / one / r−1 scalars, equal points meeting in a bucket, a
- * sum that is infinity, short scalars). And a proof made through the native MSM verifies.
+ * sum that is infinity, short scalars). The native NTT (native/poseidon/src/fft.c) that serves
+ * `Fr.fft` / `Fr.ifft` must give ffjavascript's bytes. Proofs through both kernels verify
+ * (test/prover.test.ts).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddon, nativeAddonError } from '../src/native.ts';
-import { loadSnarkjs, msmEngine, terminateCurve, useCurve } from '../src/prover/snark.ts';
+import { loadSnarkjs, proverKernels, terminateCurve, useCurve } from '../src/prover/snark.ts';
 
 type Bytes = Uint8Array;
 interface WasmGroup {
@@ -22,10 +24,21 @@ interface WasmGroup {
   isZero(a: Bytes): boolean;
   multiExpAffine(bases: Bytes, scalars: Bytes): Promise<Bytes>;
 }
+type Fft = (b: Bytes) => Promise<Bytes>;
 interface WasmCurve {
   G1: WasmGroup;
   G2: WasmGroup;
-  Fr: { random(): Bytes; e(n: number | bigint): Bytes; neg(a: Bytes): Bytes; fromMontgomery(a: Bytes): Bytes };
+  Fr: {
+    random(): Bytes;
+    e(n: number | bigint): Bytes;
+    neg(a: Bytes): Bytes;
+    inv(a: Bytes): Bytes;
+    fromMontgomery(a: Bytes): Bytes;
+    fft: Fft;
+    ifft: Fft;
+    w: Bytes[];
+    s: number;
+  };
   terminate(): Promise<void>;
 }
 
@@ -142,7 +155,7 @@ describeNative('native MSM equals ffjavascript', () => {
   }
 
   it("the curve's multiExpAffine as useCurve installs it: native for snarkjs' 32-byte scalars, wasm for what the addon does not take", async () => {
-    await useCurve({ singleThread: true, msm: 'native' });
+    await useCurve({ singleThread: true, kernels: 'native' });
     try {
       const patched = (globalThis as unknown as { curve_bn128: WasmCurve }).curve_bn128;
       expect(patched.G1.multiExpAffine).not.toBe(curve.G1.multiExpAffine);
@@ -159,17 +172,62 @@ describeNative('native MSM equals ffjavascript', () => {
     }
   });
 
-  it('engine choice: native by default, wasm on request or via REFRACT_PROVER_MSM=wasm', () => {
-    expect(msmEngine()).toBe('native');
-    expect(msmEngine('wasm')).toBe('wasm');
-    const saved = process.env.REFRACT_PROVER_MSM;
-    process.env.REFRACT_PROVER_MSM = 'wasm';
+  it("FFT: frFft gives ffjavascript's fft and ifft bytes for n = 2 … 2^14, both backends; wrong shapes are TypeErrors", async () => {
+    const Fr = curve.Fr;
+    const impls = (['adx', 'c'] as const).filter((i) => addon!.msmSelectImpl!(i));
     try {
-      expect(msmEngine()).toBe('wasm');
-      expect(msmEngine('native')).toBe('native');
+      for (const impl of impls) {
+        addon!.msmSelectImpl!(impl);
+        for (const bits of [1, 2, 3, 7, 10, 14]) {
+          const n = 1 << bits;
+          const buf = new Uint8Array(n * 32);
+          for (let i = 0; i < n; i++) buf.set(i % 9 === 4 ? Fr.e(0) : i % 9 === 5 ? Fr.neg(Fr.e(1)) : Fr.random(), i * 32);
+          const before = buf.slice();
+          const [fwd, inv] = [await Fr.fft(buf), await Fr.ifft(buf)];
+          expect(buf).toEqual(before);
+          expect(Buffer.from(addon!.frFft!(buf.slice(), Fr.w[bits]!)), `${impl} fft 2^${bits}`).toEqual(Buffer.from(fwd));
+          expect(Buffer.from(addon!.frFft!(buf.slice(), Fr.inv(Fr.w[bits]!), Fr.inv(Fr.e(n)))), `${impl} ifft 2^${bits}`).toEqual(Buffer.from(inv));
+        }
+      }
     } finally {
-      if (saved === undefined) delete process.env.REFRACT_PROVER_MSM;
-      else process.env.REFRACT_PROVER_MSM = saved;
+      addon!.msmSelectImpl!(impls[0]!);
+    }
+    const one = new Uint8Array(32);
+    expect(() => addon!.frFft!(new Uint8Array(96), one)).toThrow(/power of two/);
+    expect(() => addon!.frFft!(new Uint8Array(32), one)).toThrow(/power of two/);
+    expect(() => addon!.frFft!(new Uint8Array(65).subarray(1), one)).toThrow(/aligned/);
+    expect(() => addon!.frFft!(new Uint8Array(64), new Uint8Array(31))).toThrow(/32 bytes/);
+  });
+
+  it("the curve's Fr.fft / Fr.ifft as useCurve installs them: ffjavascript's bytes, input untouched; arrays go to the original", async () => {
+    await useCurve({ singleThread: true, kernels: 'native' });
+    try {
+      const Fr = (globalThis as unknown as { curve_bn128: WasmCurve }).curve_bn128.Fr;
+      expect(Fr.fft).not.toBe(curve.Fr.fft);
+      const buf = new Uint8Array(1024 * 32);
+      for (let i = 0; i < 1024; i++) buf.set(curve.Fr.random(), i * 32);
+      const before = buf.slice();
+      expect(Buffer.from(await Fr.fft(buf))).toEqual(Buffer.from(await curve.Fr.fft(buf)));
+      expect(Buffer.from(await Fr.ifft(buf))).toEqual(Buffer.from(await curve.Fr.ifft(buf)));
+      expect(buf).toEqual(before);
+      const arr = [curve.Fr.e(1), curve.Fr.e(2)] as unknown as Bytes;
+      expect((await Fr.fft(arr)) as unknown as Bytes[]).toHaveLength(2);
+    } finally {
+      await terminateCurve();
+    }
+  });
+
+  it('engine choice: native by default, wasm on request or via REFRACT_PROVER_KERNELS=wasm', () => {
+    expect(proverKernels()).toBe('native');
+    expect(proverKernels('wasm')).toBe('wasm');
+    const saved = process.env.REFRACT_PROVER_KERNELS;
+    process.env.REFRACT_PROVER_KERNELS = 'wasm';
+    try {
+      expect(proverKernels()).toBe('wasm');
+      expect(proverKernels('native')).toBe('native');
+    } finally {
+      if (saved === undefined) delete process.env.REFRACT_PROVER_KERNELS;
+      else process.env.REFRACT_PROVER_KERNELS = saved;
     }
   });
 });

@@ -10,7 +10,7 @@ import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } fr
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits, type SetupProgress } from '../src/prover/setup.ts';
-import { msmEngine, terminateCurve, verify, type VerificationKey } from '../src/prover/snark.ts';
+import { proverKernels, terminateCurve, verify, type VerificationKey } from '../src/prover/snark.ts';
 import { proveValidity } from '../src/prover/validity.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
 
@@ -95,18 +95,18 @@ describe('proving through the pool', () => {
     expect(compressedProofToJson(c)).toEqual(sdk.negateAndCompressProof(sdk.proofFromJsonStruct(snarkjsToGnark(r.proof))));
   });
 
-  test('both MSM engines: the pool uses the native one by default; a wasm-MSM pool proves the same statement', async () => {
-    expect(pool.stats().msm).toBe(msmEngine());
-    const wasmPool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true, msm: 'wasm' });
+  test('both kernel kinds: the pool uses the native ones by default; a wasm pool proves the same statement', async () => {
+    expect(pool.stats().kernels).toBe(proverKernels());
+    const wasmPool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true, kernels: 'wasm' });
     try {
-      expect(wasmPool.stats().msm).toBe('wasm');
+      expect(wasmPool.stats().kernels).toBe('wasm');
       const w = buildCircuitInput({ accounts: [syntheticAccount(43, 77)], addresses: [] });
       const [a, b] = await Promise.all([pool.prove(w.circuitId, w.input), wasmPool.prove(w.circuitId, w.input)]);
       for (const r of [a, b]) {
         expect(r.publicSignals).toEqual(w.publicSignals);
         expect(await verify(vkeys.inclusion_26_1!, r.publicSignals, r.proof)).toBe(true);
       }
-      console.log(`inclusion_26_1 prove: ${pool.stats().msm} MSM ${a.proveMs.toFixed(0)} ms, wasm MSM (1 thread) ${b.proveMs.toFixed(0)} ms`);
+      console.log(`inclusion_26_1 prove: ${pool.stats().kernels} kernels ${a.proveMs.toFixed(0)} ms, wasm kernels (1 thread) ${b.proveMs.toFixed(0)} ms`);
     } finally {
       await wasmPool.close();
     }

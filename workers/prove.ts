@@ -28,7 +28,7 @@ import { keyFiles } from '../src/prover/keys.ts';
 import {
   prove,
   useCurve,
-  type MsmEngine,
+  type ProverKernels,
   verify,
   WitnessCalculator,
   type CircuitInput,
@@ -43,8 +43,8 @@ export interface ProveWorkerData {
   singleThread: boolean;
   /** Verify every proof with the circuit's vkey before returning it. */
   verify: boolean;
-  /** Multi-scalar multiplication engine (absent: `msmEngine()`'s default). */
-  msm?: MsmEngine;
+  /** Multi-scalar multiplication engine (absent: `proverKernels()`'s default). */
+  kernels?: ProverKernels;
   /** Native MSM threads per call (0 / absent: the CPUs, shared by the running MSMs). */
   msmThreads?: number;
 }
@@ -183,7 +183,7 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
   let loadError: ProveItemError | undefined;
   if (task.verify) return verifyTask(task, tLoad);
   try {
-    await useCurve({ singleThread: config.singleThread, msm: config.msm, msmThreads: config.msmThreads });
+    await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
     for (const id of task.preload ?? []) await load(id);
     if (task.inputs.length > 0) loaded = await load(task.circuitId);
   } catch (e) {
@@ -244,7 +244,7 @@ async function verifyTask(task: ProveTask, tLoad: number): Promise<ProveTaskResu
   let verified: boolean | undefined;
   let loadError: ProveItemError | undefined;
   try {
-    await useCurve({ singleThread: config.singleThread, msm: config.msm, msmThreads: config.msmThreads });
+    await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
     const vkey = await loadVkey(task.circuitId);
     verified = await verify(vkey, task.verify!.publicSignals, task.verify!.proof);
   } catch (e) {

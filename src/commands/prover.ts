@@ -12,7 +12,7 @@ import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
 import { CIRCUIT_IDS } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
 import type { CurveThreading } from '../prover/pool.ts';
-import type { MsmEngine } from '../prover/snark.ts';
+import type { ProverKernels } from '../prover/snark.ts';
 import { KeyReadiness } from '../prover/readiness.ts';
 
 /** Options of the prover command. */
@@ -23,7 +23,7 @@ export interface ProverCommandOptions {
   /** auto | multi | single (default auto). */
   curve?: string;
   /** native | wasm (default: native when the addon is built). */
-  msm?: string;
+  kernels?: string;
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -55,7 +55,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     keysDir: keys.keysDir,
     threads: opts.threads,
     curve: parseCurve(opts.curve),
-    msm: parseMsm(opts.msm),
+    kernels: parseKernels(opts.kernels),
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,
@@ -72,11 +72,11 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
   return node;
 }
 
-/** `--msm` value → MsmEngine; throws on anything else (the CLI reports it). */
-function parseMsm(v: string | undefined): MsmEngine | undefined {
+/** `--kernels` value → ProverKernels; throws on anything else (the CLI reports it). */
+function parseKernels(v: string | undefined): ProverKernels | undefined {
   if (v === undefined) return undefined;
   if (v === 'native' || v === 'wasm') return v;
-  throw new Error(`--msm must be native or wasm, got '${v}'`);
+  throw new Error(`--kernels must be native or wasm, got '${v}'`);
 }
 
 /** `--curve` value → CurveThreading; throws on anything else (the CLI reports it). */

@@ -101,7 +101,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     localWorker: p.localWorker,
     threads: config.proverThreads,
     curve: config.proverCurve,
-    msm: config.proverMsm,
+    kernels: config.proverKernels,
     timeoutMs: p.timeoutMs,
     maxPending: p.maxPending,
     circuits: p.circuits,

@@ -29,8 +29,8 @@ export const configSchema = z
     prover: z.boolean().default(true),
     proverThreads: z.number().int().min(1).max(256).optional(),
     proverCurve: z.enum(['auto', 'multi', 'single']).default('auto'),
-    /** Multi-scalar multiplication engine of the prover threads; absent = native when the addon is built. */
-    proverMsm: z.enum(['native', 'wasm']).optional(),
+    /** MSM and FFT kernels under snarkjs in the prover threads; absent = native when the addon is built. */
+    proverKernels: z.enum(['native', 'wasm']).optional(),
     proverUrl: z.string().url().optional(),
     ptau: z.string().optional(),
     redisUrl: z.string().optional(),
@@ -58,7 +58,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PROVER_URL: { key: 'proverUrl', type: 'string' },
   REFRACT_PROVER_THREADS: { key: 'proverThreads', type: 'number' },
   REFRACT_PROVER_CURVE: { key: 'proverCurve', type: 'string' },
-  REFRACT_PROVER_MSM: { key: 'proverMsm', type: 'string' },
+  REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
   REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
   REDIS_URL: { key: 'redisUrl', type: 'string' },
   REFRACT_API_KEYS: { key: 'apiKeys', type: 'list' },

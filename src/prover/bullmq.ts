@@ -28,7 +28,7 @@ import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backe
 import { NODE_ID } from './backend.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
-import type { MsmEngine } from './snark.ts';
+import type { ProverKernels } from './snark.ts';
 import type { CircuitInput, Groth16Proof } from './snark.ts';
 
 /** Default BullMQ queue name. */
@@ -230,8 +230,8 @@ export interface ProverNodeOptions {
   threads?: number;
   /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
   curve?: CurveThreading;
-  /** MSM engine of the pool threads (default native when the addon is built; see `msmEngine`). */
-  msm?: MsmEngine;
+  /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
+  kernels?: ProverKernels;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
   pool?: ProverPool;
   queueName?: string;
@@ -275,7 +275,7 @@ const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'i
 export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
   const ownPool = !opts.pool;
   if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
-  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), msm: opts.msm });
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels });
   const concurrency = pool.stats().size;
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;

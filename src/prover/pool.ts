@@ -16,10 +16,10 @@
  * Threads: each thread keeps its circuits' wasm, zkey bytes and vkey resident and builds one
  * bn128 curve, multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
  * or single-threaded. Default layout (`defaultPoolLayout`): one thread per core. With the native
- * MSM (the default when the addon is built) curves are single-threaded: the MSMs, ≈70% of a
- * proof, spread over the cores left free by other proofs (a lone request uses every core, eight
- * concurrent ones one core each), and ffjavascript's nested workers only add copying and
- * scheduling (bench/results/prove.json: 2s beats 2m and 1m at concurrency 1). With the wasm MSM:
+ * kernels (MSM and FFT; the default when the addon is built) curves are single-threaded: the MSMs,
+ * most of a proof, spread over the cores left free by other proofs (a lone request uses every
+ * core, eight concurrent ones one core each), and ffjavascript's nested workers only add copying
+ * and scheduling (bench/results/prove.json: 2s beats 2m and 1m at concurrency 1). With the wasm ones:
  * multi-threaded curves up to MULTI_THREADED_CURVES_MAX_CORES cores, so a lone request uses every
  * core, single-threaded above that, where P threads × P nested workers would cost too much
  * memory and scheduling. A thread whose reported heap+external memory exceeds `recycleHeapBytes` (or process
@@ -38,7 +38,7 @@ import { MessageChannel } from 'node:worker_threads';
 import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../../workers/prove.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
-import { type CircuitInput, type Groth16Proof, type MsmEngine, msmEngine } from './snark.ts';
+import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -58,8 +58,8 @@ export interface ProverPoolOptions {
   singleThread?: boolean;
   /** Verify each proof in the worker before returning it (default true). */
   verify?: boolean;
-  /** Multi-scalar multiplication engine (default `msmEngine()`: native when the addon is built). */
-  msm?: MsmEngine;
+  /** MSM and FFT kernels (default `proverKernels()`: native when the addon is built). */
+  kernels?: ProverKernels;
   /** Native MSM threads per call (default 0: the CPUs, shared by the MSMs running in the process). */
   msmThreads?: number;
   /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
@@ -82,12 +82,12 @@ export const MULTI_THREADED_CURVES_MAX_CORES = 4;
 
 /**
  * The default pool layout for a machine with `cores` cores (default `os.availableParallelism()`)
- * and an MSM engine (default `msmEngine()`): `size` = cores; `singleThread` = true with the native
- * MSM, else cores > MULTI_THREADED_CURVES_MAX_CORES. On 2 cores: 2s (native) or 2m (wasm);
+ * and the kernels (default `proverKernels()`): `size` = cores; `singleThread` = true with the native
+ * kernels, else cores > MULTI_THREADED_CURVES_MAX_CORES. On 2 cores: 2s (native) or 2m (wasm);
  * bench/results/prove.json compares layouts.
  */
-export function defaultPoolLayout(cores = availableParallelism(), msm: MsmEngine = msmEngine()): { size: number; singleThread: boolean } {
-  return { size: cores, singleThread: msm === 'native' || cores > MULTI_THREADED_CURVES_MAX_CORES };
+export function defaultPoolLayout(cores = availableParallelism(), kernels: ProverKernels = proverKernels()): { size: number; singleThread: boolean } {
+  return { size: cores, singleThread: kernels === 'native' || cores > MULTI_THREADED_CURVES_MAX_CORES };
 }
 
 /** A finished proof. Times in ms. */
@@ -115,8 +115,8 @@ export interface ProveResult {
 export interface ProverPoolStats {
   size: number;
   singleThread: boolean;
-  /** MSM engine of the threads. */
-  msm: MsmEngine;
+  /** MSM and FFT kernels of the threads. */
+  kernels: ProverKernels;
   /** Tasks running now (≤ size). */
   busy: number;
   /** Jobs waiting for a thread, total and per circuit. */
@@ -187,9 +187,9 @@ export class ProverPool {
     this.opts = {
       keysDir: path.resolve(options.keysDir),
       size,
-      singleThread: options.singleThread ?? defaultPoolLayout(availableParallelism(), msmEngine(options.msm)).singleThread,
+      singleThread: options.singleThread ?? defaultPoolLayout(availableParallelism(), proverKernels(options.kernels)).singleThread,
       verify: options.verify ?? true,
-      msm: msmEngine(options.msm),
+      kernels: proverKernels(options.kernels),
       msmThreads: options.msmThreads ?? 0,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
@@ -201,7 +201,7 @@ export class ProverPool {
       keysDir: this.opts.keysDir,
       singleThread: this.opts.singleThread,
       verify: this.opts.verify,
-      msm: this.opts.msm,
+      kernels: this.opts.kernels,
       msmThreads: this.opts.msmThreads,
     };
     this.piscina = new Piscina({
@@ -315,7 +315,7 @@ export class ProverPool {
     return {
       size: this.opts.size,
       singleThread: this.opts.singleThread,
-      msm: this.opts.msm,
+      kernels: this.opts.kernels,
       busy: this.inFlight,
       queueSize,
       queuedByCircuit,

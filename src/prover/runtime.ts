@@ -19,7 +19,7 @@ import { LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
 import { CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
-import type { MsmEngine } from './snark.ts';
+import type { ProverKernels } from './snark.ts';
 import { KeyReadiness } from './readiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './service.ts';
 
@@ -51,8 +51,8 @@ export interface ProverRuntimeOptions {
   threads?: number;
   /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
   curve?: CurveThreading;
-  /** MSM engine of the pool threads (default native when the addon is built; see `msmEngine`). */
-  msm?: MsmEngine;
+  /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
+  kernels?: ProverKernels;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
   /** In-process queue bound (local backend), default 64. */
@@ -153,7 +153,7 @@ export class ProverRuntime {
     }
 
     const threads = o.threads ?? availableParallelism();
-    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), msm: o.msm });
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels });
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
@@ -245,7 +245,7 @@ export class ProverRuntime {
     }
     if (this.pool) {
       const s = this.pool.stats();
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', msm: s.msm, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

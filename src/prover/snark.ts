@@ -16,12 +16,13 @@
  *   a TypeScript port of circom 2.2's generated `witness_calculator.js` / circom_runtime
  *   (snarkjs' `wtns.calculate` re-instantiates the wasm on every call). It needs no ffjavascript,
  *   so it is safe in any thread.
- * - Multi-scalar multiplications (about 90% of a proof): `useCurve` replaces the curve's
- *   `G1.multiExpAffine` / `G2.multiExpAffine` with the native addon's Pippenger (`msmG1` / `msmG2`,
- *   native/poseidon/src/msm.c; same inputs, same Jacobian Montgomery output, about 5× faster
- *   single-threaded) unless `msm: 'wasm'` or REFRACT_PROVER_MSM=wasm. snarkjs still runs the whole
- *   Groth16 algorithm (witness, QAP, FFTs, randomisation, encoding); every proof is verified with
- *   snarkjs before it is returned (workers/prove.ts). Without the addon the wasm MSM stays.
+ * - Arithmetic kernels: `useCurve` replaces the curve's `G1.multiExpAffine` /
+ *   `G2.multiExpAffine` (the multi-scalar multiplications, about 90% of a wasm proof) and
+ *   `Fr.fft` / `Fr.ifft` with the native addon's (native/poseidon/src/msm.c, fft.c: same inputs,
+ *   same outputs — the FFT byte for byte — about 5× and 7× faster single-threaded) unless
+ *   `kernels: 'wasm'` or REFRACT_PROVER_KERNELS=wasm. snarkjs still runs the whole Groth16
+ *   algorithm (witness, QAP, randomisation, encoding) and every proof is verified with snarkjs
+ *   before it is returned (workers/prove.ts). Without the addon ffjavascript's wasm serves.
  * - Compilation spawns the npm `circom2` compiler (circom 2.2.3 as WASI) in a child process.
  */
 import { spawn } from 'node:child_process';
@@ -108,29 +109,40 @@ function snarkLogger(log?: SnarkLog) {
 // ---------------------------------------------------------------------------------------------
 // Curve management
 
-/** Multi-scalar multiplication engine: `native` = the addon's (default when built), `wasm` = ffjavascript's. */
-export type MsmEngine = 'native' | 'wasm';
+/** Arithmetic kernels under snarkjs (MSM, FFT): `native` = the addon's (default when built), `wasm` = ffjavascript's. */
+export type ProverKernels = 'native' | 'wasm';
 
 type MultiExpAffine = (bases: Uint8Array, scalars: Uint8Array, logger?: unknown, logText?: string) => Promise<Uint8Array>;
 interface Group {
   multiExpAffine: MultiExpAffine;
   zero: Uint8Array;
 }
+type Fft = (buff: Uint8Array, inType?: string, outType?: string, logger?: unknown, loggerTxt?: string) => Promise<Uint8Array>;
+interface ScalarField {
+  fft: Fft;
+  ifft: Fft;
+  /** w[k]: primitive 2^k-th root of unity (Montgomery bytes), k ≤ s */
+  w: Uint8Array[];
+  s: number;
+  e(n: number): Uint8Array;
+  inv(a: Uint8Array): Uint8Array;
+}
 interface Curve {
   terminate(): Promise<void>;
   G1: Group;
   G2: Group;
+  Fr: ScalarField;
 }
 const g = globalThis as unknown as { curve_bn128: Curve | null };
-let resident: { curve: Curve; singleThread: boolean; msm: MsmEngine; msmThreads: number } | undefined;
+let resident: { curve: Curve; singleThread: boolean; kernels: ProverKernels; msmThreads: number } | undefined;
 
 /**
- * The MSM engine this thread would use: `requested` (else REFRACT_PROVER_MSM, else `native`),
- * downgraded to `wasm` when the addon is not built (or predates MSM).
+ * The kernels this thread would use: `requested` (else REFRACT_PROVER_KERNELS, else `native`),
+ * downgraded to `wasm` when the addon is not built (or predates the MSM and FFT).
  */
-export function msmEngine(requested?: MsmEngine): MsmEngine {
-  const want = requested ?? (process.env.REFRACT_PROVER_MSM === 'wasm' ? 'wasm' : 'native');
-  return want === 'native' && typeof nativeAddon?.msmG1 === 'function' ? 'native' : 'wasm';
+export function proverKernels(requested?: ProverKernels): ProverKernels {
+  const want = requested ?? (process.env.REFRACT_PROVER_KERNELS === 'wasm' ? 'wasm' : 'native');
+  return want === 'native' && typeof nativeAddon?.msmG1 === 'function' && typeof nativeAddon.frFft === 'function' ? 'native' : 'wasm';
 }
 
 /**
@@ -160,20 +172,40 @@ function installNativeMsm(curve: Curve, threads = 0): void {
 }
 
 /**
+ * Serves `Fr.fft` / `Fr.ifft` with the addon's radix-2 NTT (`frFft`): same contract as
+ * ffjavascript's for a Uint8Array of n = 2^k Montgomery elements, 2 ≤ n ≤ 2^s (a new buffer in
+ * natural order; the input is not modified; ifft = root⁻¹ and scale n⁻¹), the same bytes
+ * (test/prover.msm.test.ts). Arrays, BigBuffers, other group types and sizes go to the original.
+ */
+function installNativeFft(Fr: ScalarField): void {
+  const frFft = nativeAddon!.frFft!;
+  const wrap = (wasm: Fft, inverse: boolean): Fft =>
+    async (buff, inType, outType, logger, loggerTxt) => {
+      const n = buff instanceof Uint8Array ? buff.length / 32 : 0;
+      const bits = Math.log2(n);
+      if (!Number.isInteger(bits) || bits < 1 || bits > Fr.s) return wasm.call(Fr, buff, inType, outType, logger, loggerTxt);
+      const out = buff.slice();
+      return inverse ? frFft(out, Fr.inv(Fr.w[bits]!), Fr.inv(Fr.e(n))) : frFft(out, Fr.w[bits]!);
+    };
+  Fr.fft = wrap(Fr.fft, false);
+  Fr.ifft = wrap(Fr.ifft, true);
+}
+
+/**
  * Builds the bn128 curve once for this thread and makes every later snarkjs call reuse it.
  * @param opts.singleThread true: a curve without nested worker threads (use one pool thread per
  *   core); false (default): ffjavascript's multi-threaded curve with `os.cpus().length` nested
  *   threads (use one pool thread in total). Calling again with another mode replaces the curve.
- * @param opts.msm MSM engine (see `msmEngine`; default native when the addon is built)
+ * @param opts.kernels MSM and FFT kernels (see `proverKernels`; default native when the addon is built)
  * @param opts.msmThreads native MSM threads per call (default 0: the CPUs, shared by the MSMs
  *   running at the same time in this process; 1 = strictly single-threaded)
  * @returns build time in ms (0 when already built)
  */
-export async function useCurve(opts: { singleThread?: boolean; msm?: MsmEngine; msmThreads?: number } = {}): Promise<number> {
+export async function useCurve(opts: { singleThread?: boolean; kernels?: ProverKernels; msmThreads?: number } = {}): Promise<number> {
   const singleThread = opts.singleThread ?? false;
-  const msm = msmEngine(opts.msm ?? resident?.msm);
+  const kernels = proverKernels(opts.kernels ?? resident?.kernels);
   const msmThreads = opts.msmThreads ?? resident?.msmThreads ?? 0;
-  if (resident && resident.singleThread === singleThread && resident.msm === msm && resident.msmThreads === msmThreads) {
+  if (resident && resident.singleThread === singleThread && resident.kernels === kernels && resident.msmThreads === msmThreads) {
     // Another ffjavascript copy evaluated later resets the global slot to null; re-install.
     if (g.curve_bn128 !== resident.curve) g.curve_bn128 = resident.curve;
     return 0;
@@ -182,9 +214,12 @@ export async function useCurve(opts: { singleThread?: boolean; msm?: MsmEngine; 
   const t0 = performance.now();
   const snarkjs = await loadSnarkjs();
   const curve = (await snarkjs.curves.getCurveFromName('bn128', { singleThread })) as unknown as Curve;
-  if (msm === 'native') installNativeMsm(curve, msmThreads);
+  if (kernels === 'native') {
+    installNativeMsm(curve, msmThreads);
+    installNativeFft(curve.Fr);
+  }
   g.curve_bn128 = curve;
-  resident = { curve, singleThread, msm, msmThreads };
+  resident = { curve, singleThread, kernels, msmThreads };
   return performance.now() - t0;
 }
 
@@ -217,11 +252,11 @@ export async function prove(
   zkey: Uint8Array,
   wtns: Uint8Array,
 ): Promise<{ proof: Groth16Proof; publicSignals: string[] }> {
-  await useCurve(resident ? { singleThread: resident.singleThread, msm: resident.msm, msmThreads: resident.msmThreads } : {});
+  await useCurve(resident ? { singleThread: resident.singleThread, kernels: resident.kernels, msmThreads: resident.msmThreads } : {});
   const snarkjs = await loadSnarkjs();
   // Open job for the native MSM's automatic thread count: while two proofs run, each MSM takes
   // one core instead of both (measured: oversubscribing costs ≈20% CPU per proof at concurrency 8).
-  const jobs = resident?.msm === 'native' ? nativeAddon?.msmJobs : undefined;
+  const jobs = resident?.kernels === 'native' ? nativeAddon?.msmJobs : undefined;
   jobs?.(1);
   try {
     return await snarkjs.groth16.prove({ type: 'mem', data: zkey }, { type: 'mem', data: wtns });
@@ -239,7 +274,7 @@ export async function verify(
   publicSignals: readonly string[],
   proof: Groth16Proof,
 ): Promise<boolean> {
-  await useCurve(resident ? { singleThread: resident.singleThread, msm: resident.msm, msmThreads: resident.msmThreads } : {});
+  await useCurve(resident ? { singleThread: resident.singleThread, kernels: resident.kernels, msmThreads: resident.msmThreads } : {});
   const snarkjs = await loadSnarkjs();
   return snarkjs.groth16.verify(vkey, publicSignals, proof);
 }

@@ -15,7 +15,11 @@
  *        threads: 0 or omitted = CPUs shared among running MSMs. Blocks the calling thread.
  *   msmJobs(delta) → number   adds delta to the process-wide open-job count (a proof: +1 at its start,
  *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count
- *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean
+ *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's and frFft's multiplication)
+ *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
+ *        (fft.h): buf n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements,
+ *        root a primitive n-th root of unity, scale a factor applied to every output (32 bytes
+ *        Montgomery LE each); ifft = root⁻¹ and scale n⁻¹
  * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
  * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
 #ifndef NAPI_VERSION
@@ -27,6 +31,7 @@
 #include <string.h>
 
 #include "base58.h"
+#include "fft.h"
 #include "msm.h"
 #include "poseidon.h"
 
@@ -292,6 +297,39 @@ static napi_value js_msm_impl(napi_env env, napi_callback_info info) {
   return s;
 }
 
+static napi_value js_fr_fft(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 2) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "frFft(buf, root[, scale]) takes 2 or 3 arguments");
+    return NULL;
+  }
+  uint8_t *buf, *root, *scale = NULL;
+  size_t len, root_len, scale_len = 32;
+  if (!get_u8(env, argv[0], "buf", -1, &buf, &len)) return NULL;
+  if (!get_u8(env, argv[1], "root", -1, &root, &root_len)) return NULL;
+  napi_valuetype st = napi_undefined;
+  if (argc > 2) napi_typeof(env, argv[2], &st);
+  if (st != napi_undefined && !get_u8(env, argv[2], "scale", -1, &scale, &scale_len)) return NULL;
+  const size_t n = len / 32;
+  char msg[128];
+  if (len % 32 != 0 || n < 2 || (n & (n - 1)) != 0 || ((uintptr_t)buf & 7) != 0) {
+    snprintf(msg, sizeof msg, "buf must hold a power of two ≥ 2 of 32-byte elements, 8-byte aligned (got %zu bytes)", len);
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
+    return NULL;
+  }
+  if (root_len != 32 || scale_len != 32) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "root and scale must be 32 bytes");
+    return NULL;
+  }
+  if (!fr_fft(buf, n, root, scale)) {
+    napi_throw_error(env, NULL, "refract native: FFT failed (out of memory)");
+    return NULL;
+  }
+  return argv[0];
+}
+
 static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, msm_select_impl, "msmSelectImpl(name) takes a string");
 }
@@ -312,6 +350,8 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmG1", fn);
   napi_create_function(env, "msmG2", NAPI_AUTO_LENGTH, js_msm_g2, NULL, &fn);
   napi_set_named_property(env, exports, "msmG2", fn);
+  napi_create_function(env, "frFft", NAPI_AUTO_LENGTH, js_fr_fft, NULL, &fn);
+  napi_set_named_property(env, exports, "frFft", fn);
   napi_create_function(env, "msmJobs", NAPI_AUTO_LENGTH, js_msm_jobs, NULL, &fn);
   napi_set_named_property(env, exports, "msmJobs", fn);
   napi_create_function(env, "msmImpl", NAPI_AUTO_LENGTH, js_msm_impl, NULL, &fn);

@@ -19,7 +19,7 @@ int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, siz
 /* Adds delta (+1 when a proof starts, −1 when it ends) to the process-wide count of open jobs
  * that share the CPUs with automatic thread counts; returns the new count. */
 int msm_jobs(int delta);
-/* "adx" or "c": the field multiplication the MSM uses. */
+/* "adx" or "c": the field multiplication the MSM (and fft.c) uses. */
 const char *msm_impl_name(void);
 /* Forces "c" or "adx" (tests, benchmarks); returns 0 when unavailable. */
 int msm_select_impl(const char *name);

@@ -1,0 +1,107 @@
+/* Radix-2 decimal-in-time NTT over BN254 Fr (see fft.h): bit-reversal permutation, then log2(n)
+ * butterfly stages with a twiddle table root^0 … root^(n/2−1) built once per call. The core is
+ * compiled for both field multiplications (portable C and BMI2/ADX; the one the MSM uses, chosen by
+ * CPUID or msm_select_impl) by inlining it with a constant multiply. */
+#include "fft.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fr.h"
+#include "msm.h"
+
+typedef void (*fr_mul_fn)(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
+
+/* r = a + b mod r (a, b < r; 2r < 2^256). */
+FR_INLINE void fr_add_full(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+  unsigned long long t0, t1, t2, t3;
+  unsigned char c;
+  c = ADC(0, a[0], b[0], &t0);
+  c = ADC(c, a[1], b[1], &t1);
+  c = ADC(c, a[2], b[2], &t2);
+  (void)ADC(c, a[3], b[3], &t3);
+  fr_reduce_once(r, t0, t1, t2, t3);
+}
+
+/* r = a − b mod r. */
+FR_INLINE void fr_sub_full(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
+  unsigned long long t0, t1, t2, t3;
+  unsigned char br, c;
+  br = SBB(0, a[0], b[0], &t0);
+  br = SBB(br, a[1], b[1], &t1);
+  br = SBB(br, a[2], b[2], &t2);
+  br = SBB(br, a[3], b[3], &t3);
+  const uint64_t m = (uint64_t)0 - br;
+  c = ADC(0, t0, Q0 & m, &t0);
+  c = ADC(c, t1, Q1 & m, &t1);
+  c = ADC(c, t2, Q2 & m, &t2);
+  (void)ADC(c, t3, Q3 & m, &t3);
+  r[0] = t0;
+  r[1] = t1;
+  r[2] = t2;
+  r[3] = t3;
+}
+
+FR_INLINE int fft_core(fe *a, size_t n, const uint64_t root[4], const uint64_t *scale, fr_mul_fn mul) {
+  fe *tw = malloc(sizeof(fe) * (n / 2));
+  if (!tw) return 0;
+  /* Montgomery 1 = 2^256 mod r */
+  static const uint64_t one[4] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
+                                  0x0e0a77c19a07df2fULL};
+  memcpy(tw[0], one, sizeof(fe));
+  for (size_t i = 1; i < n / 2; i++) mul(tw[i], tw[i - 1], root);
+
+  /* bit-reversal permutation */
+  for (size_t i = 1, j = 0; i < n; i++) {
+    size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) {
+      fe t;
+      memcpy(t, a[i], sizeof(fe));
+      memcpy(a[i], a[j], sizeof(fe));
+      memcpy(a[j], t, sizeof(fe));
+    }
+  }
+  /* stages: blocks of len, twiddle stride n/len */
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const size_t half = len >> 1, stride = n / len;
+    for (size_t start = 0; start < n; start += len) {
+      for (size_t k = 0; k < half; k++) {
+        uint64_t *u = a[start + k], *v = a[start + k + half];
+        fe t;
+        if (k == 0)
+          memcpy(t, v, sizeof(fe));
+        else
+          mul(t, v, tw[k * stride]);
+        fr_sub_full(v, u, t);
+        fr_add_full(u, u, t);
+      }
+    }
+  }
+  if (scale)
+    for (size_t i = 0; i < n; i++) mul(a[i], a[i], scale);
+  free(tw);
+  return 1;
+}
+
+static int fft_c(fe *a, size_t n, const uint64_t root[4], const uint64_t *scale) {
+  return fft_core(a, n, root, scale, fr_mul_c);
+}
+#ifdef FR_HAVE_ADX
+static int fft_adx(fe *a, size_t n, const uint64_t root[4], const uint64_t *scale) {
+  return fft_core(a, n, root, scale, fr_mul_adx);
+}
+#endif
+
+int fr_fft(uint8_t *buf, size_t n, const uint8_t *root, const uint8_t *scale) {
+  uint64_t w[4], s[4];
+  memcpy(w, root, 32); /* little-endian host (x86-64, arm64) */
+  if (scale) memcpy(s, scale, 32);
+  fe *a = (fe *)(void *)buf; /* x86-64/arm64 tolerate unaligned u64 access */
+#ifdef FR_HAVE_ADX
+  /* the multiplication the MSM uses (CPUID, or msm_select_impl in tests) */
+  if (strcmp(msm_impl_name(), "adx") == 0) return fft_adx(a, n, w, scale ? s : NULL);
+#endif
+  return fft_c(a, n, w, scale ? s : NULL);
+}
