@@ -13,8 +13,9 @@
  *    (`1s`), concurrency 1 — the denominator of the throughput target (cores ÷ single-thread time);
  * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (first layout of --pools): proofs/s,
  *    latency, CPU per proof;
- * 2b. the throughput ratio of the target, drift-proof: the single-thread reference and concurrency 8
- *    in alternating rounds (--ratio-rounds, default 3), median of the per-round ratios;
+ * 2b. the throughput ratio of the target, drift-proof: the single-thread reference (back to back)
+ *    and concurrency 8 in alternating rounds (--ratio-rounds, default 5), median of the per-round
+ *    ratios c8 proofs/s ÷ (cores × single-thread proofs/s); the ratio against cores ÷ p50 too;
  * 3. naive: `node node_modules/snarkjs/build/cli.cjs groth16 fullprove` per request, sequential,
  *    timed with /usr/bin/time (wall, user+sys of the child = core-seconds); no verification;
  * 4. memory over N inclusion_26_1 proofs (default pool, concurrency = threads): RSS before/after,
@@ -23,7 +24,7 @@
  * with issue #4's targets, all from this run.
  *
  * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
- *   --naive-n 3 --memory-n 500 --ratio-rounds 3 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
+ *   --naive-n 3 --memory-n 500 --ratio-rounds 5 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
  * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`; the default
  * .refract-keys-all holds all 15 circuits made with the INSECURE dev ptau).
  */
@@ -50,7 +51,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,2,4,8' },
     'naive-n': { type: 'string', default: '3' },
     'memory-n': { type: 'string', default: '500' },
-    'ratio-rounds': { type: 'string', default: '3' },
+    'ratio-rounds': { type: 'string', default: '5' },
     pools: { type: 'string', default: 'default,2s,1m' },
     out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
   },
@@ -292,9 +293,14 @@ naive.loadavgEnd = load();
 result.naive = naive;
 
 // 2b. the throughput target's ratio, drift-proof: this VM's speed drifts by ±20% within minutes,
-// so the single-thread reference (1s, 1 MSM thread, sequential) and concurrency 8 on the first
-// layout run in alternating rounds, both pools resident; ratio per round = c8 proofs/s ÷ (cores ÷
-// single-thread p50), reported as the median of the rounds.
+// so the single-thread reference (1s, 1 MSM thread) and concurrency 8 on the first layout run in
+// alternating rounds, both pools resident, each measured in steady state (rates from completion
+// times: the single thread back to back, c8 while the queue stays full, without the ramp-down of
+// a finite batch). The single-thread rate (1 ÷ mean proof time) is what one prover delivers;
+// cores × that rate is the ideal c8 throughput ("cores ÷ single-thread proof time" with the mean
+// time). Per round: ratio = c8 proofs/s ÷ ideal; reported as the median of the rounds. The ratio
+// against cores ÷ p50 of the single-thread times (optimistic: a right-skewed distribution has
+// p50 < mean, and no prover runs at 1 ÷ p50) is reported next to it.
 const ratioRounds = Number(values['ratio-rounds']);
 const interleaved: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', concurrency: 8, rounds: [] as unknown[], loadavgStart: load() };
 if (ratioRounds > 0) {
@@ -304,22 +310,49 @@ if (ratioRounds > 0) {
       await single1.prove(inputsFor('inclusion_26_1'));
       await svc.prove(inputsFor('inclusion_26_1'));
       for (let r = 0; r < ratioRounds; r++) {
-        const singles = Array.from({ length: Math.max(latencyN, 5) }, () => inputsFor('inclusion_26_1'));
-        const jobs = Array.from({ length: throughputN }, () => inputsFor('inclusion_26_1'));
+        // Steady state on both sides: rates from completion times, not from start/end of a
+        // finite batch (whose ramp-down leaves a core idle while the last proof finishes).
+        const singles = Array.from({ length: Math.max(latencyN, 8) + 1 }, () => inputsFor('inclusion_26_1'));
         const st: number[] = [];
-        for (const j of singles) st.push((await single1.prove(j)).timings.totalMs);
+        const sDone: number[] = [];
+        for (const j of singles) {
+          st.push((await single1.prove(j)).timings.totalMs);
+          sDone.push(performance.now());
+        }
+        const singleRate = (sDone.length - 1) / ((sDone.at(-1)! - sDone[0]!) / 1000);
+        // c8: throughputN + 16 jobs, 8 in flight; the rate over completions 4 … 4 + throughputN,
+        // all while at least 8 jobs were still waiting or running.
+        const jobs = Array.from({ length: throughputN + 16 }, () => inputsFor('inclusion_26_1'));
+        const done: number[] = [];
         let next = 0;
-        const t0 = performance.now();
-        await Promise.all(Array.from({ length: 8 }, async () => { while (next < jobs.length) await svc.prove(jobs[next++]!); }));
-        const rate = jobs.length / ((performance.now() - t0) / 1000);
-        const ideal = cores / (pct(st, 50) / 1000);
-        (interleaved.rounds as unknown[]).push({ singleP50Ms: r1(pct(st, 50)), c8ProofsPerSec: r3(rate), ideal: r3(ideal), ratio: r3(rate / ideal), loadavg: load() });
-        log(`ratio round ${r + 1}: single-thread p50 ${pct(st, 50).toFixed(0)} ms, c8 ${rate.toFixed(2)} proofs/s, ratio ${(rate / ideal).toFixed(3)}`);
+        await Promise.all(
+          Array.from({ length: 8 }, async () => {
+            while (next < jobs.length) {
+              await svc.prove(jobs[next++]!);
+              done.push(performance.now());
+            }
+          }),
+        );
+        const rate = throughputN / ((done[4 + throughputN]! - done[4]!) / 1000);
+        const ideal = cores * singleRate;
+        const idealP50 = cores / (pct(st, 50) / 1000);
+        (interleaved.rounds as unknown[]).push({
+          singleProofsPerSec: r3(singleRate),
+          singleMeanMs: r1(1000 / singleRate),
+          singleP50Ms: r1(pct(st, 50)),
+          c8ProofsPerSec: r3(rate),
+          ideal: r3(ideal),
+          ratio: r3(rate / ideal),
+          ratioVsP50: r3(rate / idealP50),
+          loadavg: load(),
+        });
+        log(`ratio round ${r + 1}: single-thread ${singleRate.toFixed(2)} proofs/s (mean ${(1000 / singleRate).toFixed(0)} ms, p50 ${pct(st, 50).toFixed(0)} ms), c8 ${rate.toFixed(2)} proofs/s, ratio ${(rate / ideal).toFixed(3)} (vs p50: ${(rate / idealP50).toFixed(3)})`);
       }
     }, ['inclusion_26_1']),
   ['inclusion_26_1']);
-  const ratios = (interleaved.rounds as { ratio: number }[]).map((x) => x.ratio);
-  interleaved.medianRatio = r3(pct(ratios, 50));
+  const rounds = interleaved.rounds as { ratio: number; ratioVsP50: number }[];
+  interleaved.medianRatio = r3(pct(rounds.map((x) => x.ratio), 50));
+  interleaved.medianRatioVsP50 = r3(pct(rounds.map((x) => x.ratioVsP50), 50));
 }
 interleaved.loadavgEnd = load();
 result.throughputVsIdealInterleaved = interleaved;
@@ -403,7 +436,14 @@ result.memory = memory;
       const med = interleaved.medianRatio as number | undefined;
       const separate = c8 !== undefined && ideal ? r3(c8 / ideal) : undefined;
       return med !== undefined
-        ? { value: med, how: `median over ${ratioRounds} alternating rounds of c8 proofs/s ÷ (cores (${cores}) ÷ single-thread p50) (section throughputVsIdealInterleaved)`, separateSections: separate, target: '≥ 0.9', met: med >= 0.9 }
+        ? {
+            value: med,
+            how: `median over ${ratioRounds} alternating rounds of c8 proofs/s ÷ (cores (${cores}) × back-to-back single-thread proofs/s, i.e. cores ÷ mean single-thread proof time) (section throughputVsIdealInterleaved)`,
+            vsSingleThreadP50: interleaved.medianRatioVsP50,
+            separateSectionsVsP50: separate,
+            target: '≥ 0.9',
+            met: med >= 0.9,
+          }
         : { value: separate, ideal: ideal ? r3(ideal) : undefined, how: `cores (${cores}) ÷ single-thread inclusion_26_1 p50 (section singleThreadReference)`, target: '≥ 0.9', met: separate !== undefined && separate >= 0.9 };
     })(),
     throughputC8VsNaive: {

@@ -37,6 +37,8 @@ export interface NativeAddon {
    * Returns `buf`.
    */
   frFft?(buf: Uint8Array, root: Uint8Array, scale?: Uint8Array): Uint8Array;
+  /** glibc `malloc_trim(0)`: free arena memory back to the kernel; false when nothing was released or no glibc. */
+  mallocTrim?(): boolean;
   msmSelectImpl?(name: 'adx' | 'c'): boolean;
 }
 

@@ -25,6 +25,7 @@ import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import { explainConstraintFailure, getCircuit } from '../src/prover/circuits.ts';
 import { ProverError, type ProverErrorCode } from '../src/prover/errors.ts';
 import { keyFiles } from '../src/prover/keys.ts';
+import { nativeAddon } from '../src/native.ts';
 import {
   prove,
   useCurve,
@@ -43,7 +44,7 @@ export interface ProveWorkerData {
   singleThread: boolean;
   /** Verify every proof with the circuit's vkey before returning it. */
   verify: boolean;
-  /** Multi-scalar multiplication engine (absent: `proverKernels()`'s default). */
+  /** MSM and FFT kernels (absent: `proverKernels()`'s default). */
   kernels?: ProverKernels;
   /** Native MSM threads per call (0 / absent: the CPUs, shared by the running MSMs). */
   msmThreads?: number;
@@ -223,6 +224,11 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
     } catch (e) {
       push({ ok: false, error: toItemError(e), witnessMs, proveMs });
     }
+    // After the answer went out: hand the arenas' free memory back to the kernel. A proof frees
+    // many MB of ArrayBuffer backing stores; left in glibc's per-thread arenas they fragment and
+    // process RSS crept up ≈9 MiB per 100 proofs (500 proofs measured); trimmed it stays flat, at
+    // no measurable throughput cost (tmp runs at concurrency 8, alternating).
+    nativeAddon?.mallocTrim?.();
   }
   task.port?.close();
 

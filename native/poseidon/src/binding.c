@@ -16,6 +16,7 @@
  *   msmJobs(delta) → number   adds delta to the process-wide open-job count (a proof: +1 at its start,
  *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count
  *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's and frFft's multiplication)
+ *   mallocTrim() → boolean   glibc malloc_trim(0) (false without glibc or when nothing was released)
  *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
  *        (fft.h): buf n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements,
  *        root a primitive n-th root of unity, scale a factor applied to every output (32 bytes
@@ -26,6 +27,9 @@
 #define NAPI_VERSION 8
 #endif
 #include <node_api.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +334,19 @@ static napi_value js_fr_fft(napi_env env, napi_callback_info info) {
   return argv[0];
 }
 
+/* mallocTrim() → boolean: glibc's malloc_trim(0) (free arena memory back to the kernel); false
+ * where there is no glibc. */
+static napi_value js_malloc_trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  int released = 0;
+#if defined(__GLIBC__)
+  released = malloc_trim(0);
+#endif
+  napi_value r;
+  CHECK(napi_get_boolean(env, released != 0, &r));
+  return r;
+}
+
 static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, msm_select_impl, "msmSelectImpl(name) takes a string");
 }
@@ -350,6 +367,8 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmG1", fn);
   napi_create_function(env, "msmG2", NAPI_AUTO_LENGTH, js_msm_g2, NULL, &fn);
   napi_set_named_property(env, exports, "msmG2", fn);
+  napi_create_function(env, "mallocTrim", NAPI_AUTO_LENGTH, js_malloc_trim, NULL, &fn);
+  napi_set_named_property(env, exports, "mallocTrim", fn);
   napi_create_function(env, "frFft", NAPI_AUTO_LENGTH, js_fr_fft, NULL, &fn);
   napi_set_named_property(env, exports, "frFft", fn);
   napi_create_function(env, "msmJobs", NAPI_AUTO_LENGTH, js_msm_jobs, NULL, &fn);

@@ -9,6 +9,7 @@
 
 #include "fr.h"
 #include "msm.h"
+#include "scratch.h"
 
 typedef void (*fr_mul_fn)(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 
@@ -43,7 +44,8 @@ FR_INLINE void fr_sub_full(uint64_t r[4], const uint64_t a[4], const uint64_t b[
 }
 
 FR_INLINE int fft_core(fe *a, size_t n, const uint64_t root[4], const uint64_t *scale, fr_mul_fn mul) {
-  fe *tw = malloc(sizeof(fe) * (n / 2));
+  const size_t tw_bytes = sizeof(fe) * (n / 2);
+  fe *tw = scratch_alloc(tw_bytes);
   if (!tw) return 0;
   /* Montgomery 1 = 2^256 mod r */
   static const uint64_t one[4] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
@@ -81,7 +83,7 @@ FR_INLINE int fft_core(fe *a, size_t n, const uint64_t root[4], const uint64_t *
   }
   if (scale)
     for (size_t i = 0; i < n; i++) mul(a[i], a[i], scale);
-  free(tw);
+  scratch_free(tw, tw_bytes);
   return 1;
 }
 

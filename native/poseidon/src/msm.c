@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fq.h"
+#include "scratch.h"
 
 #define MSM_MAX_THREADS 64
 

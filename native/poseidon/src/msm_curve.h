@@ -179,7 +179,8 @@ typedef struct {
 
 static void *PN(worker)(void *arg) {
   PN(job_t) *job = arg;
-  PN(xyzz_t) *buckets = malloc(sizeof(PN(xyzz_t)) * job->nb);
+  const size_t bucket_bytes = sizeof(PN(xyzz_t)) * job->nb;
+  PN(xyzz_t) *buckets = scratch_alloc(bucket_bytes);
   if (!buckets) {
     atomic_store(&job->failed, 1);
     return NULL;
@@ -189,7 +190,7 @@ static void *PN(worker)(void *arg) {
     if (w >= job->windows) break;
     PN(window)(job->bases, job->digits + (size_t)w * job->n, job->n, job->nb, buckets, &job->results[w]);
   }
-  free(buckets);
+  scratch_free(buckets, bucket_bytes);
   return NULL;
 }
 
@@ -198,11 +199,12 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
   if (n == 0) return 0;
   const unsigned c = msm_window_bits(n);
   const unsigned windows = (unsigned)(scalar_size * 8 / c) + 1;
-  int16_t *digits = malloc(sizeof(int16_t) * n * windows);
-  PN(xyzz_t) *results = malloc(sizeof(PN(xyzz_t)) * windows);
+  const size_t digit_bytes = sizeof(int16_t) * n * windows, result_bytes = sizeof(PN(xyzz_t)) * windows;
+  int16_t *digits = scratch_alloc(digit_bytes);
+  PN(xyzz_t) *results = scratch_alloc(result_bytes);
   if (!digits || !results) {
-    free(digits);
-    free(results);
+    scratch_free(digits, digit_bytes);
+    scratch_free(results, result_bytes);
     return -1;
   }
   msm_recode(bases, sizeof(PN(aff_t)), scalars, scalar_size, n, c, windows, digits);
@@ -220,9 +222,9 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
   PN(worker)(&job);
   for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
   msm_leave();
-  free(digits);
+  scratch_free(digits, digit_bytes);
   if (atomic_load(&job.failed)) {
-    free(results);
+    scratch_free(results, result_bytes);
     return -1;
   }
 
@@ -231,7 +233,7 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
     for (unsigned k = 0; k < c; k++) PN(dbl)(&acc);
     PN(add)(&acc, &results[w]);
   }
-  free(results);
+  scratch_free(results, result_bytes);
   if (PN(is_inf)(&acc)) return 0;
   /* XYZZ → Jacobian without inversion: X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ. */
   E zzz2, u, zz2, jac[3];
