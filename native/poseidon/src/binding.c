@@ -227,15 +227,21 @@ static napi_value js_base58_decode(napi_env env, napi_callback_info info) {
   return result;
 }
 
+/* Reads up to *argc arguments into argv (*argc becomes the count given); returns 0 after throwing
+ * a TypeError with `usage` when fewer than `min` were given or the call info is unreadable. */
+static int get_args(napi_env env, napi_callback_info info, size_t min, size_t *argc, napi_value *argv, const char *usage) {
+  if (napi_get_cb_info(env, info, argc, argv, NULL, NULL) != napi_ok || *argc < min) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", usage);
+    return 0;
+  }
+  return 1;
+}
+
 /* msmG1 / msmG2 (group 1 / 2): see the header comment. */
 static napi_value js_msm(napi_env env, napi_callback_info info, int group) {
   size_t argc = 4;
   napi_value argv[4];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 3) {
-    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "msm(bases, scalars, out[, threads]) takes 3 or 4 arguments");
-    return NULL;
-  }
+  if (!get_args(env, info, 3, &argc, argv, "msm(bases, scalars, out[, threads]) takes 3 or 4 arguments")) return NULL;
   uint8_t *bases, *scalars, *out;
   size_t bases_len, scalars_len, out_len;
   if (!get_u8(env, argv[0], "bases", -1, &bases, &bases_len)) return NULL;
@@ -304,11 +310,7 @@ static napi_value js_msm_impl(napi_env env, napi_callback_info info) {
 static napi_value js_fr_fft(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  if (argc < 2) {
-    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "frFft(buf, root[, scale]) takes 2 or 3 arguments");
-    return NULL;
-  }
+  if (!get_args(env, info, 2, &argc, argv, "frFft(buf, root[, scale]) takes 2 or 3 arguments")) return NULL;
   uint8_t *buf, *root, *scale = NULL;
   size_t len, root_len, scale_len = 32;
   if (!get_u8(env, argv[0], "buf", -1, &buf, &len)) return NULL;
