@@ -74,7 +74,7 @@ interface Layout {
 /** `default`, or `<threads><m|s>[-wasm]` (m/s = multi/single-threaded curves; -wasm = ffjavascript's MSM and FFT). */
 function parseLayout(token: string): Layout {
   if (token === 'default') {
-    const d = defaultPoolLayout(os.availableParallelism(), proverKernels());
+    const d = defaultPoolLayout();
     return { key: `${d.size}${d.singleThread ? 's' : 'm'}`, ...d, kernels: proverKernels() };
   }
   const m = /^(\d+)([ms])(-wasm)?$/.exec(token);
@@ -202,7 +202,9 @@ async function singleThreadRun(layout: Layout): Promise<Record<string, unknown>>
   out.loadavgEnd = load();
   return out;
 }
-const single = await singleThreadRun({ key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, msmThreads: 1 });
+/** The single-thread reference layout: one thread, single-threaded curve, one MSM thread. */
+const singleLayout: Layout = { key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, msmThreads: 1 };
+const single = await singleThreadRun(singleLayout);
 result.singleThreadReference = single;
 if (pools[0]!.kernels !== 'wasm') result.singleThreadWasmMsm = await singleThreadRun({ key: '1s-wasm', size: 1, singleThread: true, kernels: 'wasm' });
 
@@ -305,7 +307,7 @@ const ratioRounds = Number(values['ratio-rounds']);
 const interleaved: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', concurrency: 8, rounds: [] as unknown[], loadavgStart: load() };
 if (ratioRounds > 0) {
   const cores = os.availableParallelism();
-  await withPool({ key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, msmThreads: 1 }, async (single1) =>
+  await withPool(singleLayout, async (single1) =>
     withPool(pools[0]!, async (svc) => {
       await single1.prove(inputsFor('inclusion_26_1'));
       await svc.prove(inputsFor('inclusion_26_1'));

@@ -1,6 +1,6 @@
 /**
- * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon, long base58 decoding and the
- * BN254 multi-scalar multiplication behind the prover),
+ * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon, long base58 decoding, and the
+ * BN254 MSM and FFT that serve snarkjs in the prover),
  * built by the package's `install` script (`node-gyp rebuild -C native/poseidon`). Every user has a
  * pure-JS fallback, so a missing build (no compiler) only costs speed.
  */
@@ -39,6 +39,7 @@ export interface NativeAddon {
   frFft?(buf: Uint8Array, root: Uint8Array, scale?: Uint8Array): Uint8Array;
   /** glibc `malloc_trim(0)`: free arena memory back to the kernel; false when nothing was released or no glibc. */
   mallocTrim?(): boolean;
+  /** Forces the MSM's and frFft's field multiplication (tests); false when unavailable. */
   msmSelectImpl?(name: 'adx' | 'c'): boolean;
 }
 

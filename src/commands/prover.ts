@@ -54,8 +54,8 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     redisUrl: opts.redisUrl,
     keysDir: keys.keysDir,
     threads: opts.threads,
-    curve: parseCurve(opts.curve),
-    kernels: parseKernels(opts.kernels),
+    curve: parseChoice<CurveThreading>('--curve', opts.curve, ['auto', 'multi', 'single']),
+    kernels: parseChoice<ProverKernels>('--kernels', opts.kernels, ['native', 'wasm']),
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,
@@ -72,16 +72,12 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
   return node;
 }
 
-/** `--kernels` value → ProverKernels; throws on anything else (the CLI reports it). */
-function parseKernels(v: string | undefined): ProverKernels | undefined {
+/**
+ * A flag value that must be one of `allowed` (undefined passes through); throws
+ * "`flag` must be a, b or c, got 'v'" otherwise (the CLI reports it).
+ */
+function parseChoice<T extends string>(flag: string, v: string | undefined, allowed: readonly T[]): T | undefined {
   if (v === undefined) return undefined;
-  if (v === 'native' || v === 'wasm') return v;
-  throw new Error(`--kernels must be native or wasm, got '${v}'`);
-}
-
-/** `--curve` value → CurveThreading; throws on anything else (the CLI reports it). */
-function parseCurve(v: string | undefined): CurveThreading | undefined {
-  if (v === undefined) return undefined;
-  if (v === 'auto' || v === 'multi' || v === 'single') return v;
-  throw new Error(`--curve must be auto, multi or single, got '${v}'`);
+  if ((allowed as readonly string[]).includes(v)) return v as T;
+  throw new Error(`${flag} must be ${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}, got '${v}'`);
 }

@@ -184,12 +184,13 @@ export class ProverPool {
   constructor(options: ProverPoolOptions) {
     const size = options.size ?? availableParallelism();
     if (!Number.isInteger(size) || size < 1) throw new ProverError('invalid_input', `pool size must be a positive integer, got ${size}`);
+    const kernels = proverKernels(options.kernels);
     this.opts = {
       keysDir: path.resolve(options.keysDir),
       size,
-      singleThread: options.singleThread ?? defaultPoolLayout(availableParallelism(), proverKernels(options.kernels)).singleThread,
+      singleThread: options.singleThread ?? defaultPoolLayout(availableParallelism(), kernels).singleThread,
       verify: options.verify ?? true,
-      kernels: proverKernels(options.kernels),
+      kernels,
       msmThreads: options.msmThreads ?? 0,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),

@@ -252,7 +252,7 @@ export async function prove(
   zkey: Uint8Array,
   wtns: Uint8Array,
 ): Promise<{ proof: Groth16Proof; publicSignals: string[] }> {
-  await useCurve(resident ? { singleThread: resident.singleThread, kernels: resident.kernels, msmThreads: resident.msmThreads } : {});
+  await useCurve(resident ?? {});
   const snarkjs = await loadSnarkjs();
   // Open job for the native MSM's automatic thread count: while two proofs run, each MSM takes
   // one core instead of both (measured: oversubscribing costs ≈20% CPU per proof at concurrency 8).
@@ -274,7 +274,7 @@ export async function verify(
   publicSignals: readonly string[],
   proof: Groth16Proof,
 ): Promise<boolean> {
-  await useCurve(resident ? { singleThread: resident.singleThread, kernels: resident.kernels, msmThreads: resident.msmThreads } : {});
+  await useCurve(resident ?? {});
   const snarkjs = await loadSnarkjs();
   return snarkjs.groth16.verify(vkey, publicSignals, proof);
 }

@@ -273,7 +273,7 @@ static napi_value js_msm(napi_env env, napi_callback_info info, int group) {
     napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", msg);
     return NULL;
   }
-  const int r = n == 0 ? 0 : group == 1 ? msm_g1(bases, scalars, ss, n, threads, out) : msm_g2(bases, scalars, ss, n, threads, out);
+  const int r = group == 1 ? msm_g1(bases, scalars, ss, n, threads, out) : msm_g2(bases, scalars, ss, n, threads, out);
   if (r < 0) {
     napi_throw_error(env, NULL, "refract native: MSM failed (out of memory)");
     return NULL;

@@ -13,36 +13,6 @@
 
 typedef void (*fr_mul_fn)(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
 
-/* r = a + b mod r (a, b < r; 2r < 2^256). */
-FR_INLINE void fr_add_full(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
-  unsigned long long t0, t1, t2, t3;
-  unsigned char c;
-  c = ADC(0, a[0], b[0], &t0);
-  c = ADC(c, a[1], b[1], &t1);
-  c = ADC(c, a[2], b[2], &t2);
-  (void)ADC(c, a[3], b[3], &t3);
-  fr_reduce_once(r, t0, t1, t2, t3);
-}
-
-/* r = a − b mod r. */
-FR_INLINE void fr_sub_full(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) {
-  unsigned long long t0, t1, t2, t3;
-  unsigned char br, c;
-  br = SBB(0, a[0], b[0], &t0);
-  br = SBB(br, a[1], b[1], &t1);
-  br = SBB(br, a[2], b[2], &t2);
-  br = SBB(br, a[3], b[3], &t3);
-  const uint64_t m = (uint64_t)0 - br;
-  c = ADC(0, t0, Q0 & m, &t0);
-  c = ADC(c, t1, Q1 & m, &t1);
-  c = ADC(c, t2, Q2 & m, &t2);
-  (void)ADC(c, t3, Q3 & m, &t3);
-  r[0] = t0;
-  r[1] = t1;
-  r[2] = t2;
-  r[3] = t3;
-}
-
 FR_INLINE int fft_core(fe *a, size_t n, const uint64_t root[4], const uint64_t *scale, fr_mul_fn mul) {
   const size_t tw_bytes = sizeof(fe) * (n / 2);
   fe *tw = scratch_alloc(tw_bytes);
@@ -76,8 +46,8 @@ FR_INLINE int fft_core(fe *a, size_t n, const uint64_t root[4], const uint64_t *
           memcpy(t, v, sizeof(fe));
         else
           mul(t, v, tw[k * stride]);
-        fr_sub_full(v, u, t);
-        fr_add_full(u, u, t);
+        mod_sub(v, u, t, FR_Q_LIMBS);
+        mod_add(u, u, t, FR_Q_LIMBS);
       }
     }
   }

@@ -24,48 +24,11 @@ static const uint64_t FQ_NINV_WORD = 0x87d20782e4866389ULL; /* −q^-1 mod 2^64 
 static const fq_t FQ_ONE = {{0xd35d438dc58f0d9dULL, 0x0a78eb28f5c70b3dULL, 0x666ea36f7879462cULL, 0x0e0a77c19a07df2fULL}};
 
 /* r = t − q if t ≥ q else t (t < 2q). */
-FR_INLINE void fq_reduce_once(fq_t *r, const uint64_t t[4]) {
-  unsigned long long s0, s1, s2, s3;
-  unsigned char b;
-  b = SBB(0, t[0], FQ_Q_LIMBS[0], &s0);
-  b = SBB(b, t[1], FQ_Q_LIMBS[1], &s1);
-  b = SBB(b, t[2], FQ_Q_LIMBS[2], &s2);
-  b = SBB(b, t[3], FQ_Q_LIMBS[3], &s3);
-  r->v[0] = b ? t[0] : s0;
-  r->v[1] = b ? t[1] : s1;
-  r->v[2] = b ? t[2] : s2;
-  r->v[3] = b ? t[3] : s3;
-}
+FR_INLINE void fq_reduce_once(fq_t *r, const uint64_t t[4]) { mod_reduce_once(r->v, t, FQ_Q_LIMBS); }
 
-/* r = a + b mod q (a, b < q; 2q < 2^256 so the sum cannot carry out). */
-FR_INLINE void fq_add(fq_t *r, const fq_t *a, const fq_t *b) {
-  unsigned long long t[4];
-  unsigned char c;
-  c = ADC(0, a->v[0], b->v[0], &t[0]);
-  c = ADC(c, a->v[1], b->v[1], &t[1]);
-  c = ADC(c, a->v[2], b->v[2], &t[2]);
-  (void)ADC(c, a->v[3], b->v[3], &t[3]);
-  fq_reduce_once(r, (const uint64_t *)t);
-}
-
-/* r = a − b mod q. */
-FR_INLINE void fq_sub(fq_t *r, const fq_t *a, const fq_t *b) {
-  unsigned long long t0, t1, t2, t3, u0, u1, u2, u3;
-  unsigned char br, c;
-  br = SBB(0, a->v[0], b->v[0], &t0);
-  br = SBB(br, a->v[1], b->v[1], &t1);
-  br = SBB(br, a->v[2], b->v[2], &t2);
-  br = SBB(br, a->v[3], b->v[3], &t3);
-  const uint64_t m = (uint64_t)0 - br; /* q if it borrowed, else 0 */
-  c = ADC(0, t0, FQ_Q_LIMBS[0] & m, &u0);
-  c = ADC(c, t1, FQ_Q_LIMBS[1] & m, &u1);
-  c = ADC(c, t2, FQ_Q_LIMBS[2] & m, &u2);
-  (void)ADC(c, t3, FQ_Q_LIMBS[3] & m, &u3);
-  r->v[0] = u0;
-  r->v[1] = u1;
-  r->v[2] = u2;
-  r->v[3] = u3;
-}
+/* r = a ± b mod q. */
+FR_INLINE void fq_add(fq_t *r, const fq_t *a, const fq_t *b) { mod_add(r->v, a->v, b->v, FQ_Q_LIMBS); }
+FR_INLINE void fq_sub(fq_t *r, const fq_t *a, const fq_t *b) { mod_sub(r->v, a->v, b->v, FQ_Q_LIMBS); }
 
 FR_INLINE int fq_is_zero(const fq_t *a) { return (a->v[0] | a->v[1] | a->v[2] | a->v[3]) == 0; }
 

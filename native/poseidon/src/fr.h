@@ -49,6 +49,52 @@ static inline unsigned char SBB(unsigned char c, uint64_t a, uint64_t b, unsigne
 }
 #endif
 
+/* Modular helpers for any 4-limb modulus m with 2m < 2^256 (Fr here, Fq in fq.h), on fully
+ * reduced values (< m); r may alias a or b. */
+/* r = t − m if t ≥ m else t (t < 2m). */
+FR_INLINE void mod_reduce_once(uint64_t r[4], const uint64_t t[4], const uint64_t m[4]) {
+  unsigned long long s0, s1, s2, s3;
+  unsigned char b;
+  b = SBB(0, t[0], m[0], &s0);
+  b = SBB(b, t[1], m[1], &s1);
+  b = SBB(b, t[2], m[2], &s2);
+  b = SBB(b, t[3], m[3], &s3);
+  r[0] = b ? t[0] : s0;
+  r[1] = b ? t[1] : s1;
+  r[2] = b ? t[2] : s2;
+  r[3] = b ? t[3] : s3;
+}
+
+/* r = a + b mod m. */
+FR_INLINE void mod_add(uint64_t r[4], const uint64_t a[4], const uint64_t b[4], const uint64_t m[4]) {
+  unsigned long long t[4];
+  unsigned char c;
+  c = ADC(0, a[0], b[0], &t[0]);
+  c = ADC(c, a[1], b[1], &t[1]);
+  c = ADC(c, a[2], b[2], &t[2]);
+  (void)ADC(c, a[3], b[3], &t[3]);
+  mod_reduce_once(r, (const uint64_t *)t, m);
+}
+
+/* r = a − b mod m. */
+FR_INLINE void mod_sub(uint64_t r[4], const uint64_t a[4], const uint64_t b[4], const uint64_t m[4]) {
+  unsigned long long t0, t1, t2, t3;
+  unsigned char br, c;
+  br = SBB(0, a[0], b[0], &t0);
+  br = SBB(br, a[1], b[1], &t1);
+  br = SBB(br, a[2], b[2], &t2);
+  br = SBB(br, a[3], b[3], &t3);
+  const uint64_t k = (uint64_t)0 - br; /* m if it borrowed, else 0 */
+  c = ADC(0, t0, m[0] & k, &t0);
+  c = ADC(c, t1, m[1] & k, &t1);
+  c = ADC(c, t2, m[2] & k, &t2);
+  (void)ADC(c, t3, m[3] & k, &t3);
+  r[0] = t0;
+  r[1] = t1;
+  r[2] = t2;
+  r[3] = t3;
+}
+
 /* r = t − q if t ≥ q else t (requires t < 2q). */
 FR_INLINE void fr_reduce_once(uint64_t r[4], uint64_t t0, uint64_t t1, uint64_t t2, uint64_t t3) {
   unsigned long long s0, s1, s2, s3;
