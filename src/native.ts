@@ -16,6 +16,9 @@ export interface NativeAddon {
   /** Field multiplication in use: BMI2/ADX asm or portable C. */
   impl(): 'adx' | 'c';
   selectImpl(name: 'adx' | 'c'): boolean;
+  /** Kernel of `hashBatch`: eight-lane AVX-512 IFMA (default where the CPU has it) or scalar; same results. */
+  batchImpl?(): 'ifma' | 'scalar';
+  selectBatchImpl?(name: 'ifma' | 'scalar'): boolean;
   MAX_INPUTS: number;
   /** Bytes of a base58 string (same as `bs58.decode`), or the index of its first invalid character. */
   base58Decode?(s: string): Uint8Array | number;

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import bs58 from 'bs58';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
+import { parseTransaction } from '../src/light/parser.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
+import { TransactionRejected, prepareStateUpdate, prepareStateUpdates } from '../src/state/prepare.ts';
 import { decodeBlockJson, decodeTransactionJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo } from '../src/types.ts';
@@ -54,6 +56,40 @@ describe('malformed transactions', () => {
       expect(v.transaction(sigOf(truncated))).toBeUndefined();
       expect(v.transaction(sigOf(wrongHash))).toBeUndefined();
       expect(v.rejection(sigOf(wrongHash))).toMatch(/differs/);
+    });
+  });
+
+  it('an address or data hash that is not a field element rejects the transaction (batch and single paths agree)', () => {
+    const gen = new LightTxGenerator({ owners: 10, seed: 5 });
+    const parse = (kind: 'compress' | 'tokenMint') => {
+      const d = decodeTransactionJson(gen.next(1, kind).json);
+      return parseTransaction(d.transaction, d.slot);
+    };
+    const good = parse('compress');
+    const badAddress = parse('compress');
+    const badDataHash = parse('tokenMint');
+    const outputOf = (tx: typeof good) => {
+      const ev = tx.events.find((e) => e.kind === 'publicTransaction')!;
+      if (ev.kind !== 'publicTransaction') throw new Error('unreachable');
+      return ev.event.outputCompressedAccounts[0]!.compressedAccount;
+    };
+    outputOf(badAddress).address = new Uint8Array(32).fill(0xff);
+    outputOf(badDataHash).data!.dataHash = new Uint8Array(32).fill(0xff);
+    const wrongHash = parse('compress');
+    const ev = wrongHash.events.find((e) => e.kind === 'publicTransaction')!;
+    if (ev.kind === 'publicTransaction') ev.event.outputCompressedAccountHashes[0]![31] ^= 1;
+
+    const batch = prepareStateUpdates([good, badAddress, badDataHash, wrongHash, good], registry);
+    expect(batch.map((p) => (p.rejected ? 'rejected' : 'ok'))).toEqual(['ok', 'rejected', 'rejected', 'rejected', 'ok']);
+    expect(batch[1]!.rejected!.reason).toMatch(/^output 0: address is not a BN254 field element/);
+    expect(batch[2]!.rejected!.reason).toMatch(/^output 0: dataHash is not a BN254 field element/);
+    expect(batch[3]!.rejected!.reason).toMatch(/^output 0: event hash .* differs from the recomputed compressed-account hash/);
+    [good, badAddress, badDataHash, wrongHash].forEach((tx, i) => {
+      if (batch[i]!.update) expect(prepareStateUpdate(tx, registry)).toEqual(batch[i]!.update);
+      else {
+        expect(() => prepareStateUpdate(tx, registry)).toThrow(TransactionRejected);
+        expect(() => prepareStateUpdate(tx, registry)).toThrow(batch[i]!.rejected!.reason);
+      }
     });
   });
 

@@ -19,6 +19,7 @@ import {
   poseidon3,
   poseidonBackend,
   poseidonBatch,
+  poseidonTuples,
   type PoseidonBackend,
 } from '../src/merkle/poseidon.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
@@ -214,6 +215,74 @@ describe.skipIf(!nativeAddon && !requireNative)('native addon', () => {
       }
     }
     expect(poseidon2Batch(new Uint8Array(0))).toHaveLength(0);
+  });
+
+  it('the eight-lane IFMA batch kernel gives the scalar bytes for every arity and group shape', () => {
+    const addon = nativeAddon!;
+    const ifma = addon.selectBatchImpl!('ifma');
+    if (!ifma) {
+      // Not this CPU (no AVX-512 IFMA): the scalar kernel is the one in use.
+      expect(addon.batchImpl!()).toBe('scalar');
+      return;
+    }
+    // Values that stress the lazy reduction: r − 1 everywhere drives every lane to its bounds.
+    const RM1 = fromBig(BN254_R - 1n);
+    try {
+      for (let arity = 1; arity <= POSEIDON_MAX_INPUTS; arity++) {
+        for (const count of [2, 3, 7, 8, 9, 15, 16, 17, 64, 203]) {
+          const input = new Uint8Array(32 * arity * count);
+          for (let i = 0; i < arity * count; i++) input.set(i % 11 === 0 ? RM1 : randomFe(), 32 * i);
+          expect(addon.selectBatchImpl!('ifma')).toBe(true);
+          expect(addon.batchImpl!()).toBe('ifma');
+          const got = poseidonBatch(input, arity);
+          expect(addon.selectBatchImpl!('scalar')).toBe(true);
+          const want = poseidonBatch(input, arity);
+          expect(hex(got), `arity ${arity} count ${count}`).toBe(hex(want));
+        }
+        // all inputs r − 1, and all zero
+        for (const v of [RM1, Z32]) {
+          const input = new Uint8Array(32 * arity * 8);
+          for (let i = 0; i < arity * 8; i++) input.set(v, 32 * i);
+          addon.selectBatchImpl!('ifma');
+          const got = poseidonBatch(input, arity);
+          const xs = Array.from({ length: arity }, () => v);
+          for (let k = 0; k < 8; k++) expect(hex(got.subarray(32 * k, 32 * k + 32))).toBe(hex(js.hash(xs)));
+        }
+      }
+      addon.selectBatchImpl!('ifma');
+      // in place (out = input), as the binding allows
+      const input = new Uint8Array(32 * 3 * 20);
+      for (let i = 0; i < 60; i++) input.set(randomFe(), 32 * i);
+      const want = poseidonBatch(input, 3);
+      addon.hashBatch(input, 3, input);
+      expect(hex(input.subarray(0, 32 * 20))).toBe(hex(want));
+      // a bad input inside a group: named exactly, the tuples before it written
+      const bad = new Uint8Array(32 * 2 * 20);
+      for (let i = 0; i < 40; i++) bad.set(randomFe(), 32 * i);
+      bad.set(fromBig(BN254_R), 32 * (2 * 11 + 1));
+      const out = new Uint8Array(32 * 20);
+      expect(() => addon.hashBatch(bad, 2, out)).toThrow(/batch item 11 input 1 /);
+      const okPart = poseidonBatch(bad.subarray(0, 32 * 2 * 11), 2);
+      expect(hex(out.subarray(0, 32 * 11))).toBe(hex(okPart));
+    } finally {
+      addon.selectBatchImpl!('ifma');
+    }
+  });
+});
+
+describe('poseidonTuples (mixed arities, active backend)', () => {
+  it('equals one poseidon() per tuple, in order', () => {
+    const tuples = Array.from({ length: 90 }, (_, k) => Array.from({ length: 1 + ((k * 5) % POSEIDON_MAX_INPUTS) }, randomFe));
+    const got = poseidonTuples(tuples);
+    expect(got).toHaveLength(90);
+    tuples.forEach((xs, k) => expect(hex(got[k]!)).toBe(hex(poseidon(xs))));
+    expect(poseidonTuples([])).toEqual([]);
+  });
+
+  it('rejects a bad arity, size or element', () => {
+    expect(() => poseidonTuples([[Z32], []])).toThrow(RangeError);
+    expect(() => poseidonTuples([[Z32, new Uint8Array(31)]])).toThrow(/batch item 0 input 1 must be 32 bytes/);
+    expect(() => poseidonTuples([[Z32], [Z32, Z32], [Z32, fromBig(BN254_R)]])).toThrow(/batch item 1 input 1 /);
   });
 });
 

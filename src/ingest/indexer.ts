@@ -7,10 +7,10 @@ import type { TreeRegistry } from '../config/trees.ts';
 import { parseTransaction } from '../light/parser.ts';
 import { DecodeError } from '../solana/errors.ts';
 import { type PersistStats, persistBatch } from '../state/persist.ts';
-import { type StateUpdate, TransactionRejected, prepareStateUpdate } from '../state/prepare.ts';
+import { type StateUpdate, prepareStateUpdates } from '../state/prepare.ts';
 import type { BlockRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
-import type { BlockInfo } from '../types.ts';
+import type { BlockInfo, ParsedTransaction } from '../types.ts';
 
 /** Result of indexing one batch. */
 export interface BatchResult extends PersistStats {
@@ -48,19 +48,28 @@ export class Indexer {
     const rejected: BatchResult['rejected'] = [];
     const unknownTrees = new Map<string, number>();
     let outputs = 0;
+    // Parse every transaction, then prepare them together: their output hashes are recomputed in
+    // one batched Poseidon pass. A decode failure or a rejection drops that transaction only.
+    const parsed: ParsedTransaction[] = [];
     for (const block of blocks) {
       for (const tx of block.transactions) {
         try {
-          const u = prepareStateUpdate(parseTransaction(tx, block.slot), this.registry);
-          for (const t of u.unknownTrees) unknownTrees.set(t, (unknownTrees.get(t) ?? 0) + 1);
-          outputs += u.outputs.length;
-          updates.push(u);
+          parsed.push(parseTransaction(tx, block.slot));
         } catch (err) {
-          if (err instanceof TransactionRejected) rejected.push({ signature: err.signature, reason: err.reason });
-          else if (err instanceof DecodeError) rejected.push({ signature: tx.signature, reason: err.message });
-          else throw err;
+          if (!(err instanceof DecodeError)) throw err;
+          rejected.push({ signature: tx.signature, reason: err.message });
         }
       }
+    }
+    for (const p of prepareStateUpdates(parsed, this.registry)) {
+      if (p.rejected) {
+        rejected.push({ signature: p.rejected.signature, reason: p.rejected.reason });
+        continue;
+      }
+      const u = p.update;
+      for (const t of u.unknownTrees) unknownTrees.set(t, (unknownTrees.get(t) ?? 0) + 1);
+      outputs += u.outputs.length;
+      updates.push(u);
     }
     const records: BlockRecord[] = blocks.map((b) => ({
       slot: b.slot,

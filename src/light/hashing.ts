@@ -4,7 +4,7 @@
  */
 import { keccak_256 } from '@noble/hashes/sha3.js';
 
-import { poseidon, poseidon2, poseidon3 } from '../merkle/poseidon.ts';
+import { isFieldElement, poseidon, poseidon2, poseidon3 } from '../merkle/poseidon.ts';
 
 // ---------------------------------------------------------------------------------------------
 // hashToField with a bounded two-generation cache for 32-byte keys (owners and trees repeat a lot)
@@ -91,8 +91,8 @@ const U64_MAX = (1n << 64n) - 1n;
  * That is 3..7 Poseidon inputs.
  * @param tree 32-byte tree pubkey. @param leafIndex u32. @param treeKind 'v1' | 'v2'.
  * @returns 32-byte big-endian hash.
- * @throws RangeError on a bad leaf index, lamports outside u64, wrong field sizes, or an
- *   address/dataHash ≥ r (from Poseidon).
+ * @throws RangeError naming the field: a bad leaf index, lamports outside u64, wrong sizes, or an
+ *   address / dataHash that is not a BN254 field element (≥ r).
  */
 export function compressedAccountHash(
   account: HashableCompressedAccount,
@@ -100,6 +100,21 @@ export function compressedAccountHash(
   leafIndex: number,
   treeKind: TreeKind,
 ): Uint8Array {
+  return poseidon(compressedAccountHashInputs(account, tree, leafIndex, treeKind));
+}
+
+/**
+ * The 3..7 Poseidon inputs of {@link compressedAccountHash} (32-byte BE field elements, checked),
+ * for callers that hash many accounts in one batch (`poseidonTuples`). The owner and tree entries
+ * are shared cached instances: do not mutate them.
+ * @throws RangeError as {@link compressedAccountHash}.
+ */
+export function compressedAccountHashInputs(
+  account: HashableCompressedAccount,
+  tree: Uint8Array,
+  leafIndex: number,
+  treeKind: TreeKind,
+): Uint8Array[] {
   if (!Number.isInteger(leafIndex) || leafIndex < 0 || leafIndex > 0xffffffff) {
     throw new RangeError(`leafIndex must be a u32, got ${leafIndex}`);
   }
@@ -120,16 +135,20 @@ export function compressedAccountHash(
     new DataView(lam.buffer).setBigUint64(24, lamports, le);
     inputs.push(lam);
   }
-  if (account.address) inputs.push(account.address);
+  if (account.address) {
+    if (!isFieldElement(account.address)) throw new RangeError(`address is not a BN254 field element (32 bytes BE, < r)`);
+    inputs.push(account.address);
+  }
   if (account.data) {
     const { discriminator, dataHash } = account.data;
     if (discriminator.length !== 8) throw new RangeError(`discriminator must be 8 bytes, got ${discriminator.length}`);
+    if (!isFieldElement(dataHash)) throw new RangeError(`dataHash is not a BN254 field element (32 bytes BE, < r)`);
     const disc = new Uint8Array(32);
     disc[23] = 2;
     disc.set(discriminator, 24);
     inputs.push(disc, dataHash);
   }
-  return poseidon(inputs);
+  return inputs;
 }
 
 // ---------------------------------------------------------------------------------------------

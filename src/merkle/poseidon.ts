@@ -228,3 +228,44 @@ export function poseidon2Batch(pairs: Uint8Array): Uint8Array {
 export function poseidonBatch(input: Uint8Array, arity: number): Uint8Array {
   return backend.hashBatch(input, arity);
 }
+
+/**
+ * Poseidon of many tuples of mixed arity, hashed with one batch call per arity (the native batch
+ * kernel runs eight tuples at a time where the CPU has AVX-512 IFMA).
+ * @param tuples each 1..7 inputs of 32 bytes BE, < r.
+ * @returns one new 32-byte BE hash per tuple, in order (views into one buffer per arity).
+ * @throws RangeError if a tuple has 0 or more than 7 inputs, an input is not 32 bytes, or naming the
+ *   batch item (counted within its arity) and input of the first element ≥ r.
+ */
+export function poseidonTuples(tuples: readonly (readonly Uint8Array[])[]): Uint8Array[] {
+  const out: Uint8Array[] = new Array(tuples.length);
+  const byArity = new Map<number, number[]>();
+  for (let k = 0; k < tuples.length; k++) {
+    const n = tuples[k]!.length;
+    checkArity(n);
+    let list = byArity.get(n);
+    if (!list) byArity.set(n, (list = []));
+    list.push(k);
+  }
+  for (const [arity, list] of byArity) {
+    const input = new Uint8Array(list.length * arity * 32);
+    list.forEach((k, j) => {
+      tuples[k]!.forEach((x, i) => {
+        if (x.length !== 32) throw new RangeError(`batch item ${j} input ${i} must be 32 bytes, got ${x.length}`);
+        input.set(x, (j * arity + i) * 32);
+      });
+    });
+    const hashes = backend.hashBatch(input, arity);
+    list.forEach((k, j) => {
+      out[k] = hashes.subarray(j * 32, j * 32 + 32);
+    });
+  }
+  return out;
+}
+
+/** True when `x` is 32 bytes and, read big-endian, below the BN254 scalar modulus r. */
+export function isFieldElement(x: Uint8Array): boolean {
+  if (x.length !== 32) return false;
+  for (let i = 0; i < 32; i++) if (x[i] !== R_BE[i]) return x[i]! < R_BE[i]!;
+  return false;
+}

@@ -8,7 +8,8 @@
 import bs58 from 'bs58';
 import type { TreeInfo, TreeRegistry } from '../config/trees.ts';
 import { TREE_TYPE_CODE } from '../config/trees.ts';
-import { compressedAccountHash } from '../light/hashing.ts';
+import { compressedAccountHashInputs } from '../light/hashing.ts';
+import { poseidonTuples } from '../merkle/poseidon.ts';
 import { type TokenData, TokenDataError, isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import type { AccountRecord } from '../store/records.ts';
 import type { BatchEvent, Bytes32, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent } from '../types.ts';
@@ -52,7 +53,16 @@ export interface StateUpdate {
 
 const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
-function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, registry: TreeRegistry, u: StateUpdate): void {
+/** An output hash still to be recomputed: its Poseidon inputs and what the event claims. */
+interface HashCheck {
+  output: number;
+  inputs: Uint8Array[];
+  claimed: Bytes32;
+  tree: string;
+  leafIndex: number;
+}
+
+function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, registry: TreeRegistry, u: StateUpdate, checks: HashCheck[]): void {
   const n = e.outputCompressedAccounts.length;
   if (e.outputCompressedAccountHashes.length !== n || e.outputLeafIndices.length !== n)
     throw new TransactionRejected(tx.signature, `event has ${n} output accounts, ${e.outputCompressedAccountHashes.length} output hashes and ${e.outputLeafIndices.length} leaf indices`);
@@ -71,9 +81,12 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
     const leafIndex = e.outputLeafIndices[i]!;
     const hash = e.outputCompressedAccountHashes[i]!;
     const acc = out.compressedAccount;
-    const expected = compressedAccountHash(acc, info.treeBytes, leafIndex, 'v1');
-    if (Buffer.compare(Buffer.from(expected), Buffer.from(hash)) !== 0)
-      throw new TransactionRejected(tx.signature, `output ${i}: event hash ${bs58.encode(hash)} differs from the recomputed compressed-account hash ${bs58.encode(expected)} (tree ${info.tree}, leaf ${leafIndex})`);
+    try {
+      checks.push({ output: i, inputs: compressedAccountHashInputs(acc, info.treeBytes, leafIndex, 'v1'), claimed: hash, tree: info.tree, leafIndex });
+    } catch (err) {
+      if (err instanceof RangeError) throw new TransactionRejected(tx.signature, `output ${i}: ${err.message}`);
+      throw err;
+    }
     const k = toHex(treeKey);
     const seq = treeSeq.get(k);
     if (seq === undefined) throw new TransactionRejected(tx.signature, `output ${i}: missing sequence number for tree ${info.tree}`);
@@ -106,10 +119,62 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
 }
 
 /**
- * Builds the StateUpdate of a parsed transaction. Throws TransactionRejected (naming the signature
- * and the reason) for an event whose hashes, indices or token data are inconsistent.
+ * Builds the StateUpdate of a parsed transaction, recomputing every output hash. Throws
+ * TransactionRejected (naming the signature and the reason) for an event whose hashes, indices,
+ * field elements or token data are inconsistent.
  */
 export function prepareStateUpdate(tx: ParsedTransaction, registry: TreeRegistry): StateUpdate {
+  const checks: HashCheck[] = [];
+  const u = buildStateUpdate(tx, registry, checks);
+  const mismatch = firstMismatch(checks, poseidonTuples(checks.map((c) => c.inputs)), 0);
+  if (mismatch) throw new TransactionRejected(tx.signature, mismatch);
+  return u;
+}
+
+/** The outcome of preparing one transaction of a batch. */
+export type PreparedTransaction = { update: StateUpdate; rejected?: undefined } | { update?: undefined; rejected: TransactionRejected };
+
+/**
+ * {@link prepareStateUpdate} for many transactions: the same updates and rejections, in order, with
+ * every output hash of the batch recomputed in one batched Poseidon pass (grouped by arity).
+ * Pure. Throws only what is not a TransactionRejected (a bug).
+ */
+export function prepareStateUpdates(txs: readonly ParsedTransaction[], registry: TreeRegistry): PreparedTransaction[] {
+  const results: PreparedTransaction[] = [];
+  const pending: { index: number; checks: HashCheck[] }[] = [];
+  for (const tx of txs) {
+    const checks: HashCheck[] = [];
+    try {
+      results.push({ update: buildStateUpdate(tx, registry, checks) });
+      if (checks.length) pending.push({ index: results.length - 1, checks });
+    } catch (err) {
+      if (!(err instanceof TransactionRejected)) throw err;
+      results.push({ rejected: err });
+    }
+  }
+  const hashes = poseidonTuples(pending.flatMap((p) => p.checks.map((c) => c.inputs)));
+  let offset = 0;
+  for (const { index, checks } of pending) {
+    const mismatch = firstMismatch(checks, hashes, offset);
+    offset += checks.length;
+    if (mismatch) results[index] = { rejected: new TransactionRejected(results[index]!.update!.signature, mismatch) };
+  }
+  return results;
+}
+
+/** The rejection reason for the first check whose recomputed hash (hashes[offset + k]) differs from the event's. */
+function firstMismatch(checks: readonly HashCheck[], hashes: readonly Uint8Array[], offset: number): string | null {
+  for (let k = 0; k < checks.length; k++) {
+    const c = checks[k]!;
+    const expected = hashes[offset + k]!;
+    if (Buffer.compare(Buffer.from(expected.buffer, expected.byteOffset, 32), Buffer.from(c.claimed.buffer, c.claimed.byteOffset, c.claimed.length)) !== 0)
+      return `output ${c.output}: event hash ${bs58.encode(c.claimed)} differs from the recomputed compressed-account hash ${bs58.encode(expected)} (tree ${c.tree}, leaf ${c.leafIndex})`;
+  }
+  return null;
+}
+
+/** The StateUpdate of `tx` without the hash comparison: output hashes to recompute go to `checks`. */
+function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks: HashCheck[]): StateUpdate {
   const u: StateUpdate = {
     signature: tx.signature,
     slot: tx.slot,
@@ -128,7 +193,7 @@ export function prepareStateUpdate(tx: ParsedTransaction, registry: TreeRegistry
     switch (ev.kind) {
       case 'publicTransaction':
         u.inputs.push(...ev.event.inputCompressedAccountHashes);
-        prepareOutputs(tx, ev.event, registry, u);
+        prepareOutputs(tx, ev.event, registry, u, checks);
         break;
       case 'nullifier': {
         const info = registry.getBytes(ev.event.tree);

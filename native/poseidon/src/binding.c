@@ -5,6 +5,8 @@
  *   hashBatch(input, arity, out) → out  input: Uint8Array(count·arity·32), out: Uint8Array(≥ count·32)
  *   impl() → "adx" | "c"                multiplication backend in use
  *   selectImpl(name) → boolean          force "c" or "adx" (tests/benchmarks)
+ *   batchImpl() → "ifma" | "scalar"     hashBatch kernel in use (eight-lane AVX-512 IFMA or scalar)
+ *   selectBatchImpl(name) → boolean     force "ifma" or "scalar" (tests/benchmarks)
  *   MAX_INPUTS = 7
  *   base58Decode(s) → Uint8Array | number   bytes of the base58 string s (same as bs58.decode), or
  *                                          the index of its first invalid character
@@ -160,11 +162,21 @@ static napi_value js_hash_batch(napi_env env, napi_callback_info info) {
   return argv[2];
 }
 
+/* impl() / batchImpl() / msmImpl(): the name `name_fn` reports. */
+static napi_value impl_name(napi_env env, const char *(*name_fn)(void)) {
+  napi_value s;
+  CHECK(napi_create_string_utf8(env, name_fn(), NAPI_AUTO_LENGTH, &s));
+  return s;
+}
+
 static napi_value js_impl(napi_env env, napi_callback_info info) {
   (void)info;
-  napi_value s;
-  CHECK(napi_create_string_utf8(env, poseidon_impl_name(), NAPI_AUTO_LENGTH, &s));
-  return s;
+  return impl_name(env, poseidon_impl_name);
+}
+
+static napi_value js_batch_impl(napi_env env, napi_callback_info info) {
+  (void)info;
+  return impl_name(env, poseidon_batch_impl_name);
 }
 
 /* selectImpl(name) / msmSelectImpl(name): `select` forces the named multiplication backend. */
@@ -185,6 +197,10 @@ static napi_value select_impl_by_name(napi_env env, napi_callback_info info, int
 
 static napi_value js_select_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, poseidon_select_impl, "selectImpl(name) takes a string");
+}
+
+static napi_value js_select_batch_impl(napi_env env, napi_callback_info info) {
+  return select_impl_by_name(env, info, poseidon_select_batch_impl, "selectBatchImpl(name) takes a string");
 }
 
 /* base58Decode(s): s is read as latin1 (base58 is ASCII; any other code unit is invalid). */
@@ -302,9 +318,7 @@ static napi_value js_msm_jobs(napi_env env, napi_callback_info info) {
 
 static napi_value js_msm_impl(napi_env env, napi_callback_info info) {
   (void)info;
-  napi_value s;
-  CHECK(napi_create_string_utf8(env, msm_impl_name(), NAPI_AUTO_LENGTH, &s));
-  return s;
+  return impl_name(env, msm_impl_name);
 }
 
 static napi_value js_fr_fft(napi_env env, napi_callback_info info) {
@@ -363,6 +377,10 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "impl", fn);
   napi_create_function(env, "selectImpl", NAPI_AUTO_LENGTH, js_select_impl, NULL, &fn);
   napi_set_named_property(env, exports, "selectImpl", fn);
+  napi_create_function(env, "batchImpl", NAPI_AUTO_LENGTH, js_batch_impl, NULL, &fn);
+  napi_set_named_property(env, exports, "batchImpl", fn);
+  napi_create_function(env, "selectBatchImpl", NAPI_AUTO_LENGTH, js_select_batch_impl, NULL, &fn);
+  napi_set_named_property(env, exports, "selectBatchImpl", fn);
   napi_create_function(env, "base58Decode", NAPI_AUTO_LENGTH, js_base58_decode, NULL, &fn);
   napi_set_named_property(env, exports, "base58Decode", fn);
   napi_create_function(env, "msmG1", NAPI_AUTO_LENGTH, js_msm_g1, NULL, &fn);

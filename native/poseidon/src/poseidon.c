@@ -69,8 +69,7 @@ int poseidon_hash_be(const uint8_t *in, size_t n, uint8_t *out) {
   return hash_table()[n](in, out);
 }
 
-long poseidon_hash_batch_be(const uint8_t *in, size_t arity, size_t count, uint8_t *out) {
-  if (arity < 1 || arity > POSEIDON_MAX_INPUTS) return 0;
+static long hash_batch_scalar(const uint8_t *in, size_t arity, size_t count, uint8_t *out) {
   poseidon_hash_fn f = hash_table()[arity];
   const size_t stride = arity * 32;
   for (size_t k = 0; k < count; k++) {
@@ -78,4 +77,47 @@ long poseidon_hash_batch_be(const uint8_t *in, size_t arity, size_t count, uint8
     if (bad >= 0) return (long)(k * arity + (size_t)bad);
   }
   return -1;
+}
+
+#include "poseidon_ifma.h"
+
+/* Batch kernel: 1 = eight-lane IFMA (default where available), 0 = the scalar permutation. */
+static volatile int batch_ifma = -1;
+
+static int use_ifma(void) {
+  int v = batch_ifma;
+  if (v < 0) {
+#ifdef POSEIDON_HAVE_IFMA
+    v = ifma_available();
+#else
+    v = 0;
+#endif
+    batch_ifma = v;
+  }
+  return v;
+}
+
+int poseidon_select_batch_impl(const char *name) {
+  if (strcmp(name, "scalar") == 0) {
+    batch_ifma = 0;
+    return 1;
+  }
+#ifdef POSEIDON_HAVE_IFMA
+  if (strcmp(name, "ifma") == 0 && ifma_available()) {
+    batch_ifma = 1;
+    return 1;
+  }
+#endif
+  return 0;
+}
+
+const char *poseidon_batch_impl_name(void) { return use_ifma() ? "ifma" : "scalar"; }
+
+long poseidon_hash_batch_be(const uint8_t *in, size_t arity, size_t count, uint8_t *out) {
+  if (arity < 1 || arity > POSEIDON_MAX_INPUTS) return 0;
+#ifdef POSEIDON_HAVE_IFMA
+  /* Two or more tuples: one eight-lane pass costs about as much as two scalar hashes. */
+  if (count >= 2 && use_ifma()) return ifma_hash_batch_be(in, arity, count, out, hash_batch_scalar);
+#endif
+  return hash_batch_scalar(in, arity, count, out);
 }

@@ -17,6 +17,14 @@ int poseidon_hash_be(const uint8_t *in, size_t n, uint8_t *out);
  * of the first out-of-range input; tuples before it have been written. */
 long poseidon_hash_batch_be(const uint8_t *in, size_t arity, size_t count, uint8_t *out);
 
+/* Batch kernel in use: "ifma" (eight lanes, AVX-512 IFMA; the default where the CPU has it) or
+ * "scalar" (the selected multiplication backend, one tuple at a time). Same results either way. */
+const char *poseidon_batch_impl_name(void);
+
+/* Forces the batch kernel ("ifma" or "scalar"); returns 0 if it is not available here.
+ * Process-wide; meant for tests and benchmarks. */
+int poseidon_select_batch_impl(const char *name);
+
 /* Name of the multiplication backend in use: "adx" (x86-64 BMI2/ADX asm) or "c". */
 const char *poseidon_impl_name(void);
 
