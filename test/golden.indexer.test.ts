@@ -154,3 +154,16 @@ describe('new-address proofs on an empty amt1 tree', () => {
     ).toEqual(snapshot('get_multiple_new_address_proofs', 'mock_tests').value);
   });
 });
+
+describe('tree registry lookups', () => {
+  it('finds a tree by tree or queue pubkey, as base58 or raw bytes; unknown is undefined', () => {
+    for (const info of registry.all()) {
+      expect(registry.get(info.tree)).toBe(info);
+      expect(registry.getBytes(info.treeBytes)).toBe(info);
+      expect(registry.get(info.queue)).toBe(info);
+      expect(registry.getBytes(Uint8Array.from(info.queueBytes))).toBe(info);
+    }
+    expect(registry.getBytes(new Uint8Array(32).fill(7))).toBeUndefined();
+    expect(registry.getBytes(registry.all()[0]!.treeBytes.subarray(0, 31))).toBeUndefined();
+  });
+});

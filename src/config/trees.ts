@@ -37,6 +37,8 @@ const treeEntrySchema = z
 /** JSON shape of one tree entry in `config/trees.json` or a user config. */
 export type TreeEntry = z.infer<typeof treeEntrySchema>;
 
+const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
+
 function pubkeyBytes(value: string, field: string): Uint8Array {
   let bytes: Uint8Array;
   try {
@@ -56,6 +58,8 @@ function pubkeyBytes(value: string, field: string): Uint8Array {
 export class TreeRegistry {
   private readonly byTree = new Map<string, TreeInfo>();
   private readonly byQueue = new Map<string, TreeInfo>();
+  /** Tree, then queue, pubkey bytes as latin1 strings → info (the ingest hot path looks up raw bytes). */
+  private readonly byBytes = new Map<string, TreeInfo>();
 
   /** Builds a registry from entries; throws Error naming the entry on a bad pubkey or a duplicate tree. */
   constructor(entries: readonly TreeEntry[]) {
@@ -67,6 +71,8 @@ export class TreeRegistry {
       this.byTree.set(e.tree, info);
       if (e.queue !== e.tree) this.byQueue.set(e.queue, info);
     }
+    for (const info of this.byQueue.values()) this.byBytes.set(latin1(info.queueBytes), info);
+    for (const info of this.byTree.values()) this.byBytes.set(latin1(info.treeBytes), info);
   }
 
   /** Looks a tree up by its tree pubkey, then by its queue pubkey (base58); undefined when unknown. */
@@ -74,9 +80,9 @@ export class TreeRegistry {
     return this.byTree.get(pubkey) ?? this.byQueue.get(pubkey);
   }
 
-  /** Same as `get` with raw 32 bytes. */
+  /** Same as `get` with the raw 32-byte pubkey (no base58 encoding). */
   getBytes(pubkey: Uint8Array): TreeInfo | undefined {
-    return this.get(bs58.encode(pubkey));
+    return pubkey.length === 32 ? this.byBytes.get(latin1(pubkey)) : undefined;
   }
 
   /** Every registered tree. */

@@ -51,7 +51,8 @@ export interface StateUpdate {
   unknownTrees: string[];
 }
 
-const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+/** Map key of a 32-byte pubkey. */
+const keyOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
 
 /** An output hash still to be recomputed: its Poseidon inputs and what the event claims. */
 interface HashCheck {
@@ -67,7 +68,7 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
   if (e.outputCompressedAccountHashes.length !== n || e.outputLeafIndices.length !== n)
     throw new TransactionRejected(tx.signature, `event has ${n} output accounts, ${e.outputCompressedAccountHashes.length} output hashes and ${e.outputLeafIndices.length} leaf indices`);
   const treeSeq = new Map<string, bigint>();
-  for (const s of e.sequenceNumbers) treeSeq.set(toHex(s.treePubkey), s.seq);
+  for (const s of e.sequenceNumbers) treeSeq.set(keyOf(s.treePubkey), s.seq);
   for (let i = 0; i < n; i++) {
     const out = e.outputCompressedAccounts[i]!;
     const treeKey = e.pubkeyArray[out.merkleTreeIndex];
@@ -87,7 +88,7 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
       if (err instanceof RangeError) throw new TransactionRejected(tx.signature, `output ${i}: ${err.message}`);
       throw err;
     }
-    const k = toHex(treeKey);
+    const k = keyOf(treeKey);
     const seq = treeSeq.get(k);
     if (seq === undefined) throw new TransactionRejected(tx.signature, `output ${i}: missing sequence number for tree ${info.tree}`);
     treeSeq.set(k, seq + 1n);
