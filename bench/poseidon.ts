@@ -5,7 +5,8 @@
  *
  * Candidates: circomlibjs buildPoseidon (`F.toObject(p([a, b]))`), poseidon-lite `poseidon2([a, b])`,
  * @lightprotocol/hasher.rs `poseidonHash([s, s])`, and Refract's src/merkle/poseidon.ts (native single
- * call, native batch call, Poseidon(3), Poseidon(6), the portable-C multiply, and the circomlibjs
+ * call, native batch call (eight-lane AVX-512 IFMA kernel where the CPU has it, and the scalar kernel
+ * beside it), Poseidon(3), Poseidon(6), the portable-C multiply, and the circomlibjs
  * fallback with the byte API). Each round runs every candidate once (interleaved, so load changes
  * hit all of them alike) after a warm-up; the table reports the median round, both as wall-clock
  * time and as process CPU time (user + sys, which is less inflated when the machine is shared;
@@ -159,6 +160,23 @@ if (nativeAddon && nativeAddon.impl() === 'adx') {
   });
 }
 
+if (nativeAddon?.batchImpl?.() === 'ifma') {
+  const addon = nativeAddon;
+  candidates.push({
+    name: 'refract native batch, scalar kernel',
+    call: "poseidon2Batch(n × 64 B) with selectBatchImpl('scalar') (one tuple at a time)",
+    arity: 2,
+    run(n) {
+      addon.selectBatchImpl!('scalar');
+      try {
+        sink ^= poseidon2Batch(n === N ? pairs : pairs.subarray(0, 64 * n))[31]!;
+      } finally {
+        addon.selectBatchImpl!('ifma');
+      }
+    },
+  });
+}
+
 // ---- sanity: every candidate computes the same poseidon2([1, 2])
 {
   const one = new Uint8Array(32);
@@ -245,7 +263,7 @@ const report = {
     warmup: WARMUP,
     statistic: 'median of rounds; wall clock and process CPU time (user+sys); one JS thread; ratios use CPU time',
   },
-  refract: { backend: poseidonBackend, nativeMultiply: nativeAddon?.impl() ?? null },
+  refract: { backend: poseidonBackend, nativeMultiply: nativeAddon?.impl() ?? null, batchKernel: nativeAddon?.batchImpl?.() ?? null },
   results,
   sink,
 };

@@ -140,6 +140,8 @@ function cpuSeconds(pid: number | undefined): number | null {
  */
 interface RunResult {
   reqPerSec: number;
+  /** Mean latency; at a fixed number of busy connections it is connections ÷ throughput (Little's law). */
+  meanMs: number;
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
@@ -164,6 +166,7 @@ async function run(server: ChildProcess, url: string, bodies: string[], conns = 
   const cpu = c0 === null || c1 === null ? null : c1 - c0;
   return {
     reqPerSec: Math.round(r.requests.average),
+    meanMs: +r.latency.mean.toFixed(2),
     p50Ms: r.latency.p50,
     p99Ms: r.latency.p99,
     non2xx: r.non2xx,
@@ -184,6 +187,7 @@ function combine(rs: RunResult[]): RunResult & { p99MaxMs: number; rounds: numbe
   const cpus = rs.map((r) => r.serverCpuUsPerReq);
   return {
     reqPerSec: Math.round(rs.reduce((a, r) => a + r.reqPerSec, 0) / rs.length),
+    meanMs: median(rs.map((r) => r.meanMs)),
     p50Ms: median(rs.map((r) => r.p50Ms)),
     p99Ms: median(rs.map((r) => r.p99Ms)),
     p99MaxMs: Math.max(...rs.map((r) => r.p99Ms)),
@@ -223,6 +227,7 @@ fastifyFloor.kill('SIGTERM');
 const roundRatio = (name: string, base = 'ceiling') => +median(perRound[name]!.map((r, i) => r.reqPerSec / perRound[base]![i]!.reqPerSec)).toFixed(3);
 const ceil = (results.ceiling as { reqPerSec: number }).reqPerSec;
 const gca = results.getCompressedAccount as { p99Ms: number };
+const ceilingLatency = results.ceiling as { meanMs: number; p99Ms: number };
 const out = {
   bench: 'rpc',
   date: new Date().toISOString(),
@@ -236,7 +241,14 @@ const out = {
     getCompressedAccountVsTinyCeiling: roundRatio('getCompressedAccount', 'ceilingTiny'),
     ...Object.fromEntries(['getCompressedAccountsByOwner', 'getMultipleCompressedAccountProofs'].map((k) => [k, +((results[k] as { reqPerSec: number }).reqPerSec / ceil).toFixed(3)])),
   },
-  target: { getCompressedAccountRatio: 0.6, p99Ms: 5, met: roundRatio('getCompressedAccount') >= 0.6 && gca.p99Ms <= 5 },
+  target: {
+    getCompressedAccountRatio: 0.6,
+    p99Ms: 5,
+    met: roundRatio('getCompressedAccount') >= 0.6 && gca.p99Ms <= 5,
+    // With `connections` requests always in flight, mean latency = connections ÷ throughput, so a p99
+    // under 5 ms needs well over connections ÷ 5 ms req/s; the bare ceiling on this machine:
+    latencyFloor: { connections, neededReqPerSecForMean5Ms: Math.round(connections / 0.005), ceilingMeanMs: ceilingLatency.meanMs, ceilingP99Ms: ceilingLatency.p99Ms },
+  },
 };
 mkdirSync(join(root, 'bench/results'), { recursive: true });
 writeFileSync(join(root, 'bench/results/rpc.json'), `${JSON.stringify(out, null, 2)}\n`);
