@@ -1,7 +1,6 @@
 /** getLatestNonVotingSignatures: newest stored (non-vote) transactions with their error; no cursor in the result. */
 import { encodeSignatureWithError, withContext } from '../encode.ts';
 import { defineMethod } from './lib/define.ts';
-import { requireSlot } from './lib/shared.ts';
 import { pageParams, signaturePage } from './lib/signatures.ts';
 
 /** `getLatestNonVotingSignatures` definition (params schema, handler); semantics in the module comment. */
@@ -10,8 +9,7 @@ export const getLatestNonVotingSignatures = defineMethod({
   summary: 'Latest non-vote transactions (with error), no cursor in the result',
   params: pageParams,
   async handler(ctx, p) {
-    const slot = await requireSlot(ctx);
-    const { rows } = await signaturePage(ctx, { kind: 'latest', compressionOnly: false }, p);
+    const { slot, rows } = await signaturePage(ctx, { kind: 'latest', compressionOnly: false }, p);
     return withContext(slot, { items: rows.map(encodeSignatureWithError) });
   },
 });

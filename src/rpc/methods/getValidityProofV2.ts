@@ -8,10 +8,7 @@ import { encodeValidityProofV2, withContext } from '../encode.ts';
 import { boundedArray, hash, optional } from '../schemas.ts';
 import { addressWithTree } from './getMultipleNewAddressProofsV2.ts';
 import { defineMethod } from './lib/define.ts';
-import { checkAddressTrees } from './lib/newAddressProofs.ts';
-import { requireSlot } from './lib/shared.ts';
-import { readSlot } from './getValidityProof.ts';
-import { requireProver } from './lib/validityProof.ts';
+import { proveWithContext } from './lib/validityProof.ts';
 
 /** `getValidityProofV2` definition (params schema, handler); semantics in the module comment. */
 export const getValidityProofV2 = defineMethod({
@@ -28,10 +25,6 @@ export const getValidityProofV2 = defineMethod({
     if (hashes.length === 0 && newAddresses.length === 0) {
       return withContext(0n, { compressedProof: null, accounts: [], addresses: [] });
     }
-    const prover = requireProver(ctx);
-    const slot = await requireSlot(ctx);
-    await checkAddressTrees(ctx, newAddresses);
-    const proof = await prover.getValidityProof({ hashes, newAddresses }, 'v2');
-    return withContext(readSlot(proof) ?? slot, encodeValidityProofV2(proof));
+    return proveWithContext(ctx, { hashes, newAddresses }, 'v2', encodeValidityProofV2);
   },
 });

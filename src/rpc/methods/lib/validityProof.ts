@@ -1,11 +1,44 @@
 /**
- * Shared by getValidityProof and getValidityProofV2: the prover lookup.
+ * Shared by getValidityProof and getValidityProofV2: the prover lookup and the prove-and-wrap step.
  */
-import type { RpcContext, ValidityProver } from '../../context.ts';
+import type { RpcContext, ValidityProofRecord, ValidityProofRequest, ValidityProver } from '../../context.ts';
+import { withContext } from '../../encode.ts';
 import { RpcError } from '../../errors.ts';
+import { checkAddressTrees } from './newAddressProofs.ts';
+import { requireSlot } from './shared.ts';
 
 /** The configured prover, or `Prover not available: validity proofs are not enabled on this server` (HTTP 503). */
 export function requireProver(ctx: RpcContext): ValidityProver {
   if (!ctx.prover) throw RpcError.unavailable('Prover not available: validity proofs are not enabled on this server');
   return ctx.prover;
+}
+
+/**
+ * The slot of the store read a validity proof's inputs came from, when the prover reports it
+ * (src/prover/validityProver.ts adds `slot` to the record), so `context.slot` matches the data;
+ * undefined otherwise (the handler then uses its own slot read).
+ */
+export function readSlot(record: ValidityProofRecord): bigint | undefined {
+  const s = (record as ValidityProofRecord & { slot?: unknown }).slot;
+  return typeof s === 'bigint' ? s : undefined;
+}
+
+/**
+ * `{context: {slot}, value: encode(proof)}` for a non-empty `request`, proved in `mode` ('v1' or
+ * 'v2', see `ValidityProver`). context.slot is the prover's read slot (`readSlot`), else the indexed
+ * slot. Errors, in this order: no prover (503, `requireProver`), nothing indexed (`Record Not Found:
+ * No data has been indexed`), an unknown address tree (`Invalid Public Key: field 'tree'`), then
+ * whatever the prover throws.
+ */
+export async function proveWithContext<T>(
+  ctx: RpcContext,
+  request: ValidityProofRequest,
+  mode: 'v1' | 'v2',
+  encode: (proof: ValidityProofRecord) => T,
+) {
+  const prover = requireProver(ctx);
+  const slot = await requireSlot(ctx);
+  await checkAddressTrees(ctx, request.newAddresses);
+  const proof = await prover.getValidityProof(request, mode);
+  return withContext(readSlot(proof) ?? slot, encode(proof));
 }
