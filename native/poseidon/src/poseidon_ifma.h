@@ -200,6 +200,7 @@ static fe52 *ifma_convert_table(const uint64_t (*in)[4], size_t n) {
   } while (0)
 
 static void ifma_init(void) {
+  __builtin_cpu_init(); /* idempotent; needed before __builtin_cpu_supports in some load orders */
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512ifma")) return;
   IFMA_TABLE(2);
   IFMA_TABLE(3);
