@@ -80,6 +80,8 @@ describe('daemon end to end on the simulator', () => {
 
     const health = await (await fetch(`${url}/health`)).json();
     expect(health.prover).toMatchObject({ mode: 'local', available: true, keys: { circuits: { inclusion_26_1: true } } });
+    expect(['native', 'circomlibjs']).toContain(health.poseidon.backend);
+    if (health.poseidon.backend === 'native') expect(['ifma', 'scalar']).toContain(health.poseidon.batchKernel);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/refract_proofs_total\{circuit="inclusion_26_1"\} [1-9]/);
     expect(metrics).toMatch(/refract_prover_circuit_ready\{circuit="inclusion_26_1"\} 1/);

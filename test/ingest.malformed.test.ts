@@ -57,6 +57,10 @@ describe('malformed transactions', () => {
       expect(v.transaction(sigOf(wrongHash))).toBeUndefined();
       expect(v.rejection(sigOf(wrongHash))).toMatch(/differs/);
     });
+
+    // Rejections come in transaction order, whichever stage refused them (decode or hash check).
+    const again = new Indexer(new Store({ path: tempDir() }), registry).indexBlocks([blockOf(1, [wrongHash, good, truncated])]);
+    expect(again.rejected.map((x) => x.signature)).toEqual([sigOf(wrongHash), sigOf(truncated)]);
   });
 
   it('an address or data hash that is not a field element rejects the transaction (batch and single paths agree)', () => {

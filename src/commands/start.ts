@@ -13,6 +13,7 @@ import { loadTreeRegistry } from '../config/trees.ts';
 import { Indexer } from '../ingest/indexer.ts';
 import { runIngest } from '../ingest/service.ts';
 import { createLogger } from '../log.ts';
+import { poseidonInfo } from '../merkle/poseidon.ts';
 import { Metrics } from '../metrics.ts';
 import { LmdbDataSource } from '../rpc/lmdbDataSource.ts';
 import { buildServer } from '../rpc/server.ts';
@@ -129,7 +130,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     bodyLimitBytes: config.bodyLimitBytes,
     httpErrorsAs200: config.httpErrorsAs200,
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
-    health: async () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest, prover: await prover.health() }),
+    health: async () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest, poseidon: poseidonInfo(), prover: await prover.health() }),
   });
   if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), apiKeys: config.apiKeys });
   app.get('/metrics', async (_req, reply) => {
@@ -144,7 +145,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     await simulator?.close();
     throw e;
   }
-  log.info({ port: config.port, db: config.db, rpc: config.ingest ? config.rpcUrl : null }, 'refract listening');
+  log.info({ port: config.port, db: config.db, rpc: config.ingest ? config.rpcUrl : null, poseidon: poseidonInfo() }, 'refract listening');
 
   const abort = new AbortController();
   const ingest = config.ingest

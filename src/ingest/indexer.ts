@@ -49,19 +49,25 @@ export class Indexer {
     const unknownTrees = new Map<string, number>();
     let outputs = 0;
     // Parse every transaction, then prepare them together: their output hashes are recomputed in
-    // one batched Poseidon pass. A decode failure or a rejection drops that transaction only.
+    // one batched Poseidon pass. A decode failure or a rejection drops that transaction only;
+    // rejections are reported in transaction order.
     const parsed: ParsedTransaction[] = [];
+    const failuresBefore: BatchResult['rejected'][number][][] = []; // decode failures before parsed[i]
     for (const block of blocks) {
       for (const tx of block.transactions) {
         try {
           parsed.push(parseTransaction(tx, block.slot));
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
-          rejected.push({ signature: tx.signature, reason: err.message });
+          (failuresBefore[parsed.length] ??= []).push({ signature: tx.signature, reason: err.message });
         }
       }
     }
-    for (const p of prepareStateUpdates(parsed, this.registry)) {
+    const prepared = prepareStateUpdates(parsed, this.registry);
+    for (let i = 0; i <= prepared.length; i++) {
+      for (const f of failuresBefore[i] ?? []) rejected.push(f);
+      const p = prepared[i];
+      if (!p) continue;
       if (p.rejected) {
         rejected.push({ signature: p.rejected.signature, reason: p.rejected.reason });
         continue;

@@ -180,6 +180,24 @@ export const nativeLoadError: string | null = loaded.error;
  */
 export const nativeAddon: NativeAddon | null = loaded.addon;
 
+/** Which Poseidon code runs here (GET /health, start-up log). */
+export interface PoseidonInfo {
+  /** 'native' (the addon) or 'circomlibjs' (wasm fallback). */
+  backend: 'native' | 'circomlibjs';
+  /** Field multiplication of the native single-hash path: BMI2/ADX asm or portable C; null without the addon. */
+  multiply: 'adx' | 'c' | null;
+  /** Kernel of batched hashing (ingest: output hashes and tree levels): eight-lane AVX-512 IFMA or scalar; null without the addon. */
+  batchKernel: 'ifma' | 'scalar' | null;
+  /** Why the addon is not in use (null when it is). */
+  nativeError: string | null;
+}
+
+/** The Poseidon backend and kernels in use ({@link PoseidonInfo}); reads the addon's current selection. */
+export function poseidonInfo(): PoseidonInfo {
+  const native = backend.name === 'native' ? loaded.addon : null;
+  return { backend: backend.name, multiply: native?.impl() ?? null, batchKernel: native?.batchImpl?.() ?? null, nativeError: loaded.error };
+}
+
 /**
  * circomlib Poseidon of 1..7 field elements.
  * @param inputs 1..7 inputs, each 32 bytes big-endian and < r (BN254 scalar modulus).
