@@ -11,6 +11,7 @@
  * Backends only prove. Choosing the circuit, checking readiness, verifying foreign proofs, metrics
  * and encodings are the `ProofService`'s job (service.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { gnarkToSnarkjs, type GnarkProofJson } from './encode.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
@@ -78,8 +79,12 @@ export interface ProofBackend {
   close(): Promise<void>;
 }
 
-/** This process's node id, `host:pid`: tells local proofs from prover nodes' ones. */
-export const NODE_ID = `${hostname()}:${process.pid}`;
+/**
+ * This process's node id, `host:pid:random`: tells local proofs from prover nodes' ones. The random
+ * part keeps two processes apart that share a host name and pid (containers on host networking,
+ * each running node as PID 1): a proof counts as verified here only when this process made it.
+ */
+export const NODE_ID = `${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
 
 /** Options of `LocalBackend`. */
 export interface LocalBackendOptions {
@@ -218,6 +223,10 @@ export class RemoteBackend implements ProofBackend {
     let text: string;
     try {
       text = await res.text();
+    } catch (e) {
+      const err = e as Error;
+      if (err.name === 'TimeoutError') throw new ProverError('timeout', `external prover ${this.url} did not finish its answer within ${(opts.timeoutMs / 1000).toFixed(1)} s`);
+      throw new ProverError('remote_failed', `external prover ${this.url}: reading its answer failed: ${err.message}`);
     } finally {
       this.active--;
     }
@@ -232,14 +241,15 @@ export class RemoteBackend implements ProofBackend {
       const code = typeof b?.code === 'string' ? b.code : undefined;
       const message = typeof b?.message === 'string' ? b.message : text.slice(0, 200);
       throw new ProverError(
-        (code && ERROR_CODES[code]) || (res.status === 408 ? 'timeout' : 'remote_failed'),
+        (code && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined) || (res.status === 408 ? 'timeout' : 'remote_failed'),
         `external prover ${this.url} answered HTTP ${res.status}${code ? ` ${code}` : ''}: ${message}`,
         { status: res.status, code },
       );
     }
     const g = body as GnarkProofJson | undefined;
     const hex = (v: unknown) => typeof v === 'string' && /^(0x)?[0-9a-fA-F]{1,64}$/.test(v);
-    if (!g || !Array.isArray(g.ar) || !Array.isArray(g.bs) || !Array.isArray(g.krs) || ![...g.ar, ...g.bs.flat(), ...g.krs].every(hex) || g.bs.length !== 2) {
+    const pair = (v: unknown): v is [string, string] => Array.isArray(v) && v.length === 2 && v.every(hex);
+    if (!g || !pair(g.ar) || !pair(g.krs) || !Array.isArray(g.bs) || g.bs.length !== 2 || !g.bs.every(pair)) {
       throw new ProverError('remote_failed', `external prover ${this.url} answered 200 without a proof {ar, bs, krs}: ${text.slice(0, 200)}`);
     }
     const totalMs = performance.now() - t0;

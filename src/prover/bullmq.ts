@@ -6,24 +6,28 @@
  * - Job id = SHA-256 of (circuit id, circom input): identical requests map to one job, so a second
  *   request while the first is queued or proving waits for the same proof, and one made within the
  *   result TTL (`removeOnComplete.age`, default 1 h) gets the stored proof at once (spec §5.5 dedup).
- * - Failures: input errors (constraint not satisfied, bad input, unknown circuit, missing keys on
- *   that node) fail at once (`UnrecoverableError`); anything else (a crashed prover thread) is
- *   retried `attempts` times with exponential backoff. Failed jobs are kept `failedTtlSeconds`
- *   (default 10 s), so identical requests right after a failure get the same error.
+ * - Failures: input errors (constraint not satisfied, bad input, unknown circuit) fail at once
+ *   (`UnrecoverableError`); a node without the circuit's keys hands the job back (delayed, no attempt
+ *   used) for a node that has them, and fails it with `keys_missing` after `keysMissingHandbacks`;
+ *   anything else (a crashed prover thread) is retried `attempts` times with exponential backoff. A request that finds its job already failed
+ *   before it arrived removes it and enqueues afresh (BullMQ drops old failed jobs only when another
+ *   job fails, so `failedTtlSeconds` alone would let one failure answer identical requests for hours).
  * - A node that dies mid-proof (SIGKILL, OOM) stops renewing its job lock; after `lockDurationMs`
  *   another node's stalled check (every `stalledIntervalMs`) puts the job back in the queue and it
  *   is proved again (up to `maxStalledCount` times). Locks are renewed by the node's event loop,
  *   which stays free because proofs run in the Piscina pool (never on the BullMQ event loop).
  * - Jobs older than `jobExpiryMs` (default 10 min, spec §5.4) are failed unproved: nobody waits for them.
- * - The API waits with `job.waitUntilFinished(queueEvents, timeoutMs)`; the job itself goes on
- *   after a timeout, and its proof is kept for the next identical request.
+ * - The API waits on the QueueEvents stream (`completed:<id>` / `failed:<id>`) plus one state look-up,
+ *   all inside its own error handling (BullMQ's `Job.waitUntilFinished` lets a failed Redis look-up
+ *   escape as an unhandled rejection, which would end the API process); the job itself goes on after
+ *   a timeout, and its proof is kept for the next identical request.
  *
  * Results carry the prover node's id and timings (queue wait, witness, prove, verify), so the API
  * process observes every proof in its own metrics (service.ts). Errors travel as JSON
  * `{code, message}` in the job's `failedReason`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { NODE_ID } from './backend.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
@@ -38,6 +42,8 @@ export const DEFAULT_QUEUE_NAME = 'refract-proofs';
 export interface ProofJobData {
   circuitId: string;
   input: CircuitInput;
+  /** Times a node without this circuit's keys handed the job back to the queue. */
+  handbacks?: number;
 }
 
 /** Return value of a proof job. Times in ms. */
@@ -63,9 +69,15 @@ export function proofJobId(circuitId: string, input: CircuitInput): string {
 
 /** Redis connection options for BullMQ from a URL. */
 function connection(url: string, worker: boolean) {
-  // Workers must retry forever (maxRetriesPerRequest null); producers fail fast (no offline queue).
-  return worker ? { url, maxRetriesPerRequest: null } : { url, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5000 };
+  // Workers must retry forever (maxRetriesPerRequest null); producers fail fast (no offline queue,
+  // and a command unanswered for 5 s fails, also on a half-open connection the kernel still holds).
+  return worker
+    ? { url, maxRetriesPerRequest: null }
+    : { url, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS };
 }
+
+/** A producer's Redis command (add, job state, counts) fails after this long without an answer, ms. */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 5000;
 
 /** Options of `BullBackend`. */
 export interface BullBackendOptions {
@@ -125,6 +137,7 @@ export class BullBackend implements ProofBackend {
     const events = new QueueEvents(name, { connection: connection(opts.redisUrl, true) });
     queue.on('error', () => {}); // connection errors surface as failed calls
     events.on('error', () => {});
+    events.setMaxListeners(0); // two listeners per waiting request, removed when it settles
     try {
       await withTimeout(Promise.all([queue.waitUntilReady(), events.waitUntilReady()]), opts.connectTimeoutMs ?? 5000, `Redis at ${redact(opts.redisUrl)}`);
     } catch (e) {
@@ -143,26 +156,17 @@ export class BullBackend implements ProofBackend {
     const jobId = proofJobId(circuitId, input);
     const t0 = performance.now();
     const submitted = Date.now();
-    let j: Job<ProofJobData, ProofJobResult>;
+    let r: ProofJobResult | 'stale' = 'stale';
     try {
-      j = await this.queue.add(
-        'prove',
-        { circuitId, input },
-        {
-          jobId,
-          attempts: this.opts.attempts ?? 3,
-          backoff: { type: 'exponential', delay: this.opts.backoffMs ?? 1000 },
-          removeOnComplete: { age: this.opts.resultTtlSeconds ?? 3600 },
-          removeOnFail: { age: this.opts.failedTtlSeconds ?? 10 },
-        },
-      );
+      // A job that had failed before this request arrived is stale: remove it and enqueue afresh, once.
+      for (let attempt = 0; attempt < 2 && r === 'stale'; attempt++) {
+        if (attempt > 0) await this.queue.remove(jobId).catch(() => 0);
+        await this.enqueue(circuitId, input, jobId);
+        r = await this.waitForJob(jobId, Math.max(1, opts.timeoutMs - (performance.now() - t0)), submitted);
+      }
+      if (r === 'stale') throw new Error(`job ${jobId} keeps failing before it is waited for`);
     } catch (e) {
-      throw new ProverError('queue_unavailable', `cannot enqueue the proof (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
-    }
-    let r: ProofJobResult;
-    try {
-      r = (await j.waitUntilFinished(this.events, opts.timeoutMs)) as ProofJobResult;
-    } catch (e) {
+      if (e instanceof ProverError) throw e;
       const msg = (e as Error)?.message ?? String(e);
       if (/timed out before finishing/.test(msg)) {
         const d = await this.depth().catch(() => undefined);
@@ -172,7 +176,7 @@ export class BullBackend implements ProofBackend {
           { jobId, timeoutMs: opts.timeoutMs },
         );
       }
-      if (/Connection is closed|ECONNREFUSED|Stream isn't writeable/i.test(msg)) {
+      if (/Connection is closed|ECONNREFUSED|Stream isn't writeable|Command timed out|ETIMEDOUT|ECONNRESET/i.test(msg)) {
         throw new ProverError('queue_unavailable', `proof queue unavailable while waiting for job ${jobId}: ${msg}`);
       }
       throw decodeFailure(msg, jobId);
@@ -194,6 +198,68 @@ export class BullBackend implements ProofBackend {
       },
       batchSize: r.batchSize,
     };
+  }
+
+  /** Adds the job (or joins the identical one). @throws ProverError `queue_unavailable` */
+  private async enqueue(circuitId: string, input: CircuitInput, jobId: string): Promise<void> {
+    try {
+      await this.queue.add(
+        'prove',
+        { circuitId, input },
+        {
+          jobId,
+          attempts: this.opts.attempts ?? 3,
+          backoff: { type: 'exponential', delay: this.opts.backoffMs ?? 1000 },
+          removeOnComplete: { age: this.opts.resultTtlSeconds ?? 3600 },
+          removeOnFail: { age: this.opts.failedTtlSeconds ?? 10 },
+        },
+      );
+    } catch (e) {
+      throw new ProverError('queue_unavailable', `cannot enqueue the proof (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
+    }
+  }
+
+  /**
+   * Waits for job `jobId`: resolves with its return value; rejects with Error(failedReason) when it
+   * fails, or with a "timed out before finishing" Error after `timeoutMs`; resolves `'stale'` when the
+   * job had already failed before `since` (ms epoch) or no longer exists. Listens for the finish
+   * events first, then looks the job's state up once (it may have finished before the listeners
+   * were in place). Every Redis error rejects this promise; none escapes unhandled.
+   */
+  private waitForJob(jobId: string, timeoutMs: number, since: number): Promise<ProofJobResult | 'stale'> {
+    return new Promise((resolve, reject) => {
+      const completedEvent = `completed:${jobId}`;
+      const failedEvent = `failed:${jobId}`;
+      const events = this.events as unknown as NodeJS.EventEmitter; // per-job event names are untyped
+      let settled = false;
+      const settle = (f: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        events.off(completedEvent, onCompleted);
+        events.off(failedEvent, onFailed);
+        f();
+      };
+      const onCompleted = (args: { returnvalue: unknown }) => settle(() => resolve(args.returnvalue as ProofJobResult));
+      const onFailed = (args: { failedReason: string }) => settle(() => reject(new Error(args.failedReason)));
+      const timer = setTimeout(
+        () => settle(() => reject(new Error(`timed out before finishing, no finish notification arrived after ${Math.round(timeoutMs)} ms (id=${jobId})`))),
+        timeoutMs,
+      );
+      events.on(completedEvent, onCompleted);
+      events.on(failedEvent, onFailed);
+      (async () => {
+        await this.events.waitUntilReady();
+        const state = await this.queue.getJobState(jobId);
+        if (state === 'unknown') return settle(() => resolve('stale'));
+        if (state !== 'completed' && state !== 'failed') return;
+        const found = await this.queue.getJob(jobId);
+        if (!found) return settle(() => resolve('stale'));
+        if (state === 'completed') return settle(() => resolve(found.returnvalue));
+        if ((found.finishedOn ?? 0) < since) return settle(() => resolve('stale'));
+        settle(() => reject(new Error(found.failedReason || 'failed')));
+      })().catch((e: unknown) => settle(() => reject(e instanceof Error ? e : new Error(String(e)))));
+    });
   }
 
   /** BullMQ job counts: waiting (wait + delayed + prioritized) and active. */
@@ -245,6 +311,13 @@ export interface ProverNodeOptions {
   jobExpiryMs?: number;
   /** Circuits to load into the pool at start (default none: loaded on first use). */
   warm?: readonly string[];
+  /**
+   * A node that lacks a job's circuit keys hands the job back (delayed by `keysMissingDelayMs`,
+   * default 2000, no attempt used) so a node that has them can take it; after this many handbacks
+   * (default 5) the job fails with `keys_missing`.
+   */
+  keysMissingHandbacks?: number;
+  keysMissingDelayMs?: number;
   /** Job lifecycle events (tests and logs). */
   onEvent?: (e: ProverNodeEvent) => void;
 }
@@ -253,7 +326,8 @@ export interface ProverNodeOptions {
 export type ProverNodeEvent =
   | { type: 'active'; jobId: string; circuitId: string; node: string }
   | { type: 'completed'; jobId: string; circuitId: string; node: string; proveMs: number }
-  | { type: 'failed'; jobId: string; circuitId: string; node: string; code: string; message: string; retry: boolean };
+  | { type: 'failed'; jobId: string; circuitId: string; node: string; code: string; message: string; retry: boolean }
+  | { type: 'handedBack'; jobId: string; circuitId: string; node: string; handbacks: number };
 
 /** A running prover node. */
 export interface ProverNode {
@@ -264,7 +338,7 @@ export interface ProverNode {
   close(): Promise<void>;
 }
 
-/** Codes that fail a job at once: retrying gives the same answer. */
+/** Codes that fail a job at once: retrying gives the same answer (keys_missing: once handbacks are used up). */
 const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'invalid_input', 'malformed_request', 'witness_failed', 'keys_missing', 'verify_failed']);
 
 /**
@@ -280,11 +354,13 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;
   const emit = opts.onEvent ?? (() => {});
+  const maxHandbacks = opts.keysMissingHandbacks ?? 5;
+  const handbackDelay = opts.keysMissingDelayMs ?? 2000;
   if (opts.warm?.length) await pool.warm(opts.warm);
 
   const worker = new Worker<ProofJobData, ProofJobResult>(
     opts.queueName ?? DEFAULT_QUEUE_NAME,
-    async (job) => {
+    async (job, token) => {
       const { circuitId, input } = job.data;
       const jobId = job.id ?? '?';
       const startedAt = Date.now();
@@ -307,6 +383,14 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
         };
       } catch (e) {
         const pe = e instanceof ProverError ? e : new ProverError('internal', (e as Error)?.message ?? String(e));
+        const handbacks = job.data.handbacks ?? 0;
+        if (pe.code === 'keys_missing' && token && handbacks < maxHandbacks) {
+          // Another node may have the keys: hand the job back without using an attempt.
+          await job.updateData({ ...job.data, handbacks: handbacks + 1 });
+          await job.moveToDelayed(Date.now() + handbackDelay, token);
+          emit({ type: 'handedBack', jobId, circuitId, node: nodeId, handbacks: handbacks + 1 });
+          throw new DelayedError();
+        }
         const payload = JSON.stringify({ code: pe.code, message: pe.message });
         const retry = !PERMANENT.has(pe.code);
         emit({ type: 'failed', jobId, circuitId, node: nodeId, code: pe.code, message: pe.message, retry });

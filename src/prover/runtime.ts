@@ -161,8 +161,9 @@ export class ProverRuntime {
       this.svc = new ProofService({ backend: this.backend, metrics: o.metrics, timeoutMs, readiness, verifier });
     } else {
       const connect = async () => {
+        let backend: BullBackend | undefined;
         try {
-          const backend = await BullBackend.create({ redisUrl: o.redisUrl!, queueName: o.queueName });
+          backend = await BullBackend.create({ redisUrl: o.redisUrl!, queueName: o.queueName });
           if (this.pool) {
             this.node = await startProverNode({
               redisUrl: o.redisUrl!,
@@ -182,6 +183,8 @@ export class ProverRuntime {
           this.lastError = undefined;
           this.log.info({ queue: o.queueName ?? DEFAULT_QUEUE_NAME, localWorker: !!this.pool }, 'proof queue connected (BullMQ)');
         } catch (e) {
+          // The queue connected but the local worker did not: close it, the next try makes a new one.
+          if (backend && this.backend !== backend) await backend.close();
           this.lastError = (e as Error).message;
           this.log.error({ err: e }, 'proof queue unavailable; retrying in 10 s (validity proofs answer "Prover not available" meanwhile)');
           if (!this.closed) {

@@ -1,0 +1,111 @@
+// The BullMQ proof queue's failure paths against the real Redis (127.0.0.1:6379), with in-process
+// prover nodes whose pools are stubs (no keys, no proving): a failure does not answer later identical
+// requests; a node without a circuit's keys hands the job to one that has them; a Redis error while
+// waiting is a queue_unavailable error, never an unhandled rejection (which would end the process).
+import { afterAll, describe, expect, test } from 'vitest';
+import { BullBackend, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/bullmq.ts';
+import { ProverError } from '../src/prover/errors.ts';
+import { syntheticAccount } from '../src/prover/fixtures.ts';
+import type { ProverPool } from '../src/prover/pool.ts';
+import type { Groth16Proof } from '../src/prover/snark.ts';
+import { buildCircuitInput } from '../src/prover/witness.ts';
+
+const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const PREFIX = `refract-test-fail-${process.pid}-${Date.now()}`;
+const PROOF: Groth16Proof = { pi_a: ['1', '2', '1'], pi_b: [['1', '2'], ['3', '4'], ['1', '0']], pi_c: ['5', '6', '1'], protocol: 'groth16', curve: 'bn128' } as Groth16Proof;
+
+const jobFor = (seed: number) => {
+  const inputs = { accounts: [syntheticAccount(seed, seed)], addresses: [] };
+  return { witness: buildCircuitInput(inputs), inputs };
+};
+
+/** A pool stub: `prove` runs `f` (throw to fail) and counts calls. */
+function stubPool(f: () => void): ProverPool & { calls: number } {
+  const pool = {
+    calls: 0,
+    stats: () => ({ size: 1 }),
+    async prove(circuitId: string) {
+      pool.calls++;
+      f();
+      return { circuitId, proof: PROOF, publicSignals: ['1'], queueMs: 0, witnessMs: 1, proveMs: 1, verifyMs: 0, batchSize: 1 };
+    },
+  };
+  return pool as unknown as ProverPool & { calls: number };
+}
+
+const open: { close(): Promise<void> }[] = [];
+const queues: BullBackend[] = [];
+afterAll(async () => {
+  for (const o of open.reverse()) await o.close().catch(() => {});
+  for (const b of queues) {
+    await b.queue.obliterate({ force: true }).catch(() => {});
+    await b.close();
+  }
+});
+
+async function backendOn(name: string): Promise<BullBackend> {
+  const b = await BullBackend.create({ redisUrl: REDIS, queueName: `${PREFIX}-${name}` });
+  queues.push(b);
+  return b;
+}
+
+async function nodeOn(name: string, pool: ProverPool, events: ProverNodeEvent[] = [], extra: object = {}): Promise<ProverNode> {
+  const n = await startProverNode({ redisUrl: REDIS, queueName: `${PREFIX}-${name}`, pool, onEvent: (e) => events.push(e), ...extra });
+  open.push(n);
+  return n;
+}
+
+describe('BullMQ proof queue: failures', () => {
+  test('a job that failed before a request arrived is proved afresh, not replayed', async () => {
+    const b = await backendOn('stale');
+    const failing = await nodeOn('stale', stubPool(() => {
+      throw new ProverError('invalid_input', 'stub: refused');
+    }));
+    const job = jobFor(1);
+    const e = await b.prove(job, { timeoutMs: 10_000 }).catch((x) => x);
+    expect(e).toBeInstanceOf(ProverError);
+    expect(e.code).toBe('invalid_input');
+    await failing.close();
+
+    const good = stubPool(() => {});
+    await nodeOn('stale', good);
+    await new Promise((r) => setTimeout(r, 5));
+    const p = await b.prove(job, { timeoutMs: 10_000 });
+    expect(p.proof).toEqual(PROOF);
+    expect(good.calls).toBe(1);
+  });
+
+  test('a node without the keys hands the job back; a node with them proves it; alone, it fails with keys_missing', async () => {
+    const b = await backendOn('keys');
+    const events: ProverNodeEvent[] = [];
+    const keyless = stubPool(() => {
+      throw new ProverError('keys_missing', 'stub: no keys for inclusion_26_1 here');
+    });
+    await nodeOn('keys', keyless, events, { keysMissingDelayMs: 100, keysMissingHandbacks: 3 });
+    const pending = b.prove(jobFor(2), { timeoutMs: 20_000 });
+    for (let i = 0; i < 200 && !events.some((e) => e.type === 'handedBack'); i++) await new Promise((r) => setTimeout(r, 20));
+    expect(events.some((e) => e.type === 'handedBack')).toBe(true);
+    const keyed = stubPool(() => {});
+    await nodeOn('keys', keyed);
+    const p = await pending;
+    expect(p.proof).toEqual(PROOF);
+
+    // Only keyless nodes on a queue: the job fails with keys_missing once its handbacks are used up.
+    const b2 = await backendOn('keys-alone');
+    const events2: ProverNodeEvent[] = [];
+    await nodeOn('keys-alone', keyless, events2, { keysMissingDelayMs: 50, keysMissingHandbacks: 2 });
+    const e = await b2.prove(jobFor(3), { timeoutMs: 20_000 }).catch((x) => x);
+    expect(e.code).toBe('keys_missing');
+    expect(e.message).toMatch(/no keys for inclusion_26_1/);
+    expect(events2.filter((x) => x.type === 'handedBack')).toHaveLength(2);
+  });
+
+  test('a Redis error while waiting is queue_unavailable, not an unhandled rejection', async () => {
+    const b = await backendOn('lookup');
+    b.queue.getJobState = (() => Promise.reject(new Error('Connection is closed.'))) as typeof b.queue.getJobState;
+    const e = await b.prove(jobFor(4), { timeoutMs: 5_000 }).catch((x) => x);
+    expect(e).toBeInstanceOf(ProverError);
+    expect(e.code).toBe('queue_unavailable');
+    expect(e.message).toMatch(/Connection is closed/);
+  });
+});
