@@ -189,6 +189,28 @@ describe('POST /prove (reference prover JSON)', () => {
     expect(yes.statusCode).toBe(200);
     await srv.close();
   });
+
+  test("a key's methods and rate limit apply: 403 without getValidityProof, 429 with Retry-After past its burst", async () => {
+    const srv = Fastify();
+    registerProveRoute(srv, {
+      service,
+      apiKeys: [
+        { key: 'reader', name: 'reader', methods: ['getCompressedAccount'] },
+        { key: 'prover', name: 'prover', methods: ['getValidityProof'], rateLimit: { ratePerSecond: 0.01, burst: 1 } },
+      ],
+      env: {},
+    });
+    const payload = JSON.stringify(toProverRequest({ accounts: [syntheticAccount(10, 1)], addresses: [] }));
+    const as = (key: string) => srv.inject({ method: 'POST', url: '/prove', payload, headers: { 'content-type': 'application/json', 'x-api-key': key } });
+    const reader = await as('reader');
+    expect([reader.statusCode, JSON.parse(reader.body).code]).toEqual([403, 'forbidden']);
+    expect(JSON.parse(reader.body).message).toMatch(/'reader' may not request proofs/);
+    expect((await as('prover')).statusCode).toBe(200);
+    const limited = await as('prover');
+    expect([limited.statusCode, JSON.parse(limited.body).code]).toEqual([429, 'rate_limited']);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    await srv.close();
+  });
 });
 
 describe('--prover-url: an external Light-compatible prover', () => {

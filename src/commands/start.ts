@@ -132,7 +132,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
     health: async () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest, poseidon: poseidonInfo(), prover: await prover.health() }),
   });
-  if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), apiKeys: config.apiKeys });
+  if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), apiKeys: config.apiKeys, rateLimit: config.rateLimit });
   app.get('/metrics', async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();

@@ -10,6 +10,8 @@
  * | 400 | `malformed_body` | unreadable body, bad JSON or hex, missing circuitType / height, circuitType not matching the entries |
  * | 400 | `proving_error` | no circuit for the counts or heights, values out of range, unsatisfied constraints (wrong root, address out of range), keys missing |
  * | 401 | `unauthorized` | API keys are configured and the request has none or a wrong one (`X-API-Key` or `Authorization: Bearer`) |
+ * | 403 | `forbidden` | the key's `methods` list does not include `getValidityProof` (a proof by either route is the same work) |
+ * | 429 | `rate_limited` | the key's (or the default) rate limit, with `Retry-After`; /prove has its own buckets |
  * | 405 | (empty body) | any method other than POST |
  * | 408 | `proof_timeout` | the proof did not finish within the per-request timeout |
  * | 500 | `unexpected_error` | the proof did not verify, a prover thread crashed, a bug |
@@ -20,7 +22,8 @@
  * `buildServer` (src/commands/start.ts) before the server listens.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyStore, extractApiKey, loadApiKeys, type ApiKeyConfig } from '../rpc/auth.ts';
+import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, type ApiKeyConfig } from '../rpc/auth.ts';
+import { MemoryRateLimiter, type RateLimitConfig } from '../rpc/rateLimit.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import type { ProofService } from './service.ts';
 import { fromProverRequest } from './witness.ts';
@@ -52,6 +55,11 @@ export interface ProveRouteOptions {
   env?: Record<string, string | undefined>;
   /** Route path (default `/prove`). */
   path?: string;
+  /**
+   * Default per-caller rate limit (a key's own `rateLimit` wins), as the JSON-RPC API's; false or
+   * undefined: none. Buckets are this route's own (in memory).
+   */
+  rateLimit?: RateLimitConfig | false;
 }
 
 function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
@@ -66,6 +74,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
   const keys = new ApiKeyStore(loadApiKeys(opts.apiKeys, opts.env ?? process.env));
   const route = opts.path ?? '/prove';
   const getService = () => (typeof opts.service === 'function' ? opts.service() : opts.service);
+  const limiter = new MemoryRateLimiter();
 
   app.register(async (child) => {
     child.removeAllContentTypeParsers();
@@ -85,10 +94,25 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
     });
 
     child.post(route, async (req: FastifyRequest, reply: FastifyReply) => {
+      let principal;
       try {
-        keys.authenticate(extractApiKey(req), req.ip);
+        principal = keys.authenticate(extractApiKey(req), req.ip);
       } catch {
         return sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
+      }
+      try {
+        authorizeMethod(principal, 'getValidityProof', 'getValidityProof');
+      } catch {
+        return sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (getValidityProof is not among its methods)`);
+      }
+      const limit = principal.rateLimit === undefined ? opts.rateLimit : principal.rateLimit;
+      if (limit) {
+        const d = limiter.takeSync(principal.id, limit);
+        if (!d.allowed) {
+          const retry = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+          reply.header('retry-after', String(retry));
+          return sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${principal.id}': retry in ${retry} s`);
+        }
       }
       const text = typeof req.body === 'string' ? req.body : '';
       let body: unknown;
