@@ -11,6 +11,12 @@ const int = (name: string) => (v: string) => {
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
   return n;
 };
+/** A count or duration that must be ≥ 1 and fit a timer (≤ 2^31 − 1: setTimeout fires at once beyond). */
+const positive = (name: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 31 - 1) throw new InvalidArgumentError(`${name} must be an integer from 1 to 2147483647`);
+  return n;
+};
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 const program = new Command('refract').description('Indexer and Groth16 proving daemon for Light Protocol ZK-compressed state').showHelpAfterError();
@@ -21,7 +27,7 @@ program
   .option('--db <dir>', 'LMDB directory', './data')
   .option('--transactions <dir...>', 'directories (or files) of getTransaction JSON', collect)
   .option('--blocks <dir...>', 'directories of getBlock JSON files named by slot', collect)
-  .option('--batch-transactions <n>', 'transactions per write transaction', int('--batch-transactions'), 2000)
+  .option('--batch-transactions <n>', 'transactions per write transaction', positive('--batch-transactions'), 2000)
   .option('--no-progress', 'no progress bar')
   .action(async (o) => {
     if (!o.transactions?.length && !o.blocks?.length) program.error('index: give --transactions DIR and/or --blocks DIR');
@@ -43,11 +49,11 @@ program
   .option('--no-prover', 'no validity proofs (getValidityProof answers "Prover not available")')
   .option('--no-build-keys', 'do not build missing keys in the background')
   .option('--circuits <ids>', 'serve (and build) only these comma-separated circuit ids (default all)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
-  .option('--prover-threads <n>', 'prover worker threads (default: cores)', int('--prover-threads'))
+  .option('--prover-threads <n>', 'prover worker threads (default: cores)', positive('--prover-threads'))
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
   .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
-  .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', int('--proof-timeout-ms'))
-  .option('--max-queued-proofs <n>', 'in-process proof queue bound (default 64)', int('--max-queued-proofs'))
+  .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
+  .option('--max-queued-proofs <n>', 'in-process proof queue bound (default 64)', positive('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--no-local-prover', 'with --redis-url: only enqueue; `refract prover` nodes prove')
@@ -126,12 +132,12 @@ program
   .description('run a proving node that drains the BullMQ proof queue')
   .option('--redis-url <url>', 'Redis URL (default $REFRACT_REDIS_URL or $REDIS_URL)')
   .option('--keys <dir>', 'proving keys directory (the same keys as the API server)', './keys')
-  .option('--threads <n>', 'prover threads = concurrent jobs (default: cores)', int('--threads'))
+  .option('--threads <n>', 'prover threads = concurrent jobs (default: cores)', positive('--threads'))
   .option('--curve <kind>', 'auto|multi|single: curves of the prover threads (default auto: multi-threaded on ≤ 4 cores)')
   .option('--kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
-  .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', int('--lock-duration-ms'))
-  .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', int('--stalled-interval-ms'))
+  .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', positive('--lock-duration-ms'))
+  .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', positive('--stalled-interval-ms'))
   .option('--warm <ids>', 'comma-separated circuits to load at start', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--events', 'print one JSON line per job event on stdout')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
@@ -156,7 +162,7 @@ program
   .description('serve a local Solana JSON-RPC endpoint with Light transactions (generated, or replayed from files first)')
   .option('--port <n>', 'port', int('--port'), 8899)
   .option('--host <host>', 'bind address', '127.0.0.1')
-  .option('--slot-ms <n>', 'milliseconds per slot', int('--slot-ms'), 400)
+  .option('--slot-ms <n>', 'milliseconds per slot', positive('--slot-ms'), 400)
   .option('--txs-per-block <n>', 'generated transactions per block', int('--txs-per-block'), 8)
   .option('--replay <dir...>', 'getTransaction JSON directories to serve first, in slot order', collect)
   .option('--replay-only', 'serve empty blocks after the replay instead of generating')
