@@ -3,6 +3,7 @@
 // pool (keys: inclusion_26_1 and non-inclusion_26_1 in the shared cached test keys dir), plus
 // POST /prove (Light-compatible), the external-prover backend (--prover-url), the in-process queue's
 // bound and timeout, keys readiness, and the proof metrics.
+import { cpSync } from 'node:fs';
 import bs58 from 'bs58';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -291,5 +292,18 @@ describe('keys readiness', () => {
     expect(ok.health().circuits).toMatchObject({ inclusion_26_1: true, 'non-inclusion_26_1': true });
     await srv.close();
     await s4.close();
+  });
+
+  test('keys that appear later (a `refract setup` run by hand) are noticed without a restart', async () => {
+    const dir = tempDir('refract-latekeys-');
+    const late = new KeyReadiness(dir, { circuits: ['inclusion_26_1'] });
+    await late.refresh();
+    expect(late.isReady('inclusion_26_1')).toBe(false);
+    late.watchUntilComplete(50);
+    cpSync(TEST_KEYS_DIR, dir, { recursive: true });
+    for (let i = 0; i < 100 && !late.isReady('inclusion_26_1'); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(late.isReady('inclusion_26_1')).toBe(true);
+    expect(late.complete).toBe(true);
+    await late.close();
   });
 });

@@ -69,6 +69,7 @@ export class KeyReadiness {
   private setup: BackgroundSetupState | undefined;
   private child: ChildProcess | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private watchTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
 
   /** @param keysDir keys directory (resolved); nothing is read until `refresh()` */
@@ -101,6 +102,28 @@ export class KeyReadiness {
       if (changed) this.opts.onChange?.(next);
     })().finally(() => (this.refreshing = undefined));
     return this.refreshing;
+  }
+
+  /** Like `refresh`, but after any check already running (which may have read an older manifest). */
+  refreshAfterPending(): Promise<void> {
+    return (this.refreshing ?? Promise.resolve()).then(() => this.refresh());
+  }
+
+  /**
+   * While some circuit is not ready, re-checks every `ms` (default 30 s), so keys made by a
+   * `refract setup` run by hand (or copied in) are used without a restart; stops once all are ready.
+   */
+  watchUntilComplete(ms = 30_000): void {
+    if (this.watchTimer || this.complete) return;
+    this.watchTimer = setInterval(() => {
+      void this.refresh().then(() => {
+        if (this.complete) {
+          clearInterval(this.watchTimer);
+          this.watchTimer = undefined;
+        }
+      });
+    }, ms);
+    this.watchTimer.unref();
   }
 
   /** True when `circuitId`'s keys are usable. */
@@ -199,7 +222,7 @@ export class KeyReadiness {
       state.exitCode = code;
       state.finishedAt = new Date().toISOString();
       state.state = code === 0 ? 'done' : 'failed';
-      void this.refresh().then(() => {
+      void this.refreshAfterPending().then(() => {
         if (code === 0) log('info', `background setup finished: ${this.ready.size} of ${this.circuits.length} circuits ready`);
         else log('error', `background setup failed (exit ${code}${signal ? `, ${signal}` : ''}); ${this.ready.size} of ${this.circuits.length} circuits ready. Run \`refract setup --keys ${this.keysDir}\` to finish (it resumes)`);
       });
@@ -210,6 +233,8 @@ export class KeyReadiness {
   /** Stops polling and the background setup (SIGTERM; setup resumes where it stopped next time). */
   async close(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.watchTimer);
+    this.watchTimer = undefined;
     const child = this.child;
     if (!child) return;
     await new Promise<void>((resolve) => {

@@ -149,7 +149,8 @@ export class ProverRuntime {
     for (const id of CIRCUIT_IDS) o.metrics?.proverReady.set({ circuit: id }, readiness.isReady(id) ? 1 : 0);
     if (!readiness.complete) {
       if (o.autoSetup !== false) readiness.startBackgroundSetup({ ptau: o.ptau, args: o.setupArgs });
-      else this.log.warn({ keysDir: readiness.keysDir, ready: readiness.readyIds() }, 'proving keys incomplete and background setup is off: run `refract setup`');
+      else this.log.warn({ keysDir: readiness.keysDir, ready: readiness.readyIds() }, 'proving keys incomplete and background setup is off: run `refract setup` (new keys are picked up within 30 s)');
+      readiness.watchUntilComplete();
     }
 
     const threads = o.threads ?? availableParallelism();
