@@ -53,7 +53,7 @@ program
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
   .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
-  .option('--max-queued-proofs <n>', 'in-process proof queue bound (default 64)', positive('--max-queued-proofs'))
+  .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue (default 64)', positive('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--no-local-prover', 'with --redis-url: only enqueue; `refract prover` nodes prove')

@@ -100,6 +100,20 @@ describe('BullMQ proof queue: failures', () => {
     expect(events2.filter((x) => x.type === 'handedBack')).toHaveLength(2);
   });
 
+  test('a full queue refuses new jobs (queue_full) but lets a request join an identical waiting job', async () => {
+    const b = await BullBackend.create({ redisUrl: REDIS, queueName: `${PREFIX}-full`, maxWaiting: 2 });
+    queues.push(b);
+    const waiting = [jobFor(5), jobFor(6)].map((j) => b.prove(j, { timeoutMs: 1500 }).catch((x) => x));
+    for (let i = 0; i < 100 && (await b.depth()).waiting < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    const full = await b.prove(jobFor(7), { timeoutMs: 1500 }).catch((x) => x);
+    expect(full).toBeInstanceOf(ProverError);
+    expect(full.code).toBe('queue_full');
+    expect(full.message).toMatch(/is full \(2 waiting, 0 proving, limit 2\)/);
+    const joined = await b.prove(jobFor(5), { timeoutMs: 300 }).catch((x) => x);
+    expect(joined.code).toBe('timeout'); // no node: it waited on the existing job instead of being refused
+    for (const w of await Promise.all(waiting)) expect(w.code).toBe('timeout');
+  });
+
   test('a Redis error while waiting is queue_unavailable, not an unhandled rejection', async () => {
     const b = await backendOn('lookup');
     b.queue.getJobState = (() => Promise.reject(new Error('Connection is closed.'))) as typeof b.queue.getJobState;

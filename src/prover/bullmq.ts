@@ -93,6 +93,12 @@ export interface BullBackendOptions {
   failedTtlSeconds?: number;
   /** Wait this long for Redis at start, ms (default 5000). */
   connectTimeoutMs?: number;
+  /**
+   * Most jobs waiting in the queue (all API replicas' together) before a new request is refused
+   * with `queue_full` (default 64; joining an identical job is always allowed). Keeps a backlog
+   * that provers cannot clear within the request timeout from growing without bound.
+   */
+  maxWaiting?: number;
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -159,6 +165,7 @@ export class BullBackend implements ProofBackend {
     let r: ProofJobResult | 'stale' = 'stale';
     try {
       // A job that had failed before this request arrived is stale: remove it and enqueue afresh, once.
+      await this.checkBacklog(jobId);
       for (let attempt = 0; attempt < 2 && r === 'stale'; attempt++) {
         if (attempt > 0) await this.queue.remove(jobId).catch(() => 0);
         await this.enqueue(circuitId, input, jobId);
@@ -198,6 +205,25 @@ export class BullBackend implements ProofBackend {
       },
       batchSize: r.batchSize,
     };
+  }
+
+  /**
+   * Refuses a new job while `maxWaiting` or more are waiting. An identical job already in the queue
+   * is joined whatever the backlog (it costs nothing more).
+   * @throws ProverError `queue_full`, `queue_unavailable` (Redis)
+   */
+  private async checkBacklog(jobId: string): Promise<void> {
+    const limit = this.opts.maxWaiting ?? 64;
+    let d: BackendDepth;
+    try {
+      d = await this.depth();
+    } catch (e) {
+      throw new ProverError('queue_unavailable', `proof queue unavailable (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
+    }
+    if (d.waiting < limit) return;
+    const state = await this.queue.getJobState(jobId).catch(() => 'unknown');
+    if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'completed') return;
+    throw new ProverError('queue_full', `proof queue ${this.queue.name} is full (${d.waiting} waiting, ${d.active} proving, limit ${limit}); retry later or add prover nodes`, { waiting: d.waiting, limit });
   }
 
   /** Adds the job (or joins the identical one). @throws ProverError `queue_unavailable` */

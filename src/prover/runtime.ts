@@ -55,7 +55,7 @@ export interface ProverRuntimeOptions {
   kernels?: ProverKernels;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
-  /** In-process queue bound (local backend), default 64. */
+  /** Proof queue bound, default 64: pending proofs of the in-process queue, or jobs waiting in the BullMQ queue. */
   maxPending?: number;
   /** Circuits served (default all); others answer "not ready". The background setup builds only these. */
   circuits?: readonly string[];
@@ -164,7 +164,7 @@ export class ProverRuntime {
       const connect = async () => {
         let backend: BullBackend | undefined;
         try {
-          backend = await BullBackend.create({ redisUrl: o.redisUrl!, queueName: o.queueName });
+          backend = await BullBackend.create({ redisUrl: o.redisUrl!, queueName: o.queueName, maxWaiting: o.maxPending });
           if (this.pool) {
             this.node = await startProverNode({
               redisUrl: o.redisUrl!,
