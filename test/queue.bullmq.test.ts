@@ -184,11 +184,11 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
 describe('refract start --redis-url', () => {
   const PAYER_HASH = '2veKUPKieajFG7yzPNGARHq7jYS1FiXcXG8P9Txhvhcn';
 
-  async function daemonOn(queueName: string, localWorker: boolean) {
+  async function daemonOn(queueName: string, localWorker: boolean, redisUrl = REDIS) {
     const store = fixtureStore('lamports');
     const db = (store.root as unknown as { path: string }).path;
     await store.close();
-    const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir: TEST_KEYS_DIR, redisUrl: REDIS, proverThreads: 1 });
+    const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'silent', rateLimit: false, keysDir: TEST_KEYS_DIR, redisUrl, proverThreads: 1 });
     const daemon = await startDaemon(config, { prover: { queueName, localWorker, autoSetup: false, circuits: IDS, warm: localWorker ? ['inclusion_26_1'] : [] } });
     const addr = daemon.app.server.address();
     const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -212,6 +212,19 @@ describe('refract start --redis-url', () => {
     } finally {
       await daemon.stop();
       await new Queue(q, { connection: { url: REDIS } }).obliterate({ force: true }).catch(() => {});
+    }
+  });
+
+  test('Redis unreachable: getValidityProof and /health say why, and the rest of the API serves', async () => {
+    const { daemon, url, call } = await daemonOn(`${QUEUE}-down`, false, 'redis://127.0.0.1:1');
+    try {
+      const res = await call('getValidityProof', { hashes: [PAYER_HASH] });
+      expect(res.error.message).toMatch(/^Prover not available: the proof queue is unreachable \(.*\); retrying every 10 s$/);
+      const health = await (await fetch(`${url}/health`)).json();
+      expect(health.prover).toMatchObject({ mode: 'bullmq', available: false, error: expect.stringMatching(/queue/) });
+      expect((await call('getCompressedAccount', { hash: PAYER_HASH })).result.value.hash).toBe(PAYER_HASH);
+    } finally {
+      await daemon.stop();
     }
   });
 

@@ -152,7 +152,12 @@ function load(id: string): Promise<Loaded> {
       } catch (e) {
         throw new ProverError('keys_missing', `circuit ${id}: cannot read its keys in ${config.keysDir} (${(e as Error).message}); run \`refract setup\``);
       }
-      const vkey = JSON.parse(vkeyText) as VerificationKey;
+      let vkey: VerificationKey;
+      try {
+        vkey = JSON.parse(vkeyText) as VerificationKey;
+      } catch (e) {
+        throw new ProverError('keys_missing', `circuit ${id}: ${f.vkey} is not valid JSON (${(e as Error).message}); re-run \`refract setup\``);
+      }
       if (vkey.nPublic !== spec.nPublic) {
         throw new ProverError('keys_missing', `circuit ${id}: ${f.vkey} has ${vkey.nPublic} public inputs, expected ${spec.nPublic}; re-run setup`);
       }

@@ -117,7 +117,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     data,
     getSolanaSlot: () => solana.getSlot(),
     prover: prover.enabled
-      ? new RefractValidityProver({ data, service: () => prover.service(), onInternalError: (err) => log.error({ err }, 'validity proof failed') })
+      ? new RefractValidityProver({ data, service: () => prover.service(), unavailableReason: () => prover.unavailableReason(), onInternalError: (err) => log.error({ err }, 'validity proof failed') })
       : undefined,
     config: { healthMaxSlotLag: config.healthMaxSlotLag },
   };
@@ -132,7 +132,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
     health: async () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest, poseidon: poseidonInfo(), prover: await prover.health() }),
   });
-  if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), apiKeys: config.apiKeys, rateLimit: config.rateLimit });
+  if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), unavailableReason: () => prover.unavailableReason(), apiKeys: config.apiKeys, rateLimit: config.rateLimit });
   app.get('/metrics', async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();

@@ -28,6 +28,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { NODE_ID } from './backend.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
@@ -110,6 +111,29 @@ async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<
   }
 }
 
+/**
+ * Connects once to `url` and PINGs, without retries, within `timeoutMs`. BullMQ objects are only made
+ * after this answers: a QueueEvents or Worker whose Redis never answered retries for ever, and its
+ * close() does not return (it waits for a connection that never comes).
+ * @throws Error naming the Redis URL (without credentials) and the reason
+ */
+async function probeRedis(url: string, timeoutMs: number): Promise<void> {
+  const r = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  let cause: Error | undefined;
+  r.on('error', (e: Error) => (cause ??= e));
+  try {
+    await withTimeout(
+      r.connect().then(() => r.ping()),
+      timeoutMs,
+      `Redis at ${redact(url)}`,
+    );
+  } catch (e) {
+    throw new Error(`Redis at ${redact(url)}: ${(cause ?? (e as Error)).message}`);
+  } finally {
+    r.disconnect();
+  }
+}
+
 function decodeFailure(reason: string, jobId: string): ProverError {
   try {
     const e = JSON.parse(reason) as { code?: ProverErrorCode; message?: string };
@@ -139,6 +163,11 @@ export class BullBackend implements ProofBackend {
    */
   static async create(opts: BullBackendOptions): Promise<BullBackend> {
     const name = opts.queueName ?? DEFAULT_QUEUE_NAME;
+    try {
+      await probeRedis(opts.redisUrl, opts.connectTimeoutMs ?? 5000);
+    } catch (e) {
+      throw new ProverError('queue_unavailable', `proof queue unavailable: ${(e as Error).message}`);
+    }
     const queue = new Queue<ProofJobData, ProofJobResult>(name, { connection: connection(opts.redisUrl, false) });
     const events = new QueueEvents(name, { connection: connection(opts.redisUrl, true) });
     queue.on('error', () => {}); // connection errors surface as failed calls
@@ -147,7 +176,8 @@ export class BullBackend implements ProofBackend {
     try {
       await withTimeout(Promise.all([queue.waitUntilReady(), events.waitUntilReady()]), opts.connectTimeoutMs ?? 5000, `Redis at ${redact(opts.redisUrl)}`);
     } catch (e) {
-      await Promise.allSettled([queue.close(), events.close()]);
+      // Not awaited: closing a QueueEvents that never connected does not return (see probeRedis).
+      void Promise.allSettled([queue.close(), events.close()]);
       throw new ProverError('queue_unavailable', `proof queue unavailable: ${(e as Error).message}`);
     }
     return new BullBackend(queue, events, opts);
@@ -382,6 +412,12 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
   const emit = opts.onEvent ?? (() => {});
   const maxHandbacks = opts.keysMissingHandbacks ?? 5;
   const handbackDelay = opts.keysMissingDelayMs ?? 2000;
+  try {
+    await probeRedis(opts.redisUrl, 5000);
+  } catch (e) {
+    if (ownPool) await pool.close();
+    throw new ProverError('queue_unavailable', `prover node cannot reach the queue: ${(e as Error).message}`);
+  }
   if (opts.warm?.length) await pool.warm(opts.warm);
 
   const worker = new Worker<ProofJobData, ProofJobResult>(
@@ -437,7 +473,7 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
   try {
     await withTimeout(worker.waitUntilReady(), 5000, `Redis at ${redact(opts.redisUrl)}`);
   } catch (e) {
-    await worker.close(true).catch(() => {});
+    void worker.close(true).catch(() => {}); // not awaited: see probeRedis
     if (ownPool) await pool.close();
     throw new ProverError('queue_unavailable', `prover node cannot reach the queue: ${(e as Error).message}`);
   }

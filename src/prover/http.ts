@@ -55,6 +55,8 @@ export interface ProveRouteOptions {
   env?: Record<string, string | undefined>;
   /** Route path (default `/prove`). */
   path?: string;
+  /** Why the service getter has nothing (default "prover not available on this server"); shown in the 503. */
+  unavailableReason?: () => string;
   /**
    * Default per-caller rate limit (a key's own `rateLimit` wins), as the JSON-RPC API's; false or
    * undefined: none. Buckets are this route's own (in memory).
@@ -128,7 +130,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
         return sendError(reply, 400, 'malformed_body', 'one of stateTreeHeight, addressTreeHeight, treeHeight or height must be > 0');
       }
       const service = getService();
-      if (!service) return sendError(reply, 503, 'queue_unavailable', 'prover not available on this server');
+      if (!service) return sendError(reply, 503, 'queue_unavailable', `prover not available: ${opts.unavailableReason?.() ?? 'not enabled on this server'}`);
       try {
         const inputs = fromProverRequest(body);
         const proof = await service.prove(inputs);

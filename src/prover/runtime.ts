@@ -114,6 +114,12 @@ export class ProverRuntime {
     return this.svc;
   }
 
+  /** Why `service()` is undefined, for error messages: the queue's last connection error, or "starting". */
+  unavailableReason(): string {
+    if (this.mode === 'disabled') return 'validity proofs are not enabled on this server';
+    return this.lastError ? `the proof queue is unreachable (${this.lastError}); retrying every 10 s` : 'the prover is starting';
+  }
+
   /** Per-circuit key readiness (undefined in remote and disabled modes). */
   keys(): KeyReadiness | undefined {
     return this.readiness;

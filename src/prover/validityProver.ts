@@ -52,6 +52,8 @@ export interface RefractValidityProverOptions {
   service: ProofService | (() => ProofService | undefined);
   /** Called with unexpected prover failures (they answer `Internal server error`). */
   onInternalError?: (err: unknown) => void;
+  /** Why the service getter has nothing (default "the prover is starting"); shown in the error. */
+  unavailableReason?: () => string;
 }
 
 const b58 = (b: Uint8Array) => bs58.encode(b);
@@ -92,7 +94,7 @@ export class RefractValidityProver implements ValidityProver {
 
   private service(): ProofService {
     const s = typeof this.opts.service === 'function' ? this.opts.service() : this.opts.service;
-    if (!s) throw RpcError.unavailable('Prover not available: the prover is starting');
+    if (!s) throw RpcError.unavailable(`Prover not available: ${this.opts.unavailableReason?.() ?? 'the prover is starting'}`);
     return s;
   }
 
