@@ -27,10 +27,10 @@ export class Metrics {
   readonly proofActive = new Gauge({ name: 'refract_proof_active_jobs', help: 'Proof jobs being proved', registers: [this.registry] });
   readonly proofBatchSize = new Histogram({ name: 'refract_proof_batch_size', help: 'Jobs handed to a worker in one task', buckets: [1, 2, 3, 4, 6, 8, 12, 16], registers: [this.registry] });
   readonly proofErrors = new Counter({ name: 'refract_proof_errors_total', help: 'Proof failures by circuit and type', labelNames: ['circuit', 'type'], registers: [this.registry] });
-  readonly proofsTotal = new Counter({ name: 'refract_proofs_total', help: 'Proofs produced and verified', labelNames: ['circuit'], registers: [this.registry] });
+  readonly proofsTotal = new Counter({ name: 'refract_proofs_total', help: 'Proofs produced and verified (once per proof: a stored or joined BullMQ result is not counted again)', labelNames: ['circuit'], registers: [this.registry] });
   readonly workerMemory = new Gauge({ name: 'refract_prover_worker_heap_bytes', help: 'Heap used by a prover worker thread after its last task', labelNames: ['worker'], registers: [this.registry] });
   readonly proofWitness = new Histogram({ name: 'refract_proof_witness_seconds', help: 'Witness calculation time (wasm) by circuit', labelNames: ['circuit'], buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6], registers: [this.registry] });
-  readonly proofRequestDuration = new Histogram({ name: 'refract_proof_request_duration_seconds', help: 'Proof request time as the API sees it (queue + witness + prove + verify + transport) by circuit and backend', labelNames: ['circuit', 'backend'], buckets: [0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4], registers: [this.registry] });
+  readonly proofRequestDuration = new Histogram({ name: 'refract_proof_request_duration_seconds', help: 'Proof request time as the API sees it (queue + witness + prove + verify + transport) by circuit, backend and outcome (ok or the error code)', labelNames: ['circuit', 'backend', 'outcome'], buckets: [0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4], registers: [this.registry] });
   readonly proofsByNode = new Counter({ name: 'refract_proofs_by_node_total', help: 'Proofs by the process that made them (this process, a prover node, an external prover)', labelNames: ['node'], registers: [this.registry] });
   readonly proverReady = new Gauge({ name: 'refract_prover_circuit_ready', help: '1 when the proving keys of a circuit are ready in this process, else 0', labelNames: ['circuit'], registers: [this.registry] });
 

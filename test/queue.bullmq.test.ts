@@ -118,7 +118,7 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     expect(text).toMatch(/refract_proofs_total\{circuit="inclusion_26_1"\} 4/);
     for (const n of nodes) expect(text).toContain(`refract_proofs_by_node_total{node="${n.nodeId}"}`);
     expect(text).toMatch(/refract_proof_queue_wait_seconds_count\{circuit="inclusion_26_1"\} 4/);
-    expect(text).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq"\} 4/);
+    expect(text).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="ok"\} 4/);
     console.log(`4 proofs on 2 prover nodes (1 thread each): ${ms.toFixed(0)} ms`);
   });
 
@@ -128,9 +128,12 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     const [a, b] = await Promise.all([service.prove(inputs), service.prove(inputs)]);
     expect(Buffer.from(a.compressedProof.a).equals(Buffer.from(b.compressedProof.a))).toBe(true);
     expect(Buffer.from(a.compressedProof.c).equals(Buffer.from(b.compressedProof.c))).toBe(true);
+    const provedBefore = Number(/refract_proofs_total\{circuit="inclusion_26_1"\} (\d+)/.exec(await metrics.registry.metrics())?.[1]);
     const t0 = performance.now();
     const c = await service.prove(inputs);
     const cachedMs = performance.now() - t0;
+    // The stored proof is delivered, not counted as proved again.
+    expect(Number(/refract_proofs_total\{circuit="inclusion_26_1"\} (\d+)/.exec(await metrics.registry.metrics())?.[1])).toBe(provedBefore);
     expect(Buffer.from(c.compressedProof.b).equals(Buffer.from(a.compressedProof.b))).toBe(true);
     const runs = nodes.flatMap((n) => n.events.filter((e) => e.event === 'active' && e.jobId === jobId));
     expect(runs).toHaveLength(1);
@@ -144,6 +147,7 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     const e = await service.prove(bad).catch((x) => x);
     expect(e.code).toBe('witness_failed');
     expect(e.message).toMatch(/do not fold to the given state root/);
+    expect(await metrics.registry.metrics()).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="witness_failed"\} 1/);
     const jobId = proofJobId('inclusion_26_1', buildCircuitInput(bad).input);
     expect(nodes.flatMap((n) => n.events.filter((x) => x.event === 'active' && x.jobId === jobId))).toHaveLength(1);
   });
@@ -207,7 +211,7 @@ describe('refract start --redis-url', () => {
       const health = await (await fetch(`${url}/health`)).json();
       expect(health.prover).toMatchObject({ mode: 'bullmq', available: true, queue: { waiting: 0, active: 0 } });
       const metrics = await (await fetch(`${url}/metrics`)).text();
-      expect(metrics).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq"\} 1/);
+      expect(metrics).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="ok"\} 1/);
       expect(metrics).toMatch(/refract_proof_queue_depth 0/);
     } finally {
       await daemon.stop();

@@ -54,6 +54,11 @@ export interface BackendProof {
   timings: ProofTimings;
   /** Jobs in the pool task the proof was part of (1 when unknown). */
   batchSize: number;
+  /**
+   * True when this request did not cause the proof: it got a stored result, or joined an identical
+   * job that had already started (BullMQ dedup). Such a proof is not counted again as proved.
+   */
+  reused?: boolean;
 }
 
 /** Waiting / running jobs of a backend. */

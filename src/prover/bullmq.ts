@@ -234,6 +234,7 @@ export class BullBackend implements ProofBackend {
         totalMs,
       },
       batchSize: r.batchSize,
+      reused: r.startedAt < submitted,
     };
   }
 

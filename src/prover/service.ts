@@ -70,6 +70,7 @@ export class ProofService {
     const t0 = performance.now();
     const m = this.opts.metrics;
     let circuitId = 'unknown';
+    let outcome = 'ok';
     try {
       const witness = buildCircuitInput(inputs);
       circuitId = witness.circuitId;
@@ -91,14 +92,14 @@ export class ProofService {
         }
       }
       const totalMs = performance.now() - t0;
-      if (m) {
+      if (m && !r.reused) {
+        // Proof work is counted once, by the request that caused it (not for a stored or joined result).
         const circuit = circuitId;
         m.proofsTotal.inc({ circuit });
         m.proofDuration.observe({ circuit }, (r.timings.witnessMs + r.timings.proveMs) / 1000);
         m.proofWitness.observe({ circuit }, r.timings.witnessMs / 1000);
         m.proofQueueWait.observe({ circuit }, r.timings.queueMs / 1000);
         m.proofBatchSize.observe(r.batchSize);
-        m.proofRequestDuration.observe({ circuit, backend: this.backend.kind }, totalMs / 1000);
         m.proofsByNode.inc({ node: r.provedBy });
       }
       return {
@@ -111,8 +112,12 @@ export class ProofService {
       };
     } catch (e) {
       const code = e instanceof ProverError ? e.code : 'internal';
+      outcome = code;
       m?.proofErrors.inc({ circuit: circuitId, type: code });
       throw e instanceof ProverError ? e : new ProverError('internal', `prover error: ${(e as Error)?.message ?? String(e)}`);
+    } finally {
+      // Every request, failed ones too (a timeout is the latency an operator most needs to see).
+      m?.proofRequestDuration.observe({ circuit: circuitId, backend: this.backend.kind, outcome }, (performance.now() - t0) / 1000);
     }
   }
 
