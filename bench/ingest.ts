@@ -111,7 +111,7 @@ const treeHashes = first.treeHashes;
 const rejected = passes.reduce((a, x) => a + x.pass.rejected, 0);
 const txs = first.txs;
 const seconds = mean(main.map((p) => p.seconds));
-const cpu = { user: mean(main.map((p) => p.cpuSeconds)) * 1e6, system: 0 };
+const cpuSeconds = mean(main.map((p) => p.cpuSeconds));
 const scalar = passes.filter((x) => x.kernel === 'scalar').map((x) => x.pass);
 const kernelComparison = scalar.length
   ? {
@@ -134,9 +134,9 @@ const result = {
     generatedOutputs,
     rejected,
     seconds: +seconds.toFixed(3),
-    cpuSeconds: +((cpu.user + cpu.system) / 1e6).toFixed(3),
+    cpuSeconds: +cpuSeconds.toFixed(3),
     outputsPerSecond: Math.round(outputs / seconds),
-    outputsPerCpuSecond: Math.round(outputs / ((cpu.user + cpu.system) / 1e6)),
+    outputsPerCpuSecond: Math.round(outputs / cpuSeconds),
     transactionsPerSecond: Math.round(txs / seconds),
     treeHashesPerOutput: +(treeHashes / outputs).toFixed(2),
     poseidonHashesPerSecondDuringIngest: Math.round((treeHashes + outputs) / seconds),
