@@ -177,6 +177,22 @@ describe('proving through the pool', () => {
     console.log(`4 concurrent inclusion_26_1 jobs (3 valid) on 2 threads: ${ms.toFixed(0)} ms`);
   });
 
+  test('a task that runs past taskTimeoutMs is aborted: its jobs fail with worker_crashed and the pool goes on', async () => {
+    const strict = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true, taskTimeoutMs: 1 });
+    try {
+      const w = buildCircuitInput({ accounts: [syntheticAccount(6, 3)], addresses: [] });
+      for (let k = 0; k < 2; k++) {
+        const e = await strict.prove(w.circuitId, w.input).catch((x: unknown) => x);
+        expect(e).toBeInstanceOf(ProverError);
+        expect((e as ProverError).code).toBe('worker_crashed');
+        expect((e as ProverError).message).toMatch(/ran longer than 1 ms; its thread was terminated/);
+      }
+      expect(strict.stats().busy).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
   test('a thread over the memory threshold is recycled and replaced', async () => {
     const small = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true, recycleHeapBytes: 1 });
     try {

@@ -70,6 +70,12 @@ export interface ProverPoolOptions {
   recycleHeapBytes?: number;
   /** Recycle the reporting thread when process RSS exceeds this, bytes (default: off; RSS is process-wide). */
   recycleRssBytes?: number;
+  /**
+   * A proving task (up to `maxBatch` proofs) still running after this long is aborted: its thread
+   * is terminated and replaced, its jobs fail with `worker_crashed` (default 300 000 ms). Guards
+   * against a thread that hangs, whose jobs would otherwise hold their queue slots for ever.
+   */
+  taskTimeoutMs?: number;
   /** Worker module (default workers/prove.ts); for tests. */
   workerFile?: string;
 }
@@ -196,6 +202,7 @@ export class ProverPool {
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
       recycleRssBytes: options.recycleRssBytes ?? Infinity,
+      taskTimeoutMs: options.taskTimeoutMs ?? 300_000,
     };
     const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
     const workerData: ProveWorkerData = {
@@ -380,14 +387,20 @@ export class ProverPool {
     let port: MessageChannel | undefined;
     let task: ProveTask = { circuitId, inputs: jobs.map((j) => j.input) };
     let run: Promise<ProveTaskResult>;
+    // Watchdog: aborting a running Piscina task terminates its thread (a replacement starts).
+    const watchdog = new AbortController();
+    const limit = this.opts.taskTimeoutMs;
+    const timer = setTimeout(() => watchdog.abort(new Error(`task ran longer than ${limit} ms; its thread was terminated`)), limit);
+    timer.unref();
     if (jobs.length > 1) {
       port = new MessageChannel();
       port.port1.on('message', (m: ProveItemMessage) => settleOnce(m.index, m.item, m.threadId));
       task = { ...task, port: port.port2 };
-      run = this.piscina.run(task, { transferList: [port.port2] }) as Promise<ProveTaskResult>;
+      run = this.piscina.run(task, { transferList: [port.port2], signal: watchdog.signal }) as Promise<ProveTaskResult>;
     } else {
-      run = this.piscina.run(task) as Promise<ProveTaskResult>;
+      run = this.piscina.run(task, { signal: watchdog.signal }) as Promise<ProveTaskResult>;
     }
+    run.finally(() => clearTimeout(timer)).catch(() => {});
     run.then(
       (res) => {
         port?.port1.close();
@@ -401,7 +414,8 @@ export class ProverPool {
         port?.port1.close();
         this.finish(t0);
         this.noteWorkerError(err);
-        const e = new ProverError('worker_crashed', `prover thread failed while proving ${circuitId}: ${(err as Error)?.message ?? String(err)}`);
+        const why = watchdog.signal.aborted ? (watchdog.signal.reason as Error).message : ((err as Error)?.message ?? String(err));
+        const e = new ProverError('worker_crashed', `prover thread failed while proving ${circuitId}: ${why}`);
         jobs.forEach((j, k) => {
           if (done[k]) return;
           done[k] = true;
