@@ -231,3 +231,18 @@ describeNative('native MSM equals ffjavascript', () => {
     }
   });
 });
+
+describeNative('msmJobs across threads', () => {
+  it('jobs a terminated worker left open are taken off the process-wide count', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const { fileURLToPath } = await import('node:url');
+    const addonFile = fileURLToPath(new URL('../native/poseidon/build/Release/refract_poseidon.node', import.meta.url));
+    const before = addon!.msmJobs!(0);
+    // The worker opens two jobs (as two proofs in flight would) and hangs, as a stuck proof does.
+    const w = new Worker(`const a = require(${JSON.stringify(addonFile)}); a.msmJobs(2); require('node:worker_threads').parentPort.postMessage('open'); setInterval(() => {}, 1000);`, { eval: true });
+    await new Promise((resolve) => w.once('message', resolve));
+    expect(addon!.msmJobs!(0)).toBe(before + 2);
+    await w.terminate();
+    expect(addon!.msmJobs!(0)).toBe(before);
+  });
+});

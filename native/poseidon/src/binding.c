@@ -16,7 +16,8 @@
  *        out ≥ 96 / 192 bytes receives the Jacobian sum; false (out untouched) for infinity.
  *        threads: 0 or omitted = CPUs shared among running MSMs. Blocks the calling thread.
  *   msmJobs(delta) → number   adds delta to the process-wide open-job count (a proof: +1 at its start,
- *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count
+ *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count. What a
+ *        thread leaves open when its environment is torn down (a terminated worker) is taken off again
  *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's and frFft's multiplication)
  *   mallocTrim() → boolean   glibc malloc_trim(0) (false without glibc or when nothing was released)
  *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
@@ -302,15 +303,31 @@ static napi_value js_msm(napi_env env, napi_callback_info info, int group) {
 static napi_value js_msm_g1(napi_env env, napi_callback_info info) { return js_msm(env, info, 1); }
 static napi_value js_msm_g2(napi_env env, napi_callback_info info) { return js_msm(env, info, 2); }
 
+/* Open jobs counted by one JS environment (the main thread or a worker thread). When that
+ * environment is torn down with jobs still open (a worker terminated mid-proof, whose `finally`
+ * never ran), its cleanup hook takes them off the process-wide count, so later MSMs are not
+ * throttled for ever. */
+typedef struct {
+  int open;
+} env_jobs;
+
+static void env_jobs_cleanup(void *arg) {
+  env_jobs *e = (env_jobs *)arg;
+  if (e->open) msm_jobs(-e->open);
+  free(e);
+}
+
 static napi_value js_msm_jobs(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  env_jobs *mine = NULL;
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, (void **)&mine));
   int32_t delta = 0;
   if (argc < 1 || napi_get_value_int32(env, argv[0], &delta) != napi_ok) {
     napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "msmJobs(delta) takes an integer");
     return NULL;
   }
+  if (mine) mine->open += delta;
   napi_value r;
   CHECK(napi_create_int32(env, msm_jobs((int)delta), &r));
   return r;
@@ -391,7 +408,12 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "mallocTrim", fn);
   napi_create_function(env, "frFft", NAPI_AUTO_LENGTH, js_fr_fft, NULL, &fn);
   napi_set_named_property(env, exports, "frFft", fn);
-  napi_create_function(env, "msmJobs", NAPI_AUTO_LENGTH, js_msm_jobs, NULL, &fn);
+  env_jobs *jobs = (env_jobs *)calloc(1, sizeof *jobs);
+  if (jobs && napi_add_env_cleanup_hook(env, env_jobs_cleanup, jobs) != napi_ok) {
+    free(jobs);
+    jobs = NULL;
+  }
+  napi_create_function(env, "msmJobs", NAPI_AUTO_LENGTH, js_msm_jobs, jobs, &fn);
   napi_set_named_property(env, exports, "msmJobs", fn);
   napi_create_function(env, "msmImpl", NAPI_AUTO_LENGTH, js_msm_impl, NULL, &fn);
   napi_set_named_property(env, exports, "msmImpl", fn);
