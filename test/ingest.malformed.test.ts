@@ -97,6 +97,22 @@ describe('malformed transactions', () => {
     });
   });
 
+  it('with two faults in one transaction, an output hash mismatch found first is the reason (as checked output by output)', () => {
+    const gen = new LightTxGenerator({ owners: 10, seed: 6 });
+    const d = decodeTransactionJson(gen.next(1, 'compress').json);
+    const tx = parseTransaction(d.transaction, d.slot);
+    const ev = tx.events.find((e) => e.kind === 'publicTransaction')!;
+    if (ev.kind !== 'publicTransaction') throw new Error('unreachable');
+    ev.event.outputCompressedAccountHashes[0]![31] ^= 1; // fault 1: output 0's hash
+    ev.event.sequenceNumbers = []; // fault 2: output 0's sequence number, checked after its hash
+    const [p] = prepareStateUpdates([tx], registry);
+    expect(p!.rejected!.reason).toMatch(/^output 0: event hash .* differs from the recomputed compressed-account hash/);
+    expect(() => prepareStateUpdate(tx, registry)).toThrow(/output 0: event hash .* differs/);
+    // Without the first fault, the second is the reason.
+    ev.event.outputCompressedAccountHashes[0]![31] ^= 1;
+    expect(prepareStateUpdates([tx], registry)[0]!.rejected!.reason).toMatch(/^output 0: missing sequence number/);
+  });
+
   it('a block that is not a getBlock result is a specific decode error, not a crash', () => {
     expect(() => decodeBlockJson({ transactions: 'nope' }, 5)).toThrow(/parentSlot: missing/);
     expect(() => decodeBlockJson({ parentSlot: 4, blockTime: 1, blockHeight: 1, blockhash: '11111111111111111111111111111111', previousBlockhash: '11111111111111111111111111111111', transactions: 'nope' }, 5)).toThrow(/transactions/);

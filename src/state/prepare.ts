@@ -125,11 +125,9 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
  * field elements or token data are inconsistent.
  */
 export function prepareStateUpdate(tx: ParsedTransaction, registry: TreeRegistry): StateUpdate {
-  const checks: HashCheck[] = [];
-  const u = buildStateUpdate(tx, registry, checks);
-  const mismatch = firstMismatch(checks, poseidonTuples(checks.map((c) => c.inputs)), 0);
-  if (mismatch) throw new TransactionRejected(tx.signature, mismatch);
-  return u;
+  const [p] = prepareStateUpdates([tx], registry);
+  if (p!.rejected) throw p!.rejected;
+  return p!.update!;
 }
 
 /** The outcome of preparing one transaction of a batch. */
@@ -138,27 +136,29 @@ export type PreparedTransaction = { update: StateUpdate; rejected?: undefined } 
 /**
  * {@link prepareStateUpdate} for many transactions: the same updates and rejections, in order, with
  * every output hash of the batch recomputed in one batched Poseidon pass (grouped by arity).
- * Pure. Throws only what is not a TransactionRejected (a bug).
+ * Reasons are those of a check-as-you-go pass: an output whose hash differs is reported before any
+ * fault found after it in the same transaction. Pure. Throws only what is not a TransactionRejected (a bug).
  */
 export function prepareStateUpdates(txs: readonly ParsedTransaction[], registry: TreeRegistry): PreparedTransaction[] {
   const results: PreparedTransaction[] = [];
-  const pending: { index: number; checks: HashCheck[] }[] = [];
+  const pending: { index: number; signature: string; checks: HashCheck[] }[] = [];
   for (const tx of txs) {
     const checks: HashCheck[] = [];
     try {
       results.push({ update: buildStateUpdate(tx, registry, checks) });
-      if (checks.length) pending.push({ index: results.length - 1, checks });
     } catch (err) {
       if (!(err instanceof TransactionRejected)) throw err;
       results.push({ rejected: err });
     }
+    // Also for a rejected transaction: a mismatch among the outputs checked before the fault wins.
+    if (checks.length) pending.push({ index: results.length - 1, signature: tx.signature, checks });
   }
   const hashes = poseidonTuples(pending.flatMap((p) => p.checks.map((c) => c.inputs)));
   let offset = 0;
-  for (const { index, checks } of pending) {
+  for (const { index, signature, checks } of pending) {
     const mismatch = firstMismatch(checks, hashes, offset);
     offset += checks.length;
-    if (mismatch) results[index] = { rejected: new TransactionRejected(results[index]!.update!.signature, mismatch) };
+    if (mismatch) results[index] = { rejected: new TransactionRejected(signature, mismatch) };
   }
   return results;
 }
