@@ -100,6 +100,20 @@ describe('BullMQ proof queue: failures', () => {
     expect(events2.filter((x) => x.type === 'handedBack')).toHaveLength(2);
   });
 
+  test('identical requests made before any node runs share one proof; only the first counts it as its own', async () => {
+    const b = await backendOn('joined');
+    const job = jobFor(8);
+    const first = b.prove(job, { timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 20));
+    const second = b.prove(job, { timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 20));
+    const pool = stubPool(() => {});
+    await nodeOn('joined', pool);
+    const [p1, p2] = await Promise.all([first, second]);
+    expect(pool.calls).toBe(1);
+    expect([p1.reused, p2.reused]).toEqual([false, true]);
+  });
+
   test('a full queue refuses new jobs (queue_full) but lets a request join an identical waiting job', async () => {
     const b = await BullBackend.create({ redisUrl: REDIS, queueName: `${PREFIX}-full`, maxWaiting: 2 });
     queues.push(b);

@@ -58,6 +58,8 @@ export interface ProofJobResult {
   batchSize: number;
   /** Unix ms when the node started the job. */
   startedAt: number;
+  /** Unix ms when the job was created (stamped by the API process that added it; absent from older nodes). */
+  createdAt?: number;
 }
 
 /**
@@ -234,7 +236,8 @@ export class BullBackend implements ProofBackend {
         totalMs,
       },
       batchSize: r.batchSize,
-      reused: r.startedAt < submitted,
+      // Created before this request was made: another request caused it (a stored or joined result).
+      reused: (r.createdAt ?? r.startedAt) < submitted,
     };
   }
 
@@ -252,7 +255,12 @@ export class BullBackend implements ProofBackend {
       throw new ProverError('queue_unavailable', `proof queue unavailable (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
     }
     if (d.waiting < limit) return;
-    const state = await this.queue.getJobState(jobId).catch(() => 'unknown');
+    let state: string;
+    try {
+      state = await this.queue.getJobState(jobId);
+    } catch (e) {
+      throw new ProverError('queue_unavailable', `proof queue unavailable (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
+    }
     if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'completed') return;
     throw new ProverError('queue_full', `proof queue ${this.queue.name} is full (${d.waiting} waiting, ${d.active} proving, limit ${limit}); retry later or add prover nodes`, { waiting: d.waiting, limit });
   }
@@ -279,7 +287,7 @@ export class BullBackend implements ProofBackend {
   /**
    * Waits for job `jobId`: resolves with its return value; rejects with Error(failedReason) when it
    * fails, or with a "timed out before finishing" Error after `timeoutMs`; resolves `'stale'` when the
-   * job had already failed before `since` (ms epoch) or no longer exists. Listens for the finish
+   * job is found failed and was created before `since` (ms epoch, API clock), or no longer exists. Listens for the finish
    * events first, then looks the job's state up once (it may have finished before the listeners
    * were in place). Every Redis error rejects this promise; none escapes unhandled.
    */
@@ -313,7 +321,8 @@ export class BullBackend implements ProofBackend {
         const found = await this.queue.getJob(jobId);
         if (!found) return settle(() => resolve('stale'));
         if (state === 'completed') return settle(() => resolve(found.returnvalue));
-        if ((found.finishedOn ?? 0) < since) return settle(() => resolve('stale'));
+        // Created before this request (clock of the API that added it, not of the node): stale.
+        if (found.timestamp < since) return settle(() => resolve('stale'));
         settle(() => reject(new Error(found.failedReason || 'failed')));
       })().catch((e: unknown) => settle(() => reject(e instanceof Error ? e : new Error(String(e)))));
     });
@@ -443,6 +452,7 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
           timings: { queueMs: Math.max(0, (job.processedOn ?? startedAt) - job.timestamp), witnessMs: r.witnessMs, proveMs: r.proveMs, verifyMs: r.verifyMs, poolQueueMs: r.queueMs },
           batchSize: r.batchSize,
           startedAt,
+          createdAt: job.timestamp,
         };
       } catch (e) {
         const pe = e instanceof ProverError ? e : new ProverError('internal', (e as Error)?.message ?? String(e));
