@@ -197,7 +197,7 @@ describe('POST /prove (reference prover JSON)', () => {
       service,
       apiKeys: [
         { key: 'reader', name: 'reader', methods: ['getCompressedAccount'] },
-        { key: 'prover', name: 'prover', methods: ['getValidityProof'], rateLimit: { ratePerSecond: 0.01, burst: 1 } },
+        { key: 'prover', name: 'prover', methods: ['getValidityProofV2'], rateLimit: { ratePerSecond: 0.01, burst: 1 } },
       ],
       env: {},
     });

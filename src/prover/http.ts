@@ -10,7 +10,7 @@
  * | 400 | `malformed_body` | unreadable body, bad JSON or hex, missing circuitType / height, circuitType not matching the entries |
  * | 400 | `proving_error` | no circuit for the counts or heights, values out of range, unsatisfied constraints (wrong root, address out of range), keys missing |
  * | 401 | `unauthorized` | API keys are configured and the request has none or a wrong one (`X-API-Key` or `Authorization: Bearer`) |
- * | 403 | `forbidden` | the key's `methods` list does not include `getValidityProof` (a proof by either route is the same work) |
+ * | 403 | `forbidden` | the key's `methods` list has neither `getValidityProof` nor `getValidityProofV2` (a proof by any route is the same work) |
  * | 429 | `rate_limited` | the key's (or the default) rate limit, with `Retry-After`; /prove has its own buckets |
  * | 405 | (empty body) | any method other than POST |
  * | 408 | `proof_timeout` | the proof did not finish within the per-request timeout |
@@ -103,9 +103,9 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
         return sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
       }
       try {
-        authorizeMethod(principal, 'getValidityProof', 'getValidityProof');
+        authorizeMethod(principal, 'getValidityProofV2', 'getValidityProof'); // either name allows proofs
       } catch {
-        return sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (getValidityProof is not among its methods)`);
+        return sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (neither getValidityProof nor getValidityProofV2 is among its methods)`);
       }
       const limit = principal.rateLimit === undefined ? opts.rateLimit : principal.rateLimit;
       if (limit) {
