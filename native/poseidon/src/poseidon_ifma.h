@@ -9,7 +9,8 @@
  * a·b/2^260 + q; every state value is kept below 2^258 (≈ 21q):
  * - a product with a constant (< q) is < 1.25q, so a mix row of t ≤ 8 products is < 10q, and
  *   with a round constant < 11q;
- * - pow5 of a value < 11q is < 2q;
+ * - pow5 of any state value (< 17.3q, e.g. a partial-round lane entering the last full rounds)
+ *   is < 1.3q;
  * - the partial rounds add a product (< 1.25q) to s[1..t) every round, so those lanes are folded
  *   back (subtract 16q when the top limb says the value is ≥ 16q), which keeps them < 17.3q.
  * Sums are carry-normalised (signed: the subtraction may borrow) before they are multiplied.
