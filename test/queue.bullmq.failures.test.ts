@@ -81,7 +81,8 @@ describe('BullMQ proof queue: failures', () => {
     const keyless = stubPool(() => {
       throw new ProverError('keys_missing', 'stub: no keys for inclusion_26_1 here');
     });
-    await nodeOn('keys', keyless, events, { keysMissingDelayMs: 100, keysMissingHandbacks: 3 });
+    // Handbacks enough to outlast the keyed node's start on a loaded machine (it must get a turn).
+    await nodeOn('keys', keyless, events, { keysMissingDelayMs: 100, keysMissingHandbacks: 100 });
     const pending = b.prove(jobFor(2), { timeoutMs: 20_000 });
     for (let i = 0; i < 200 && !events.some((e) => e.type === 'handedBack'); i++) await new Promise((r) => setTimeout(r, 20));
     expect(events.some((e) => e.type === 'handedBack')).toBe(true);
