@@ -956,6 +956,18 @@ describe('parseTransaction (legacy scan, §1.3)', () => {
 });
 
 describe('base58DecodeLong', () => {
+  it('base58DecodeChecked equals bs58.decode on signatures and throws bs58\'s error on invalid input', async () => {
+    const { base58DecodeChecked } = await import('../src/solana/base58Long.ts');
+    const { randomBytes } = await import('node:crypto');
+    for (let i = 0; i < 500; i++) {
+      const b = randomBytes(64);
+      b.fill(0, 0, i % 4);
+      const s = bs58.encode(b);
+      expect(Buffer.from(base58DecodeChecked(s)).equals(b)).toBe(true);
+    }
+    expect(() => base58DecodeChecked('0OIl')).toThrow(/Non-base58 character/);
+  });
+
   it('equals bs58.decode on random byte strings (leading zeros, lengths 0..1200), native and BigInt paths', async () => {
     const { base58DecodeLong, base58DecodeBigInt } = await import('../src/solana/base58Long.ts');
     const { randomBytes } = await import('node:crypto');

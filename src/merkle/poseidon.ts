@@ -58,13 +58,7 @@ function checkBatchInput(input: Uint8Array, arity: number): number {
 function checkFieldBytes(x: Uint8Array, label: string): void {
   if (!(x instanceof Uint8Array)) throw new TypeError(`${label} must be a Uint8Array`);
   if (x.length !== 32) throw new RangeError(`${label} must be 32 bytes, got ${x.length}`);
-  for (let i = 0; i < 32; i++) {
-    if (x[i] !== R_BE[i]) {
-      if (x[i]! < R_BE[i]!) return;
-      break;
-    }
-  }
-  throw new RangeError(`${label} is not a BN254 field element (must be < r)`);
+  if (!isFieldElement(x)) throw new RangeError(`${label} is not a BN254 field element (must be < r)`);
 }
 
 // ---------------------------------------------------------------------------------------------

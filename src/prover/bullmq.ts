@@ -9,9 +9,10 @@
  * - Failures: input errors (constraint not satisfied, bad input, unknown circuit) fail at once
  *   (`UnrecoverableError`); a node without the circuit's keys hands the job back (delayed, no attempt
  *   used) for a node that has them, and fails it with `keys_missing` after `keysMissingHandbacks`;
- *   anything else (a crashed prover thread) is retried `attempts` times with exponential backoff. A request that finds its job already failed
- *   before it arrived removes it and enqueues afresh (BullMQ drops old failed jobs only when another
- *   job fails, so `failedTtlSeconds` alone would let one failure answer identical requests for hours).
+ *   anything else (a crashed prover thread) is retried `attempts` times with exponential backoff.
+ *   A request that finds its job already failed before it arrived removes it and enqueues afresh
+ *   (BullMQ drops old failed jobs only when another job fails, so `failedTtlSeconds` alone would
+ *   let one failure answer identical requests for hours).
  * - A node that dies mid-proof (SIGKILL, OOM) stops renewing its job lock; after `lockDurationMs`
  *   another node's stalled check (every `stalledIntervalMs`) puts the job back in the queue and it
  *   is proved again (up to `maxStalledCount` times). Locks are renewed by the node's event loop,
@@ -196,8 +197,8 @@ export class BullBackend implements ProofBackend {
     const submitted = Date.now();
     let r: ProofJobResult | 'stale' = 'stale';
     try {
-      // A job that had failed before this request arrived is stale: remove it and enqueue afresh, once.
       await this.checkBacklog(jobId);
+      // A job that had failed before this request arrived is stale: remove it and enqueue afresh, once.
       for (let attempt = 0; attempt < 2 && r === 'stale'; attempt++) {
         if (attempt > 0) await this.queue.remove(jobId).catch(() => 0);
         await this.enqueue(circuitId, input, jobId);
@@ -248,19 +249,9 @@ export class BullBackend implements ProofBackend {
    */
   private async checkBacklog(jobId: string): Promise<void> {
     const limit = this.opts.maxWaiting ?? 64;
-    let d: BackendDepth;
-    try {
-      d = await this.depth();
-    } catch (e) {
-      throw new ProverError('queue_unavailable', `proof queue unavailable (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
-    }
+    const d = await this.depth().catch((e: unknown) => this.redisFailed('cannot read the queue depth', e));
     if (d.waiting < limit) return;
-    let state: string;
-    try {
-      state = await this.queue.getJobState(jobId);
-    } catch (e) {
-      throw new ProverError('queue_unavailable', `proof queue unavailable (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
-    }
+    const state = await this.queue.getJobState(jobId).catch((e: unknown) => this.redisFailed('cannot read the job state', e));
     if (state === 'waiting' || state === 'active' || state === 'delayed' || state === 'prioritized' || state === 'completed') return;
     throw new ProverError('queue_full', `proof queue ${this.queue.name} is full (${d.waiting} waiting, ${d.active} proving, limit ${limit}); retry later or add prover nodes`, { waiting: d.waiting, limit });
   }
@@ -280,8 +271,13 @@ export class BullBackend implements ProofBackend {
         },
       );
     } catch (e) {
-      throw new ProverError('queue_unavailable', `cannot enqueue the proof (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error).message}`);
+      this.redisFailed('cannot enqueue the proof', e);
     }
+  }
+
+  /** Throws ProverError `queue_unavailable`: "`what` (Redis at <url>): <reason>". */
+  private redisFailed(what: string, e: unknown): never {
+    throw new ProverError('queue_unavailable', `${what} (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error)?.message ?? String(e)}`);
   }
 
   /**

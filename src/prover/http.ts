@@ -22,7 +22,7 @@
  * `buildServer` (src/commands/start.ts) before the server listens.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, type ApiKeyConfig } from '../rpc/auth.ts';
+import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from '../rpc/auth.ts';
 import { MemoryRateLimiter, type RateLimitConfig } from '../rpc/rateLimit.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import type { ProofService } from './service.ts';
@@ -107,7 +107,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
       } catch {
         return sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (neither getValidityProof nor getValidityProofV2 is among its methods)`);
       }
-      const limit = principal.rateLimit === undefined ? opts.rateLimit : principal.rateLimit;
+      const limit = rateLimitFor(principal, opts.rateLimit);
       if (limit) {
         const d = limiter.takeSync(principal.id, limit);
         if (!d.allowed) {

@@ -400,9 +400,9 @@ export class ProverPool {
     } else {
       run = this.piscina.run(task, { signal: watchdog.signal }) as Promise<ProveTaskResult>;
     }
-    run.finally(() => clearTimeout(timer)).catch(() => {});
     run.then(
       (res) => {
+        clearTimeout(timer);
         port?.port1.close();
         this.finish(t0);
         this.noteMemory(res);
@@ -411,6 +411,7 @@ export class ProverPool {
         this.pump();
       },
       (err: unknown) => {
+        clearTimeout(timer);
         port?.port1.close();
         this.finish(t0);
         this.noteWorkerError(err);

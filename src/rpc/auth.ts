@@ -36,6 +36,11 @@ export interface Principal {
   rateLimit?: RateLimitConfig | false;
 }
 
+/** The rate limit that applies to `principal`: its own override, else `fallback` (false / undefined: none). */
+export function rateLimitFor(principal: Principal, fallback: RateLimitConfig | false | undefined): RateLimitConfig | false | undefined {
+  return principal.rateLimit === undefined ? fallback : principal.rateLimit;
+}
+
 interface StoredKey {
   digest: Buffer;
   principal: Principal;

@@ -15,7 +15,7 @@
 import { createServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyStore, extractApiKey, loadApiKeys, redactUrl } from './auth.ts';
+import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, redactUrl } from './auth.ts';
 import type { Principal } from './auth.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_RATE_LIMIT } from './config.ts';
 import type { RpcServerOptions } from './config.ts';
@@ -162,7 +162,7 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   /** Authenticates and (with no limiter or an in-memory one) rate-limits; throws RpcError 401/403/429. */
   guardSync = (apiKey, ip) => {
     const principal = keys.authenticate(apiKey, ip);
-    const cfg = principal.rateLimit === undefined ? defaultLimit : principal.rateLimit;
+    const cfg = rateLimitFor(principal, defaultLimit);
     if (syncLimiter && cfg) {
       const d = syncLimiter.takeSync(principal.id, cfg);
       if (!d.allowed) throw RpcError.rateLimited(d.retryAfterMs / 1000);
@@ -188,7 +188,7 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       return;
     }
     st(req).principal = principal;
-    const cfg = principal.rateLimit === undefined ? defaultLimit : principal.rateLimit;
+    const cfg = rateLimitFor(principal, defaultLimit);
     if (!cfg) {
       done();
     } else {

@@ -5,7 +5,8 @@
  * Why not only `bs58`: every Light event reaches us base58-encoded (the RPC's `innerInstructions`
  * format), and `bs58`/`base-x` decode is quadratic in the length — measured ≈1 ms for a 560-byte
  * event vs ≈32 µs here (kit's base58 is ≈0.7 ms), which alone caps ingest at ≈3,000 transactions/s
- * per core. Short values (keys, signatures) and all encoding use `bs58`. This decoder is
+ * per core. Signatures to store keys go through `base58DecodeChecked` (invalid input throws); other
+ * short values and all encoding use `bs58`. This decoder is
  * cross-checked against `bs58.decode` on every fixture and on random inputs (test/decode.test.ts).
  *
  * Backends: the native addon's `base58Decode` (C, u64 limbs, 10-digit chunks: ≈6 µs for a 700-byte
@@ -14,6 +15,7 @@
  * BigInt method: 9-digit chunks (58^9 < 2^53, exact in a Number) become BigInts that are combined pairwise
  * (divide and conquer), so the big multiplications run in V8's C++ BigInt code.
  */
+import bs58 from 'bs58';
 import { nativeAddon } from '../native.ts';
 
 const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
@@ -40,6 +42,16 @@ export function base58DecodeLong(s: string): Uint8Array {
 }
 
 const nativeDecode = process.env.REFRACT_BASE58 === 'js' ? undefined : nativeAddon?.base58Decode;
+
+/**
+ * Decodes any string, valid or not: the native decoder when built (≈10× bs58 on an 88-character
+ * signature), else `bs58.decode`. Same bytes as `bs58.decode(s)`.
+ * @throws bs58's Error ("Non-base58 character") when `s` is not base58.
+ */
+export function base58DecodeChecked(s: string): Uint8Array {
+  const r = nativeDecode?.(s);
+  return r !== undefined && typeof r !== 'number' ? r : bs58.decode(s);
+}
 
 /** The BigInt (divide and conquer) decoder; exported for tests. Same contract as base58DecodeLong. */
 export function base58DecodeBigInt(s: string): Uint8Array {

@@ -9,7 +9,7 @@
  */
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
 import bs58 from 'bs58';
-import { nativeAddon } from '../native.ts';
+import { base58DecodeChecked } from '../solana/base58Long.ts';
 import type { Bytes32 } from '../types.ts';
 import {
   type AccountRecord,
@@ -90,16 +90,14 @@ function holderKey(mint: Uint8Array, balance: bigint, owner: Uint8Array): Buffer
 }
 let lastSig = '';
 let lastSigBytes: Buffer = Buffer.alloc(0);
-const nativeBase58 = nativeAddon?.base58Decode;
 /**
  * Raw 64-byte signature from base58 (the last one is memoised: a transaction's writes repeat it).
- * Decoded by the native addon when built (≈10× bs58); invalid base58 throws bs58's error.
  * @throws Error when the string is not base58 or does not decode to 64 bytes.
  */
 export function signatureBytes(sig: string): Buffer {
   if (sig === lastSig) return lastSigBytes;
-  const n = nativeBase58?.(sig);
-  const b = n !== undefined && typeof n !== 'number' ? Buffer.from(n.buffer, n.byteOffset, n.byteLength) : Buffer.from(bs58.decode(sig));
+  const d = base58DecodeChecked(sig);
+  const b = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
   if (b.length !== 64) throw new Error(`signature '${sig}' is ${b.length} bytes, expected 64`);
   lastSig = sig;
   lastSigBytes = b;
