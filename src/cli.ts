@@ -3,6 +3,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/index.ts';
+import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
 import { CIRCUIT_IDS } from './prover/circuits.ts';
 import { loadConfig } from './config/config.ts';
 
@@ -27,7 +28,7 @@ program
   .option('--db <dir>', 'LMDB directory', './data')
   .option('--transactions <dir...>', 'directories (or files) of getTransaction JSON', collect)
   .option('--blocks <dir...>', 'directories of getBlock JSON files named by slot', collect)
-  .option('--batch-transactions <n>', 'transactions per write transaction', positive('--batch-transactions'), 2000)
+  .option('--batch-transactions <n>', 'transactions per write transaction', positive('--batch-transactions'), DEFAULT_BATCH_TRANSACTIONS)
   .option('--no-progress', 'no progress bar')
   .action(async (o) => {
     if (!o.transactions?.length && !o.blocks?.length) program.error('index: give --transactions DIR and/or --blocks DIR');

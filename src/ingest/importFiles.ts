@@ -17,6 +17,9 @@ export interface ImportSummary {
   seconds: number;
 }
 
+/** Transactions per write transaction of the file importer unless told otherwise (`--batch-transactions`). */
+export const DEFAULT_BATCH_TRANSACTIONS = 2_000;
+
 /**
  * Indexes `blocks` (ascending) in batches of about `batchTransactions` transactions (whole slots per
  * batch, one write transaction each). Blocks at or below the store's last slot are skipped (resume).
@@ -27,7 +30,7 @@ export function importBlocks(indexer: Indexer, blocks: readonly BlockInfo[], opt
   const last = indexer.store.read((r) => r.lastSlot());
   const todo = blocks.filter((b) => last === null || b.slot > last);
   const sum: ImportSummary = { blocks: 0, transactions: 0, outputs: 0, outputsInserted: 0, accountsSpent: 0, rejected: 0, skippedBlocks: blocks.length - todo.length, seconds: 0 };
-  const limit = opts.batchTransactions ?? 2_000;
+  const limit = opts.batchTransactions ?? DEFAULT_BATCH_TRANSACTIONS;
   let i = 0;
   while (i < todo.length) {
     const batch: BlockInfo[] = [];
