@@ -5,6 +5,9 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Distinct `node` label values of `refract_proofs_by_node_total` before new names count as "other". */
+export const MAX_NODE_LABELS = 64;
+
 /** All Refract metrics on one registry. */
 export class Metrics {
   readonly registry = new Registry();
@@ -31,7 +34,9 @@ export class Metrics {
   readonly workerMemory = new Gauge({ name: 'refract_prover_worker_heap_bytes', help: 'Heap used by a prover worker thread after its last task', labelNames: ['worker'], registers: [this.registry] });
   readonly proofWitness = new Histogram({ name: 'refract_proof_witness_seconds', help: 'Witness calculation time (wasm) by circuit', labelNames: ['circuit'], buckets: [0.01, 0.025, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6], registers: [this.registry] });
   readonly proofRequestDuration = new Histogram({ name: 'refract_proof_request_duration_seconds', help: 'Proof request time as the API sees it (queue + witness + prove + verify + transport) by circuit, backend and outcome (ok or the error code)', labelNames: ['circuit', 'backend', 'outcome'], buckets: [0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4], registers: [this.registry] });
-  readonly proofsByNode = new Counter({ name: 'refract_proofs_by_node_total', help: 'Proofs by the process that made them (this process, a prover node, an external prover)', labelNames: ['node'], registers: [this.registry] });
+  readonly proofsByNode = new Counter({ name: 'refract_proofs_by_node_total', help: `Proofs by the node that made them: its REFRACT_NODE_NAME or host name (this process, a prover node), or the external prover URL; names beyond the first ${MAX_NODE_LABELS} count as "other"`, labelNames: ['node'], registers: [this.registry] });
+  /** Node names `proofsByNode` has a series for (bounded by MAX_NODE_LABELS). */
+  private readonly nodeLabels = new Set<string>();
   readonly proverReady = new Gauge({ name: 'refract_prover_circuit_ready', help: '1 when the proving keys of a circuit are ready in this process, else 0', labelNames: ['circuit'], registers: [this.registry] });
 
   /** Where `refract_proof_queue_depth` / `refract_proof_active_jobs` / worker heap gauges read from at scrape time. */
@@ -72,6 +77,19 @@ export class Metrics {
         for (const [id, heap] of Object.entries(s.threads)) this.set({ worker: id }, heap);
       },
     });
+  }
+
+  /**
+   * Counts one proof in `refract_proofs_by_node_total` under `nodeName` (a prover's stable name, see
+   * NODE_NAME). The label set is bounded: once MAX_NODE_LABELS names have series, new names count as "other".
+   */
+  countProofByNode(nodeName: string): void {
+    let node = nodeName;
+    if (!this.nodeLabels.has(node)) {
+      if (this.nodeLabels.size >= MAX_NODE_LABELS) node = 'other';
+      else this.nodeLabels.add(node);
+    }
+    this.proofsByNode.inc({ node });
   }
 
   /**

@@ -8,8 +8,8 @@ import bs58 from 'bs58';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Metrics } from '../src/metrics.ts';
-import { LocalBackend, RemoteBackend } from '../src/prover/backend.ts';
+import { MAX_NODE_LABELS, Metrics } from '../src/metrics.ts';
+import { LocalBackend, NODE_NAME, RemoteBackend } from '../src/prover/backend.ts';
 import { compressGnarkProof, compressedProofToJson } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
@@ -144,6 +144,20 @@ describe('getValidityProof over HTTP on lamport_transfers', () => {
     expect(text).toMatch(/refract_proof_queue_wait_seconds_count\{circuit="inclusion_26_1"\} [1-9]/);
     expect(text).toMatch(/refract_proof_witness_seconds_count\{circuit="inclusion_26_1"\} [1-9]/);
     expect(text).toMatch(/refract_proof_batch_size_count [1-9]/);
+    // Local proofs count under this process's node name (REFRACT_NODE_NAME or the host name).
+    expect(text).toMatch(new RegExp(`refract_proofs_by_node_total\\{node="${NODE_NAME}"\\} [1-9]`));
+  });
+
+  test('refract_proofs_by_node_total keeps at most MAX_NODE_LABELS names; later names count as "other"', async () => {
+    const m = new Metrics({ defaultMetrics: false });
+    for (let i = 0; i < MAX_NODE_LABELS + 10; i++) m.countProofByNode(`node-${i}`);
+    m.countProofByNode('node-0');
+    const text = await m.registry.metrics();
+    const series = text.split('\n').filter((l) => l.startsWith('refract_proofs_by_node_total{'));
+    expect(series).toHaveLength(MAX_NODE_LABELS + 1);
+    expect(series).toContain('refract_proofs_by_node_total{node="node-0"} 2');
+    expect(series).toContain(`refract_proofs_by_node_total{node="node-${MAX_NODE_LABELS - 1}"} 1`);
+    expect(series).toContain('refract_proofs_by_node_total{node="other"} 10');
   });
 });
 

@@ -29,11 +29,15 @@ interface NodeProc {
   child: ChildProcess;
   events: Record<string, unknown>[];
   nodeId?: string;
+  /** REFRACT_NODE_NAME given to the process: its `refract_proofs_by_node_total` label. */
+  name: string;
   waitFor(pred: (e: Record<string, unknown>) => boolean, ms: number): Promise<Record<string, unknown>>;
 }
 
+let nodeCount = 0;
 function startNode(): NodeProc {
-  const env = { ...process.env };
+  const name = `test-node-${++nodeCount}`;
+  const env: NodeJS.ProcessEnv = { ...process.env, REFRACT_NODE_NAME: name };
   delete env.NODE_OPTIONS;
   const child = spawn(
     process.execPath,
@@ -45,6 +49,7 @@ function startNode(): NodeProc {
   const node: NodeProc = {
     child,
     events,
+    name,
     waitFor(pred, ms) {
       const hit = events.find(pred);
       if (hit) return Promise.resolve(hit);
@@ -116,7 +121,11 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     expect(completedBy.size).toBe(2);
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/refract_proofs_total\{circuit="inclusion_26_1"\} 4/);
-    for (const n of nodes) expect(text).toContain(`refract_proofs_by_node_total{node="${n.nodeId}"}`);
+    // The label is the node's stable name, not its per-process id.
+    for (const n of nodes) {
+      expect(n.nodeId).toMatch(new RegExp(`^${n.name}:\\d+:[0-9a-f]{4}$`));
+      expect(text).toContain(`refract_proofs_by_node_total{node="${n.name}"}`);
+    }
     expect(text).toMatch(/refract_proof_queue_wait_seconds_count\{circuit="inclusion_26_1"\} 4/);
     expect(text).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="ok"\} 4/);
     console.log(`4 proofs on 2 prover nodes (1 thread each): ${ms.toFixed(0)} ms`);
@@ -241,7 +250,7 @@ describe('refract start --redis-url', () => {
       expect(res.result, JSON.stringify(res)).toBeDefined();
       expect(survivor.events.filter((e) => e.event === 'completed').length).toBe(before + 1);
       const metrics = await daemon.metrics.registry.metrics();
-      expect(metrics).toContain(`refract_proofs_by_node_total{node="${survivor.nodeId}"} 1`);
+      expect(metrics).toContain(`refract_proofs_by_node_total{node="${survivor.name}"} 1`);
     } finally {
       await daemon.stop();
     }

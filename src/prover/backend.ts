@@ -49,8 +49,10 @@ export interface BackendProof {
    * did it, or the prover node shares this process). False: the caller must verify.
    */
   verifiedLocally: boolean;
-  /** Who proved it: a node id (`host:pid`), or the external prover URL. */
+  /** Who proved it: a node id (`name:pid:random`), or the external prover URL. */
   provedBy: string;
+  /** The prover's stable name (`NODE_NAME` of the node, or the external prover URL): the metrics label. */
+  provedByName: string;
   timings: ProofTimings;
   /** Jobs in the pool task the proof was part of (1 when unknown). */
   batchSize: number;
@@ -85,11 +87,18 @@ export interface ProofBackend {
 }
 
 /**
- * This process's node id, `host:pid:random`: tells local proofs from prover nodes' ones. The random
- * part keeps two processes apart that share a host name and pid (containers on host networking,
+ * This process's node name: `$REFRACT_NODE_NAME` (e.g. a pod or machine name that survives restarts),
+ * else the host name. The `node` label of `refract_proofs_by_node_total`, so that label keeps one value
+ * per prover node across restarts instead of one per process.
+ */
+export const NODE_NAME = process.env.REFRACT_NODE_NAME?.trim() || hostname();
+
+/**
+ * This process's node id, `name:pid:random`: tells local proofs from prover nodes' ones. The random
+ * part keeps two processes apart that share a name and pid (containers on host networking,
  * each running node as PID 1): a proof counts as verified here only when this process made it.
  */
-export const NODE_ID = `${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
+export const NODE_ID = `${NODE_NAME}:${process.pid}:${randomBytes(2).toString('hex')}`;
 
 /** Options of `LocalBackend`. */
 export interface LocalBackendOptions {
@@ -149,6 +158,7 @@ export class LocalBackend implements ProofBackend {
         publicSignals: r.publicSignals,
         verifiedLocally: true,
         provedBy: NODE_ID,
+        provedByName: NODE_NAME,
         timings: { queueMs: r.queueMs, witnessMs: r.witnessMs, proveMs: r.proveMs, verifyMs: r.verifyMs, totalMs: r.totalMs },
         batchSize: r.batchSize,
       };
@@ -263,6 +273,7 @@ export class RemoteBackend implements ProofBackend {
       publicSignals: job.witness.publicSignals,
       verifiedLocally: false,
       provedBy: this.url,
+      provedByName: this.url,
       timings: { queueMs: 0, witnessMs: 0, proveMs: totalMs, verifyMs: 0, totalMs },
       batchSize: 1,
     };

@@ -31,7 +31,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
-import { NODE_ID } from './backend.ts';
+import { NODE_ID, NODE_NAME } from './backend.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
@@ -52,8 +52,10 @@ export interface ProofJobData {
 export interface ProofJobResult {
   proof: Groth16Proof;
   publicSignals: string[];
-  /** Node that proved it (`host:pid`). */
+  /** Node that proved it (its `NODE_ID`, `name:pid:random`). */
   node: string;
+  /** That node's `NODE_NAME` (absent from older nodes). */
+  nodeName?: string;
   /** `queueMs`: BullMQ wait (added → taken by a node); `poolQueueMs`: wait for a pool thread on that node. */
   timings: { queueMs: number; witnessMs: number; proveMs: number; verifyMs: number; poolQueueMs: number };
   batchSize: number;
@@ -228,6 +230,7 @@ export class BullBackend implements ProofBackend {
       publicSignals: r.publicSignals,
       verifiedLocally: r.node === NODE_ID,
       provedBy: r.node,
+      provedByName: r.nodeName ?? nodeNameOf(r.node),
       timings: {
         // For a deduplicated job started before this request, there was no wait for this request.
         queueMs: Math.max(0, Math.min(r.timings.queueMs, r.startedAt - submitted)) + r.timings.poolQueueMs,
@@ -391,6 +394,11 @@ export type ProverNodeEvent =
   | { type: 'failed'; jobId: string; circuitId: string; node: string; code: string; message: string; retry: boolean }
   | { type: 'handedBack'; jobId: string; circuitId: string; node: string; handbacks: number };
 
+/** The name part of an older node's id (`host:pid` or `host:pid:random`), for the metrics label. */
+function nodeNameOf(nodeId: string): string {
+  return nodeId.replace(/:\d+(:[0-9a-f]+)?$/, '');
+}
+
 /** A running prover node. */
 export interface ProverNode {
   readonly worker: Worker<ProofJobData, ProofJobResult>;
@@ -445,6 +453,7 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
           proof: r.proof,
           publicSignals: r.publicSignals,
           node: nodeId,
+          nodeName: NODE_NAME,
           timings: { queueMs: Math.max(0, (job.processedOn ?? startedAt) - job.timestamp), witnessMs: r.witnessMs, proveMs: r.proveMs, verifyMs: r.verifyMs, poolQueueMs: r.queueMs },
           batchSize: r.batchSize,
           startedAt,

@@ -100,7 +100,7 @@ export class ProofService {
         m.proofWitness.observe({ circuit }, r.timings.witnessMs / 1000);
         m.proofQueueWait.observe({ circuit }, r.timings.queueMs / 1000);
         m.proofBatchSize.observe(r.batchSize);
-        m.proofsByNode.inc({ node: r.provedBy });
+        m.countProofByNode(r.provedByName);
       }
       return {
         circuitId,
