@@ -49,6 +49,21 @@ export interface BlockInfo {
   blockhash: string;
   previousBlockhash: string;
   transactions: TransactionInfo[];
+  /**
+   * Transactions of the block that did not decode (absent when none), left out of `transactions`: the
+   * indexer rejects each one (logged, recorded, counted) and indexes the rest of the block.
+   */
+  undecodable?: UndecodableTransaction[];
+}
+
+/** A transaction of a block that did not decode. */
+export interface UndecodableTransaction {
+  /** Position in the block's `transactions` list as the node sent it. */
+  index: number;
+  /** First signature (base58), when the wire bytes got that far. */
+  signature: string | null;
+  /** The DecodeError message, e.g. `transactions[3].meta: expected an object, got null`. */
+  reason: string;
 }
 
 /** `CompressedAccountData` (Borsh): discriminator[8], data Vec<u8>, data_hash[32]. */

@@ -378,11 +378,15 @@ describe('decodeBlockJson on get_lanon_voting_signatures/270893658', () => {
     expect(parsed.filter((p) => !p.isVote || p.usesCompression)).toHaveLength(46);
   });
 
-  it('prefixes transaction errors with their index', () => {
+  it('sets a transaction that does not decode aside (prefixed with its index) and decodes the rest', () => {
     const bad = clone(json);
     bad.transactions[3].meta.innerInstructions = 5;
-    const e = decodeError(() => decodeBlockJson(bad, 1));
-    expect(e.message).toMatch(/^transactions\[3\]\.meta\.innerInstructions: expected an array, got number 5 \[signature \w+\]$/);
+    const b = decodeBlockJson(bad, 1);
+    expect(b.transactions).toHaveLength(json.transactions.length - 1);
+    expect(b.undecodable).toHaveLength(1);
+    expect(b.undecodable![0]!.index).toBe(3);
+    expect(b.undecodable![0]!.reason).toMatch(/^transactions\[3\]\.meta\.innerInstructions: expected an array, got number 5 \[signature \w+\]$/);
+    expect(b.undecodable![0]!.signature).toBe(decodeBlockJson(json, 1).transactions[3]!.signature);
   });
 
   it('rejects missing block fields like Photon', () => {

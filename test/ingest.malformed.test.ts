@@ -10,7 +10,7 @@ import { LightTxGenerator } from '../src/sim/generator.ts';
 import { TransactionRejected, prepareStateUpdate, prepareStateUpdates } from '../src/state/prepare.ts';
 import { decodeBlockJson, decodeTransactionJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';
-import type { BlockInfo } from '../src/types.ts';
+import type { BlockInfo, ParsedTransaction } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';
 
 type TxJson = { meta: { innerInstructions: { instructions: { data: string }[] }[] }; transaction: [string, string] };
@@ -132,5 +132,77 @@ describe('malformed transactions', () => {
     expect(again.transactions).toBe(0);
     const rootAfter = a.read((v) => Buffer.from(v.node(bs58.decode('smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT'), 1n)!.hash).toString('hex'));
     expect(rootAfter).toBe(rootBefore);
+  });
+});
+
+describe('event indices outside the tree', () => {
+  const registry = loadTreeRegistry();
+  const SMT1 = bs58.decode('smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT');
+  const AMT1 = bs58.decode('amt1Ayt45jfbdw5YSo7iz6WZxUmnZsQTYXy82hVwyC2');
+  const sig = bs58.encode(new Uint8Array(64).fill(9));
+  const tx = (events: ParsedTransaction['events']): ParsedTransaction => ({ signature: sig, slot: 5, error: null, isVote: false, usesCompression: true, events });
+  const element = (index: bigint, nextIndex = 1n) => ({ value: new Uint8Array(32), nextIndex, nextValue: new Uint8Array(32), index });
+
+  it('a nullifier leaf index ≥ 2^26 (or 2^64−1) rejects the transaction; the batch and the tree are untouched', () => {
+    for (const bad of [1n << 26n, (1n << 64n) - 1n]) {
+      const [p] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: SMT1, nullifiedLeavesIndices: [0n, bad], seq: 100n } }])], registry);
+      expect(p!.rejected!.reason).toBe(`nullifier event: leaf index ${bad} is outside tree smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT (height 26: leaves 0..2^26−1)`);
+    }
+    const [ok] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: SMT1, nullifiedLeavesIndices: [(1n << 26n) - 1n], seq: 100n } }])], registry);
+    expect(ok!.update!.leaves[0]!.leaf.leafIndex).toBe(2 ** 26 - 1);
+  });
+
+  it('a nullifier event for an address tree is rejected', () => {
+    const [p] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: AMT1, nullifiedLeavesIndices: [0n], seq: 1n } }])], registry);
+    expect(p!.rejected!.reason).toMatch(/^nullifier event for amt1\w+, which is AddressV1$/);
+  });
+
+  it('an indexed-tree update whose element index or next index is ≥ 2^26 is rejected', () => {
+    const update = (low: bigint, highNext: bigint) => ({ newLowElement: element(low), newLowElementHash: new Uint8Array(32), newHighElement: element(3n, highNext), newHighElementHash: new Uint8Array(32) });
+    const [a] = prepareStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AMT1, updates: [update((1n << 64n) - 1n, 0n)], seq: 2n } }])], registry);
+    expect(a!.rejected!.reason).toMatch(/^indexed tree update 0: low element index 18446744073709551615 is outside tree amt1\w+ \(height 26/);
+    const [b] = prepareStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AMT1, updates: [update(0n, 1n << 26n)], seq: 2n } }])], registry);
+    expect(b!.rejected!.reason).toMatch(/^indexed tree update 0: high element next index 67108864 is outside tree/);
+  });
+
+  it('an output leaf index ≥ 2^26 is rejected; the largest leaf index is accepted', () => {
+    const gen = new LightTxGenerator({ owners: 10, seed: 8 });
+    const badTx = parseTransaction(decodeTransactionJson(gen.next(1, 'compress').json).transaction, 1);
+    const ev = badTx.events.find((e) => e.kind === 'publicTransaction')!;
+    if (ev.kind !== 'publicTransaction') throw new Error('unreachable');
+    ev.event.outputLeafIndices[0] = 2 ** 26;
+    const [p] = prepareStateUpdates([badTx], registry);
+    expect(p!.rejected!.reason).toMatch(/^output 0: leaf index 67108864 is outside tree smt1\w+ \(height 26/);
+    ev.event.outputLeafIndices[0] = 2 ** 26 - 1; // in range: now only the hash (over the leaf index) differs
+    expect(prepareStateUpdates([badTx], registry)[0]!.rejected!.reason).toMatch(/^output 0: event hash .* differs/);
+  });
+});
+
+describe('a block with an undecodable transaction', () => {
+  const registry = loadTreeRegistry();
+  const HASH = '11111111111111111111111111111111';
+
+  it('rejects that transaction alone (by signature, in block order) and indexes the others', () => {
+    const gen = new LightTxGenerator({ owners: 10, seed: 9 });
+    const json = gen.block(7, 3).json as { transactions: { transaction: [string, string]; meta: unknown }[] };
+    const sigOfEntry = (t: { transaction: [string, string] }) => bs58.encode(Buffer.from(t.transaction[0], 'base64').subarray(1, 65));
+    const badSig = sigOfEntry(json.transactions[1]!);
+    json.transactions[1]!.meta = null; // decodes as far as the signature
+    json.transactions.push({ transaction: ['AAAA', 'base64'], meta: {} }); // no signature at all
+    const block = decodeBlockJson({ ...json, blockhash: HASH, previousBlockhash: HASH }, 7);
+    expect(block.transactions).toHaveLength(2);
+    expect(block.undecodable).toEqual([
+      { index: 1, signature: badSig, reason: expect.stringMatching(/^transactions\[1\]\.meta: .*null/) },
+      { index: 3, signature: null, reason: expect.stringMatching(/^transactions\[3\]\.transaction/) },
+    ]);
+    const store = new Store({ path: tempDir() });
+    const r = new Indexer(store, registry).indexBlocks([block]);
+    expect(r.rejected.map((x) => [x.signature, x.slot])).toEqual([
+      [badSig, 7],
+      [null, 7],
+    ]);
+    expect(r.outputsInserted).toBeGreaterThan(0);
+    expect(store.read((v) => v.rejection(badSig))).toMatch(/meta/);
+    expect(store.read((v) => v.lastSlot())).toBe(7);
   });
 });

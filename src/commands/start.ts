@@ -80,6 +80,8 @@ export interface DaemonOptions {
 export async function startDaemon(config: Config, opts: DaemonOptions = {}): Promise<Daemon> {
   const log = createLogger('refract', config.logLevel);
   let simulator: Simulator | null = null;
+  /** Why the ingest loop stopped (shown by GET /health), once it has. */
+  let ingestError: string | undefined;
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
     const port = Number(new URL(config.rpcUrl).port || 8899);
     log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
@@ -130,7 +132,13 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     bodyLimitBytes: config.bodyLimitBytes,
     httpErrorsAs200: config.httpErrorsAs200,
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
-    health: async () => ({ indexedSlot: store.read((r) => r.lastSlot()), ingest: config.ingest, poseidon: poseidonInfo(), prover: await prover.health() }),
+    health: async () => ({
+      indexedSlot: store.read((r) => r.lastSlot()),
+      ingest: config.ingest,
+      ...(ingestError ? { ingestError } : {}),
+      poseidon: poseidonInfo(),
+      prover: await prover.health(),
+    }),
   });
   if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), unavailableReason: () => prover.unavailableReason(), apiKeys: config.apiKeys, rateLimit: config.rateLimit });
   app.get('/metrics', async (_req, reply) => {
@@ -149,7 +157,11 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
 
   const abort = new AbortController();
   const ingest = config.ingest
-    ? runIngest(indexer, solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, metrics }).catch((err) => log.error({ err }, 'ingest stopped with an error'))
+    ? runIngest(indexer, solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, metrics }).catch((err) => {
+        // The API keeps serving what is indexed; /health says why nothing new arrives.
+        ingestError = `ingest stopped: ${(err as Error)?.message ?? String(err)}`;
+        log.error({ err }, 'ingest stopped with an error; the API keeps serving the indexed state');
+      })
     : Promise.resolve();
 
   let stopping: Promise<void> | null = null;

@@ -83,3 +83,111 @@ export function loadBlockFiles(dirs: readonly string[]): BlockInfo[] {
   }
   return out.sort((a, b) => a.slot - b.slot);
 }
+
+/** One file of an import plan: where it sorts, read and decoded only when its batch comes. */
+export interface PlannedFile {
+  file: string;
+  slot: number;
+  kind: 'transaction' | 'block';
+}
+
+/** The files of an import in slot order, and how many blocks they make. */
+export interface FilePlan {
+  files: PlannedFile[];
+  /** Blocks the files make: one per slot of transaction files, one per block file. */
+  blocks: number;
+}
+
+function jsonFile(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file}: not JSON (${(err as Error).message})`);
+  }
+}
+
+/**
+ * Lists the getTransaction files of `transactions` and the getBlock files (named by slot) of `blocks`
+ * in import order: ascending slot, transaction files before a block file of the same slot, ties by
+ * file name. Transaction files are parsed here for their slot only; nothing is decoded or kept.
+ * @throws Error naming the file: not JSON, no `slot`, or a block file not named by its slot
+ */
+export function planFiles(transactions: readonly string[], blocks: readonly string[]): FilePlan {
+  const files: PlannedFile[] = [];
+  for (const dir of transactions) {
+    for (const file of listFiles(dir)) {
+      const slot = (jsonFile(file) as { slot?: unknown } | null)?.slot;
+      if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) throw new Error(`${file}: slot: expected a non-negative integer, got ${JSON.stringify(slot)}`);
+      files.push({ file, slot, kind: 'transaction' });
+    }
+  }
+  for (const dir of blocks) {
+    for (const file of listFiles(dir)) {
+      const slot = Number(basename(file).replace(/\.json$/, ''));
+      if (!Number.isSafeInteger(slot)) throw new Error(`${file}: block file names must be slot numbers`);
+      files.push({ file, slot, kind: 'block' });
+    }
+  }
+  const name = (f: PlannedFile) => basename(f.file);
+  files.sort((a, b) => a.slot - b.slot || (a.kind === b.kind ? 0 : a.kind === 'transaction' ? -1 : 1) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
+  let count = 0;
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i]!;
+    const prev = files[i - 1];
+    if (f.kind === 'block' || !prev || prev.kind !== 'transaction' || prev.slot !== f.slot) count++;
+  }
+  return { files, blocks: count };
+}
+
+/**
+ * Reads and decodes the plan's blocks one at a time, in order: the transaction files of one slot
+ * make one synthetic block (parent = the previous slot with transaction files, empty hashes, height 0,
+ * as `blocksFromTransactionFiles`), each block file one block. Blocks at or below `afterSlot` are
+ * passed over unread (`onSkipped` is told). Memory holds one block at a time.
+ * @throws Error naming the file when one does not decode
+ */
+export function* readPlannedBlocks(plan: FilePlan, afterSlot: number | null, onSkipped?: () => void): Generator<BlockInfo> {
+  const { files } = plan;
+  let prevTxSlot: number | null = null;
+  for (let i = 0; i < files.length; ) {
+    const f = files[i]!;
+    if (f.kind === 'block') {
+      i++;
+      if (afterSlot !== null && f.slot <= afterSlot) {
+        onSkipped?.();
+        continue;
+      }
+      const json = jsonFile(f.file);
+      let block: BlockInfo;
+      try {
+        block = decodeBlockJson(json, f.slot);
+      } catch (err) {
+        throw new Error(`${f.file}: ${(err as Error).message}`);
+      }
+      yield block;
+      continue;
+    }
+    let j = i;
+    while (j < files.length && files[j]!.kind === 'transaction' && files[j]!.slot === f.slot) j++;
+    const parentSlot: number = prevTxSlot ?? Math.max(0, f.slot - 1);
+    prevTxSlot = f.slot;
+    const group = files.slice(i, j);
+    i = j;
+    if (afterSlot !== null && f.slot <= afterSlot) {
+      onSkipped?.();
+      continue;
+    }
+    const block: BlockInfo = { slot: f.slot, parentSlot, blockTime: 0, blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] };
+    for (const g of group) {
+      const json = jsonFile(g.file);
+      try {
+        const d = decodeTransactionJson(json);
+        if (block.transactions.length === 0) block.blockTime = d.blockTime;
+        block.transactions.push(d.transaction);
+      } catch (err) {
+        throw new Error(`${g.file}: ${(err as Error).message}`);
+      }
+    }
+    yield block;
+  }
+}

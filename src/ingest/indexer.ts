@@ -14,8 +14,12 @@ import type { BlockInfo, ParsedTransaction } from '../types.ts';
 
 /** Result of indexing one batch. */
 export interface BatchResult extends PersistStats {
-  /** Transactions refused (decode failure, hash mismatch, …), with reasons. Nothing of them was stored. */
-  rejected: { signature: string; reason: string }[];
+  /**
+   * Transactions refused (decode failure, hash mismatch, …), in block order, with reasons. Nothing of
+   * them was stored. `signature` is null for a block's transaction whose bytes did not get as far as
+   * its signature (such a rejection is logged and counted, not recorded).
+   */
+  rejected: { signature: string | null; slot: number; reason: string }[];
   /** Outputs / events skipped because their tree is not in the registry (base58 tree → count). */
   unknownTrees: Map<string, number>;
   /** Compressed outputs seen (including re-indexed ones). */
@@ -54,12 +58,20 @@ export class Indexer {
     const parsed: ParsedTransaction[] = [];
     const failuresBefore: BatchResult['rejected'][number][][] = []; // decode failures before parsed[i]
     for (const block of blocks) {
-      for (const tx of block.transactions) {
+      const undecodable = block.undecodable ?? [];
+      let u = 0;
+      for (let i = 0, t = 0; t < block.transactions.length || u < undecodable.length; i++) {
+        if (u < undecodable.length && (undecodable[u]!.index === i || t >= block.transactions.length)) {
+          const bad = undecodable[u++]!;
+          (failuresBefore[parsed.length] ??= []).push({ signature: bad.signature, slot: block.slot, reason: bad.reason });
+          continue;
+        }
+        const tx = block.transactions[t++]!;
         try {
           parsed.push(parseTransaction(tx, block.slot));
         } catch (err) {
           if (!(err instanceof DecodeError)) throw err;
-          (failuresBefore[parsed.length] ??= []).push({ signature: tx.signature, reason: err.message });
+          (failuresBefore[parsed.length] ??= []).push({ signature: tx.signature, slot: block.slot, reason: err.message });
         }
       }
     }
@@ -69,7 +81,7 @@ export class Indexer {
       const p = prepared[i];
       if (!p) continue;
       if (p.rejected) {
-        rejected.push({ signature: p.rejected.signature, reason: p.rejected.reason });
+        rejected.push({ signature: p.rejected.signature, slot: parsed[i]!.slot, reason: p.rejected.reason });
         continue;
       }
       const u = p.update;
@@ -87,10 +99,10 @@ export class Indexer {
     }));
     const stats = this.store.write((w) => {
       const s = persistBatch(w, records, updates);
-      for (const r of rejected) w.putRejection(r.signature, r.reason);
+      for (const r of rejected) if (r.signature !== null) w.putRejection(r.signature, r.reason);
       return s;
     });
-    for (const r of rejected) this.log?.warn({ signature: r.signature, reason: r.reason }, 'transaction rejected');
+    for (const r of rejected) this.log?.warn({ signature: r.signature, slot: r.slot, reason: r.reason }, 'transaction rejected');
     for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
     const result: BatchResult = { ...stats, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null };
     this.hooks.onBatch?.(result, Number(process.hrtime.bigint() - started) / 1e9);

@@ -2,9 +2,15 @@
  * RPC block source: polls a Solana node and yields block batches strictly in slot order.
  *
  * getSlot every `pollIntervalMs`; slots next..latest are fetched with at most `concurrency` getBlock
- * calls in flight; skipped slots (-32007/-32009) are passed over; any other error is retried with
- * exponential backoff (capped); blocks are released in ascending slot order, each checked against the
- * previous released block (parentSlot), as a batch of every consecutive block that is ready.
+ * calls in flight; skipped slots (-32007/-32009, or a null result) are passed over; any other error is
+ * retried with exponential backoff (capped). Blocks are released in ascending slot order, as a batch
+ * of every consecutive block that is ready, and only while each one's `parentSlot` is the last
+ * released slot (photon.md §1.1):
+ * - a block whose parent is a slot the node called skipped: that slot is fetched again, and now must
+ *   hold a block (a "skipped" answer is retried), before the child is released;
+ * - a block whose parent is older than the last released one (another fork, or a store indexed from
+ *   another cluster): nothing is released; the block is fetched again after a pause, with an error
+ *   logged each time, so the indexer stops (visible as lag) instead of mixing chains.
  */
 import type { Logger } from 'pino';
 import { decodeBlockJson } from '../solana/decode.ts';
@@ -15,7 +21,7 @@ import type { BlockInfo } from '../types.ts';
 export interface PollerOptions {
   /** First slot to fetch. */
   startSlot: number;
-  /** Slot of the last block already indexed (its parent-chain anchor), or null. */
+  /** Slot of the last block already indexed (its parent-chain anchor), or null: the first block is not checked. */
   lastIndexedSlot: number | null;
   /** Max getBlock calls in flight (default 20). */
   concurrency?: number;
@@ -51,16 +57,24 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
   let next = opts.startSlot; // next slot to release
   let nextToFetch = opts.startSlot;
   let lastReleased = opts.lastIndexedSlot;
+  // Skipped slots scanned since the last release: kept in `ready` until a later block is released,
+  // so a rewind to one of them (a child names it as parent) scans them again.
+  const passed = new Set<number>();
+  // Slots a fetched block names as its parent: a "skipped" answer for them is an error (retried).
+  const mustExist = new Map<number, number>(); // parent slot → child slot
   let tip = -1;
   let wake: (() => void) | null = null;
   const notify = () => { wake?.(); wake = null; };
 
-  const fetchSlot = async (slot: number) => {
+  const fetchSlot = async (slot: number, initialDelay = 0) => {
     let delay = 100;
+    if (initialDelay) await sleep(initialDelay, opts.signal);
     for (;;) {
       if (opts.signal?.aborted) return;
       try {
         const json = await rpc.getBlock(slot);
+        const child = mustExist.get(slot);
+        if (json === null && child !== undefined) throw new Error(`the node calls slot ${slot} skipped, but block ${child} names it as its parent`);
         ready.set(slot, json === null ? null : decodeBlockJson(json, slot));
         break;
       } catch (err) {
@@ -72,6 +86,13 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
     inFlight.delete(slot);
     notify();
   };
+  const refetch = (slot: number, initialDelay = 0) => {
+    ready.delete(slot);
+    if (inFlight.has(slot)) return;
+    inFlight.add(slot);
+    void fetchSlot(slot, initialDelay);
+  };
+  let chainErrors = 0;
 
   const tipLoop = (async () => {
     let delay = 100;
@@ -101,10 +122,37 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
       const batch: BlockInfo[] = [];
       while (ready.has(next) && batch.length < maxBatch) {
         const b = ready.get(next)!;
+        if (b === null) {
+          passed.add(next++);
+          continue;
+        }
+        if (lastReleased !== null && b.parentSlot !== lastReleased) {
+          if (b.parentSlot > lastReleased && b.parentSlot < b.slot && ready.get(b.parentSlot) === null) {
+            // The node called the parent skipped: fetch it again, and rescan from it.
+            opts.log?.warn({ slot: b.slot, parentSlot: b.parentSlot, lastReleased }, 'block names a skipped slot as its parent; fetching that slot again');
+            mustExist.set(b.parentSlot, b.slot);
+            refetch(b.parentSlot);
+            next = b.parentSlot;
+          } else {
+            // Not on the indexed chain: release nothing; ask again after a pause.
+            chainErrors++;
+            opts.log?.error(
+              { slot: b.slot, parentSlot: b.parentSlot, lastReleased, attempts: chainErrors },
+              'block does not extend the indexed chain (parentSlot is not the last indexed slot): indexing waits; fetching it again',
+            );
+            refetch(b.slot, Math.min(30_000, 500 * 2 ** Math.min(chainErrors, 6)));
+          }
+          break;
+        }
         ready.delete(next);
+        for (const s of passed) {
+          if (s > b.slot) continue; // after a rewind: still to be scanned again
+          ready.delete(s);
+          passed.delete(s);
+        }
+        mustExist.delete(b.slot);
+        chainErrors = 0;
         next++;
-        if (b === null) continue;
-        if (lastReleased !== null && b.parentSlot !== lastReleased) opts.log?.warn({ slot: b.slot, parentSlot: b.parentSlot, lastReleased }, 'block parent differs from the last indexed slot');
         lastReleased = b.slot;
         batch.push(b);
       }

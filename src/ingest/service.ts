@@ -4,13 +4,13 @@
  */
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import type { SolanaRpc } from '../solana/rpcClient.ts';
+import { type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
 import type { Indexer } from './indexer.ts';
 import { pollBlocks } from './poller.ts';
 
 /** Options of the ingest loop. */
 export interface IngestOptions {
-  /** First slot when the store is empty (default: the node's first available block, else 0). */
+  /** First slot when the store is empty or ends before it (default: see `resolveStartSlot`). */
   startSlot?: number;
   concurrency: number;
   maxBatchBlocks: number;
@@ -19,15 +19,74 @@ export interface IngestOptions {
   metrics?: Metrics;
 }
 
-/** Resolves the slot to start from: after the store's last slot, else `startSlot`, else the node's first available block. */
-export async function resolveStartSlot(indexer: Indexer, rpc: SolanaRpc, startSlot: number | undefined): Promise<{ start: number; lastIndexed: number | null }> {
-  const last = indexer.store.read((r) => r.lastSlot());
+/**
+ * Clusters with a known first Light Protocol slot, by genesis hash (photon.md §1.1 "network start
+ * slot"): indexing an empty store starts there.
+ */
+export const NETWORK_START_SLOTS: Readonly<Record<string, { network: string; slot: number }>> = {
+  '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d': { network: 'mainnet-beta', slot: 286_193_745 },
+  EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG: { network: 'devnet', slot: 319_998_225 },
+};
+
+/** The node cannot serve the history an empty store needs (it has pruned the cluster's Light start slot). */
+export class StartSlotUnavailable extends Error {
+  override readonly name = 'StartSlotUnavailable';
+}
+
+/**
+ * Resolves where polling starts and the parent-chain anchor:
+ * - a store with blocks: after its last slot (anchor = that slot, unless it came from transaction
+ *   files, whose synthetic blocks have no blockhash and so are not on the node's chain);
+ * - `startSlot` past the store's end (or on an empty store): from there, unanchored;
+ * - an empty store: mainnet-beta and devnet (by genesis hash) from their Light start slot; other
+ *   clusters (a local validator) from the node's first available block.
+ * RPC failures are retried (every 2 s, logged) until `signal` aborts.
+ * @throws StartSlotUnavailable when the node's first available block is past the cluster's Light start
+ *   slot (pruned history: accounts created earlier would be missing and every root wrong); the message
+ *   says to use an archival node or pass `--start-slot`.
+ */
+export async function resolveStartSlot(
+  indexer: Indexer,
+  rpc: SolanaRpc,
+  startSlot: number | undefined,
+  opts: { signal?: AbortSignal; log?: Logger } = {},
+): Promise<{ start: number; lastIndexed: number | null }> {
+  const { last, fromFiles } = indexer.store.read((r) => {
+    const slot = r.lastSlot();
+    return { last: slot, fromFiles: slot !== null && !r.block(slot)?.blockhash };
+  });
   if (startSlot !== undefined && (last === null || startSlot > last)) return { start: startSlot, lastIndexed: null };
-  if (last !== null) return { start: last + 1, lastIndexed: last };
-  try {
-    return { start: await rpc.getFirstAvailableBlock(), lastIndexed: null };
-  } catch {
-    return { start: 0, lastIndexed: null };
+  if (last !== null) return { start: last + 1, lastIndexed: fromFiles ? null : last };
+  for (;;) {
+    try {
+      const genesis = await rpc.getGenesisHash().catch((e: unknown) => {
+        if (e instanceof SolanaRpcError) return null; // a node without the method: an unknown cluster
+        throw e;
+      });
+      const first = await rpc.getFirstAvailableBlock();
+      const known = genesis ? NETWORK_START_SLOTS[genesis] : undefined;
+      if (!known) return { start: first, lastIndexed: null };
+      if (first > known.slot) {
+        throw new StartSlotUnavailable(
+          `${rpc.url} (${known.network}) has no blocks before slot ${first}, but Light Protocol state starts at slot ${known.slot}: index from an archival node, or pass --start-slot to accept an index without the earlier history`,
+        );
+      }
+      return { start: known.slot, lastIndexed: null };
+    } catch (err) {
+      if (err instanceof StartSlotUnavailable) throw err;
+      opts.log?.warn({ err: (err as Error).message, rpc: rpc.url }, 'cannot ask the Solana node where to start; retrying in 2 s');
+      if (opts.signal?.aborted) throw err;
+      await new Promise<void>((res) => {
+        const done = () => {
+          clearTimeout(t);
+          opts.signal?.removeEventListener('abort', done);
+          res();
+        };
+        const t = setTimeout(done, 2000);
+        opts.signal?.addEventListener('abort', done, { once: true });
+      });
+      if (opts.signal?.aborted) throw err;
+    }
   }
 }
 
@@ -36,7 +95,14 @@ export async function resolveStartSlot(indexer: Indexer, rpc: SolanaRpc, startSl
  * (the write transaction left nothing behind).
  */
 export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOptions): Promise<void> {
-  const { start, lastIndexed } = await resolveStartSlot(indexer, rpc, opts.startSlot);
+  let resolved: Awaited<ReturnType<typeof resolveStartSlot>>;
+  try {
+    resolved = await resolveStartSlot(indexer, rpc, opts.startSlot, { signal: opts.signal, log: opts.log });
+  } catch (err) {
+    if (opts.signal.aborted) return;
+    throw err;
+  }
+  const { start, lastIndexed } = resolved;
   opts.log.info({ start, lastIndexed, rpc: rpc.url }, 'ingest starting');
   let lastSlot = lastIndexed ?? 0;
   let tip = 0;

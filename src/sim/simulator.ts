@@ -133,6 +133,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         return slot;
       case 'getFirstAvailableBlock':
         return 1;
+      case 'getGenesisHash':
+        return sha('refract-simulator-genesis');
       case 'getHealth':
         return 'ok';
       case 'getVersion':

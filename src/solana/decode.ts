@@ -50,7 +50,7 @@ import {
   type ReadonlyUint8Array,
   type VariableSizeDecoder,
 } from '@solana/kit';
-import type { BlockInfo, InstructionGroup, InstructionInfo, TransactionInfo } from '../types.ts';
+import type { BlockInfo, InstructionGroup, InstructionInfo, TransactionInfo, UndecodableTransaction } from '../types.ts';
 import { VOTE_PROGRAM_ID } from '../light/constants.ts';
 import { DecodeError } from './errors.ts';
 
@@ -709,8 +709,10 @@ export function decodeTransactionJson(json: unknown): { slot: number; blockTime:
  * `{parentSlot, blockTime, blockHeight, blockhash, previousBlockhash, transactions: [{transaction, meta, version}]}`.
  * Like Photon, a missing `blockTime` or `blockHeight` is an error and a missing `transactions`
  * list means no transactions. `blockhash`/`previousBlockhash` must be 32-byte base58 values.
+ * A transaction that does not decode does not fail the block: it goes to `undecodable` (its
+ * DecodeError message, prefixed `transactions[i].`), so the indexer can reject it alone.
  * @param slot the slot the block was requested for (not part of the result).
- * @throws DecodeError; transaction errors are prefixed `transactions[i].`.
+ * @throws DecodeError for the block's own fields.
  */
 export function decodeBlockJson(json: unknown, slot: number): BlockInfo {
   const o = asObject(json, 'getBlock result');
@@ -726,10 +728,18 @@ export function decodeBlockJson(json: unknown, slot: number): BlockInfo {
     if (base58Decode(v, f).length !== 32) throw new DecodeError(f, `expected 32 bytes, got ${JSON.stringify(v)}`);
   }
   const list = o.transactions === undefined || o.transactions === null ? [] : asArray(o.transactions, 'transactions');
-  const transactions = new Array<TransactionInfo>(list.length);
+  const transactions: TransactionInfo[] = [];
+  let undecodable: UndecodableTransaction[] | undefined;
   for (let i = 0; i < list.length; i++) {
-    const t = asObject(list[i], `transactions[${i}]`);
-    transactions[i] = decodeTransactionEnvelope(t.transaction, t.meta, `transactions[${i}]`);
+    try {
+      const t = asObject(list[i], `transactions[${i}]`);
+      transactions.push(decodeTransactionEnvelope(t.transaction, t.meta, `transactions[${i}]`));
+    } catch (e) {
+      if (!(e instanceof DecodeError)) throw e;
+      (undecodable ??= []).push({ index: i, signature: e.signature ?? null, reason: e.message });
+    }
   }
-  return { slot, parentSlot, blockTime, blockHeight, blockhash, previousBlockhash, transactions };
+  const block: BlockInfo = { slot, parentSlot, blockTime, blockHeight, blockhash, previousBlockhash, transactions };
+  if (undecodable) block.undecodable = undecodable;
+  return block;
 }

@@ -1,5 +1,6 @@
 /**
- * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock, getTransaction, getFirstAvailableBlock.
+ * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock, getTransaction, getFirstAvailableBlock,
+ * getGenesisHash.
  */
 
 /** A JSON-RPC error returned by the node (code and message as sent). */
@@ -61,6 +62,11 @@ export class SolanaRpc {
   /** Current slot at `confirmed` commitment. */
   getSlot(): Promise<number> {
     return this.call<number>('getSlot', [{ commitment: 'confirmed' }]);
+  }
+
+  /** The cluster's genesis hash (base58): tells mainnet-beta, devnet and others apart. */
+  getGenesisHash(): Promise<string> {
+    return this.call<string>('getGenesisHash');
   }
 
   /** Lowest slot the node still has a block for. */

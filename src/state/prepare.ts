@@ -51,6 +51,16 @@ export interface StateUpdate {
   unknownTrees: string[];
 }
 
+/**
+ * Null when `index` is a leaf of `info`'s tree (0 ≤ index < 2^height), else the rejection reason
+ * `"<what> <index> is outside tree <tree> (height <h>: leaves 0..2^h−1)"`. Events come from the chain
+ * unchecked (u64 indices): an index past the tree would write outside it or fail the key encoding.
+ */
+function leafIndexError(info: TreeInfo, index: bigint | number, what: string): string | null {
+  const i = BigInt(index);
+  return i >= 0n && i < 1n << BigInt(info.height) ? null : `${what} ${i} is outside tree ${info.tree} (height ${info.height}: leaves 0..2^${info.height}−1)`;
+}
+
 /** Map key of a 32-byte pubkey. */
 const keyOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
 
@@ -80,6 +90,8 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
     }
     if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `output ${i}: tree ${info.tree} is ${info.type}; only StateV1 outputs are supported`);
     const leafIndex = e.outputLeafIndices[i]!;
+    const outside = leafIndexError(info, leafIndex, `output ${i}: leaf index`);
+    if (outside) throw new TransactionRejected(tx.signature, outside);
     const hash = e.outputCompressedAccountHashes[i]!;
     const acc = out.compressedAccount;
     try {
@@ -202,6 +214,11 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
           u.unknownTrees.push(bs58.encode(ev.event.tree));
           break;
         }
+        if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `nullifier event for ${info.tree}, which is ${info.type}`);
+        for (const leafIndex of ev.event.nullifiedLeavesIndices) {
+          const outside = leafIndexError(info, leafIndex, 'nullifier event: leaf index');
+          if (outside) throw new TransactionRejected(tx.signature, outside);
+        }
         ev.event.nullifiedLeavesIndices.forEach((leafIndex, i) => {
           u.leaves.push({ tree: info, leaf: { leafIndex: Number(leafIndex), hash: new Uint8Array(32), seq: ev.event.seq + BigInt(i) } });
         });
@@ -211,7 +228,18 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         const info = registry.getBytes(ev.event.tree);
         if (!info) u.unknownTrees.push(bs58.encode(ev.event.tree));
         else if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
-        else u.indexedEvents.push({ tree: info, event: ev.event });
+        else {
+          ev.event.updates.forEach((up, k) => {
+            for (const [el, name] of [
+              [up.newLowElement, 'low element'],
+              [up.newHighElement, 'high element'],
+            ] as const) {
+              const outside = leafIndexError(info, el.index, `indexed tree update ${k}: ${name} index`) ?? leafIndexError(info, el.nextIndex, `indexed tree update ${k}: ${name} next index`);
+              if (outside) throw new TransactionRejected(tx.signature, outside);
+            }
+          });
+          u.indexedEvents.push({ tree: info, event: ev.event });
+        }
         break;
       }
       case 'batch':

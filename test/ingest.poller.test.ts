@@ -1,0 +1,142 @@
+/**
+ * The RPC block source against a scripted Solana node: parent-slot chain rules (photon.md §1.1),
+ * skipped slots, and where an empty store starts.
+ */
+import { describe, expect, it } from 'vitest';
+import bs58 from 'bs58';
+import { loadTreeRegistry } from '../src/config/trees.ts';
+import { Indexer } from '../src/ingest/indexer.ts';
+import { pollBlocks } from '../src/ingest/poller.ts';
+import { NETWORK_START_SLOTS, StartSlotUnavailable, resolveStartSlot } from '../src/ingest/service.ts';
+import { SolanaRpcError, type SolanaRpc } from '../src/solana/rpcClient.ts';
+import { Store } from '../src/store/store.ts';
+import { tempDir } from './helpers/photon.ts';
+
+const hash = (n: number) => bs58.encode(new Uint8Array(32).fill(n % 256));
+const blockJson = (slot: number, parentSlot: number) => ({ parentSlot, blockTime: 1, blockHeight: slot, blockhash: hash(slot), previousBlockhash: hash(parentSlot), transactions: [] });
+
+/** A node that answers getBlock from `answer(slot, call)` (a block, null = skipped, or throws). */
+function fakeRpc(tip: number, answer: (slot: number, call: number) => object | null, extra: Partial<SolanaRpc> = {}) {
+  const calls = new Map<number, number>();
+  const rpc = {
+    url: 'fake://node',
+    getSlot: async () => tip,
+    getBlock: async (slot: number) => {
+      const n = (calls.get(slot) ?? 0) + 1;
+      calls.set(slot, n);
+      return answer(slot, n);
+    },
+    ...extra,
+  } as unknown as SolanaRpc;
+  return { rpc, calls };
+}
+
+/** Slots released by the poller until `count` blocks came out (or `ms` passed). */
+async function released(rpc: SolanaRpc, opts: { startSlot: number; lastIndexedSlot: number | null }, count: number, ms = 5000): Promise<number[]> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), ms);
+  const out: number[] = [];
+  const errors: unknown[] = [];
+  const log = { warn: () => {}, error: (o: unknown) => errors.push(o), info: () => {}, debug: () => {} } as never;
+  for await (const batch of pollBlocks(rpc, { ...opts, signal: abort.signal, pollIntervalMs: 20, log })) {
+    out.push(...batch.map((b) => b.slot));
+    if (out.length >= count) abort.abort();
+  }
+  clearTimeout(timer);
+  return out;
+}
+
+describe('poller: parent-slot chain', () => {
+  it('a slot the node first calls skipped, named as parent by the next block, is fetched again and released before it', async () => {
+    // Slot 11 answers "skipped" the first time (e.g. -32009 while long-term storage catches up).
+    const { rpc, calls } = fakeRpc(14, (slot, call) => (slot === 11 && call === 1 ? null : blockJson(slot, slot - 1)));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 5)).toEqual([10, 11, 12, 13, 14]);
+    expect(calls.get(11)).toBe(2);
+  });
+
+  it('a parent that keeps answering "skipped" holds the child back (retried), then both are released in order', async () => {
+    const { rpc, calls } = fakeRpc(13, (slot, call) => (slot === 11 && call <= 3 ? null : blockJson(slot, slot - 1)));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 4)).toEqual([10, 11, 12, 13]);
+    expect(calls.get(11)).toBe(4);
+  });
+
+  it('real skipped slots in between are passed over (the child names the last block as parent)', async () => {
+    const { rpc } = fakeRpc(15, (slot) => (slot === 11 || slot === 12 ? null : blockJson(slot, slot === 13 ? 10 : slot - 1)));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 4)).toEqual([10, 13, 14, 15]);
+  });
+
+  it('a skipped run with a rewind inside it: 11–12 skipped, 13 names 12 as parent → 12 is fetched again, then 12, 13 follow 10', async () => {
+    const { rpc } = fakeRpc(14, (slot, call) => {
+      if (slot === 11) return null;
+      if (slot === 12) return call === 1 ? null : blockJson(12, 10);
+      return blockJson(slot, slot - 1);
+    });
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 4)).toEqual([10, 12, 13, 14]);
+  });
+
+  it('a block whose parent is older than the last indexed slot (another fork) is not released; it is asked for again', async () => {
+    // Slot 12 first comes from another fork (parent 10, but 11 was indexed); later the node answers with the right block.
+    const { rpc, calls } = fakeRpc(13, (slot, call) => (slot === 12 && call === 1 ? blockJson(12, 10) : blockJson(slot, slot - 1)));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 4)).toEqual([10, 11, 12, 13]);
+    expect(calls.get(12)).toBe(2);
+  });
+
+  it('a node on another chain than the store (parent never matches): nothing is released', async () => {
+    const { rpc } = fakeRpc(12, (slot) => blockJson(slot, slot - 5));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 1, 1500)).toEqual([]);
+  });
+});
+
+describe('resolveStartSlot on an empty store', () => {
+  const registry = loadTreeRegistry();
+  const [mainnet] = Object.entries(NETWORK_START_SLOTS).find(([, v]) => v.network === 'mainnet-beta')!;
+  const node = (genesis: string | Error, first: number) =>
+    ({
+      url: 'fake://node',
+      getGenesisHash: async () => {
+        if (genesis instanceof Error) throw genesis;
+        return genesis;
+      },
+      getFirstAvailableBlock: async () => first,
+    }) as unknown as SolanaRpc;
+  const empty = () => new Indexer(new Store({ path: tempDir() }), registry);
+
+  it('mainnet-beta starts at Light’s start slot 286193745', async () => {
+    expect(await resolveStartSlot(empty(), node(mainnet, 100), undefined)).toEqual({ start: 286_193_745, lastIndexed: null });
+  });
+
+  it('a mainnet node that has pruned that slot is refused with what to do', async () => {
+    await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(StartSlotUnavailable);
+    await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(/no blocks before slot 300000000, but Light Protocol state starts at slot 286193745: index from an archival node, or pass --start-slot/);
+    // --start-slot accepts it.
+    expect(await resolveStartSlot(empty(), node(mainnet, 300_000_000), 300_000_000)).toEqual({ start: 300_000_000, lastIndexed: null });
+  });
+
+  it('another cluster (or a node without getGenesisHash) starts at its first available block', async () => {
+    expect(await resolveStartSlot(empty(), node(hash(7), 3), undefined)).toEqual({ start: 3, lastIndexed: null });
+    expect(await resolveStartSlot(empty(), node(new SolanaRpcError(-32601, 'Method not found'), 0), undefined)).toEqual({ start: 0, lastIndexed: null });
+  });
+
+  it('an unreachable node is retried until it answers', async () => {
+    let calls = 0;
+    const flaky = {
+      url: 'fake://node',
+      getGenesisHash: async () => {
+        if (++calls < 2) throw new Error('ECONNREFUSED');
+        return hash(7);
+      },
+      getFirstAvailableBlock: async () => 5,
+    } as unknown as SolanaRpc;
+    expect(await resolveStartSlot(empty(), flaky, undefined)).toEqual({ start: 5, lastIndexed: null });
+    expect(calls).toBe(2);
+  });
+
+  it('a store with blocks resumes after its last slot, anchored there unless the blocks came from transaction files', async () => {
+    const fromRpc = empty();
+    fromRpc.indexBlocks([{ slot: 20, parentSlot: 19, blockTime: 1, blockHeight: 20, blockhash: hash(20), previousBlockhash: hash(19), transactions: [] }]);
+    expect(await resolveStartSlot(fromRpc, node(mainnet, 0), undefined)).toEqual({ start: 21, lastIndexed: 20 });
+    const fromFiles = empty();
+    fromFiles.indexBlocks([{ slot: 20, parentSlot: 19, blockTime: 1, blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] }]);
+    expect(await resolveStartSlot(fromFiles, node(mainnet, 0), undefined)).toEqual({ start: 21, lastIndexed: null });
+  });
+});
