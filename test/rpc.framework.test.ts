@@ -253,9 +253,9 @@ describe('bad input table: status, code and message', () => {
     { name: 'hash = BN254 modulus', body: rpc('getCompressedAccount', { hash: modulusB58 }), status: 400, code: -32602, message: 'Invalid params: hash: invalid hash (value is not below the BN254 field modulus)' },
     { name: 'hash 0xff…ff in an array', body: rpc('getMultipleCompressedAccountProofs', [b58(h(1)), bs58.encode(new Uint8Array(32).fill(255))]), status: 400, code: -32602, message: 'Invalid params: params[1]: invalid hash (value is not below the BN254 field modulus)' },
     { name: 'signature of 63 bytes', body: rpc('getTransactionWithCompressionInfo', { signature: bs58.encode(new Uint8Array(63).fill(3)) }), status: 400, code: -32602, message: 'Invalid params: signature: invalid base58 signature (expected 64 bytes, got 63)' },
-    { name: 'oversize array: 1001 hashes', body: rpc('getMultipleCompressedAccounts', { hashes: hashes1001 }), status: 400, code: -32602, message: 'Invalid params: hashes: Too many hashes requested 1001. Maximum allowed: 1000' },
-    { name: 'oversize positional array: 1001 hashes', body: rpc('getMultipleCompressedAccountProofs', hashes1001), status: 400, code: -32602, message: 'Invalid params: params: Too many hashes requested 1001. Maximum allowed: 1000' },
-    { name: 'oversize positional array: 1001 addresses', body: rpc('getMultipleNewAddressProofs', hashes1001), status: 400, code: -32602, message: 'Invalid params: params: Too many addresses requested 1001. Maximum allowed: 1000' },
+    { name: 'oversize array: 1001 hashes', body: rpc('getMultipleCompressedAccounts', { hashes: hashes1001 }), status: 400, code: -32000, message: 'Validation Error: Too many hashes requested 1001. Maximum allowed: 1000' },
+    { name: 'oversize positional array: 1001 hashes', body: rpc('getMultipleCompressedAccountProofs', hashes1001), status: 400, code: -32000, message: 'Validation Error: Too many hashes requested 1001. Maximum allowed: 1000' },
+    { name: 'oversize positional array: 1001 addresses', body: rpc('getMultipleNewAddressProofs', hashes1001), status: 400, code: -32000, message: 'Validation Error: Too many addresses requested 1001. Maximum allowed: 1000' },
     { name: 'limit 0', body: rpc('getCompressedAccountsByOwner', { owner: OWNER_B58, limit: 0 }), status: 400, code: -32602, message: 'Invalid params: limit: must be an integer between 1 and 1000 (got 0)' },
     { name: 'limit 1001', body: rpc('getCompressionSignaturesForOwner', { owner: OWNER_B58, limit: 1001 }), status: 400, code: -32602, message: 'Invalid params: limit: must be an integer between 1 and 1000 (got 1001)' },
     { name: 'limit 1.5', body: rpc('getLatestCompressionSignatures', { limit: 1.5 }), status: 400, code: -32602, message: 'Invalid params: limit: must be an integer between 1 and 1000 (got 1.5)' },
@@ -551,7 +551,7 @@ describe('openapi.json', () => {
       'getCompressedTokenBalancesByOwner', 'getCompressedTokenBalancesByOwnerV2', 'getCompressedMintTokenHolders',
       'getCompressedAccountV2', 'getMultipleCompressedAccountsV2', 'getCompressedAccountsByOwnerV2',
       'getCompressedTokenAccountsByOwnerV2', 'getCompressedTokenAccountsByDelegateV2', 'getCompressedAccountProofV2',
-      'getMultipleCompressedAccountProofsV2', 'getValidityProofV2',
+      'getMultipleCompressedAccountProofsV2', 'getValidityProofV2', 'liveness', 'readiness',
     ];
     expect([...METHOD_NAMES].sort()).toEqual([...expected].sort());
     for (const name of expected) {
@@ -650,6 +650,9 @@ describe('health, metrics and logs', () => {
     expect(log).not.toContain('super-secret-key');
     expect(log).not.toContain('wrong-secret');
     expect(redactUrl('/a?b=1&API-KEY=s3cret#f')).toBe('/a?b=1&API-KEY=***#f');
+    // The query parser decodes names: `api%2Dkey` is the api-key parameter too; an undecodable name is redacted.
+    expect(redactUrl('/?api%2Dkey=s3cret&x=1')).toBe('/?api%2Dkey=***&x=1');
+    expect(redactUrl('/?%E0%A4%A=s3cret&api+key=x')).toBe('/?%E0%A4%A=***&api+key=x');
   });
 
   it('request logs carry the request id (per-request child loggers are created lazily)', async () => {

@@ -183,3 +183,122 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
     }
   });
 });
+
+describe('uploads the server will not read, failed logins, socket timeouts, probes', () => {
+  /** Sends `head`, then body chunks until the server closes the connection (or `ms`); returns what came back and how much was sent. */
+  const upload = (port: number, head: string, ms = 3000) =>
+    new Promise<{ reply: string; sentBytes: number; closedByServer: boolean }>((resolve) => {
+      const sock = connect(port, '127.0.0.1');
+      let reply = '';
+      let sentBytes = 0;
+      let closedByServer = false;
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const done = () => {
+        clearInterval(pump);
+        clearTimeout(timer);
+        sock.destroy();
+        resolve({ reply, sentBytes, closedByServer });
+      };
+      const pump = setInterval(() => {
+        if (sock.destroyed || sock.writableEnded) return;
+        sock.write(`${chunk.length.toString(16)}\r\n`);
+        sock.write(chunk);
+        sock.write('\r\n');
+        sentBytes += chunk.length;
+      }, 5);
+      const timer = setTimeout(done, ms);
+      sock.on('data', (d) => (reply += d.toString('latin1')));
+      sock.on('end', () => {
+        closedByServer = true;
+        done();
+      });
+      sock.on('error', () => {
+        closedByServer = true;
+        done();
+      });
+      sock.write(head);
+    });
+
+  it('a chunked upload past the body limit, or one sent without a valid key, gets its error; the rest is read up to the limit, then the connection is closed', async () => {
+    const { ctx } = lmdbServer(store);
+    for (const fastLane of [true, false]) {
+      const server = buildServer(ctx, { logLevel: 'silent', env: {}, bodyLimitBytes: 4096, rateLimit: { ratePerSecond: 1000, burst: 1000 }, apiKeys: ['k'] });
+      await server.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = server.server.address() as AddressInfo;
+      // `POST /` goes through the lane; `POST /?x=1` through fastify.
+      const path = fastLane ? '/' : '/?x=1';
+      try {
+        const tooLarge = await upload(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: k\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        expect(tooLarge.reply, path).toMatch(/^HTTP\/1\.1 413/);
+        expect(tooLarge.closedByServer).toBe(true);
+        expect(tooLarge.sentBytes).toBeLessThan(64 << 20);
+        const noKey = await upload(port, `POST ${path} HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n`);
+        expect(noKey.reply, path).toMatch(/^HTTP\/1\.1 401/);
+        expect(noKey.closedByServer).toBe(true);
+        expect(noKey.sentBytes).toBeLessThan(64 << 20);
+        // The server keeps serving.
+        const ok = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'x-api-key': 'k' }, body: body(1, 'getIndexerSlot') });
+        expect(ok.status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('failed logins spend the client IP’s tokens: a burst of wrong keys ends in 429 with Retry-After (lane and fastify)', async () => {
+    const { ctx } = lmdbServer(store);
+    const server = buildServer(ctx, { logLevel: 'silent', env: {}, rateLimit: { ratePerSecond: 0.01, burst: 3 }, apiKeys: ['right-key'] });
+    await server.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await fetch(`${base}/`, { method: 'POST', headers: { 'x-api-key': `wrong-${i}` }, body: body(i, 'getIndexerSlot') })).status);
+      expect(statuses).toEqual([401, 401, 401, 429, 429]);
+      const viaFastify = await fetch(`${base}/getIndexerSlot`, { method: 'POST', headers: { 'x-api-key': 'wrong' }, body: body(9, 'getIndexerSlot') });
+      expect(viaFastify.status).toBe(429);
+      expect(Number(viaFastify.headers.get('retry-after'))).toBeGreaterThan(0);
+      // The right key has its own bucket.
+      expect((await fetch(`${base}/`, { method: 'POST', headers: { 'x-api-key': 'right-key' }, body: body(10, 'getIndexerSlot') })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('keep-alive lasts 72 s with and without the lane', async () => {
+    for (const env of [{}, { REFRACT_FAST_LANE: '0' }]) {
+      const prev = process.env.REFRACT_FAST_LANE;
+      Object.assign(process.env, env);
+      const { ctx } = lmdbServer(store);
+      const server = buildServer(ctx, { logLevel: 'silent', env: {}, rateLimit: false });
+      if (prev === undefined) delete process.env.REFRACT_FAST_LANE;
+      else process.env.REFRACT_FAST_LANE = prev;
+      await server.listen({ port: 0, host: '127.0.0.1' });
+      const base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+      try {
+        for (const path of ['/', '/getIndexerSlot']) {
+          const r = await fetch(`${base}${path}`, { method: 'POST', body: body(1, 'getIndexerSlot') });
+          expect(r.headers.get('keep-alive'), `${JSON.stringify(env)} ${path}`).toBe('timeout=72');
+        }
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
+  it('GET /liveness and GET /readiness answer null (Photon’s probes), without an API key; the methods too', async () => {
+    const { ctx } = lmdbServer(store);
+    const server = buildServer(ctx, { logLevel: 'silent', env: {}, rateLimit: false, apiKeys: ['k'] });
+    await server.listen({ port: 0, host: '127.0.0.1' });
+    const base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
+    try {
+      for (const probe of ['liveness', 'readiness']) {
+        const r = await fetch(`${base}/${probe}`);
+        expect([r.status, r.headers.get('content-type'), await r.text()]).toEqual([200, 'application/json; charset=utf-8', 'null']);
+        const m = await fetch(`${base}/`, { method: 'POST', headers: { 'x-api-key': 'k' }, body: body(3, probe) });
+        expect(await m.json()).toEqual({ jsonrpc: '2.0', id: 3, result: null });
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -151,7 +151,27 @@ export function authorizeMethod(principal: Principal, requested: string, canonic
   throw RpcError.forbidden(`API key '${principal.id}' may not call ${requested}`);
 }
 
-/** `url` with the value of any `api-key` query parameter replaced by `***` (for logs). */
+/**
+ * `url` with the value of any `api-key` query parameter replaced by `***` (for logs). Names are
+ * compared percent-decoded (`api%2Dkey` is the same parameter to the query parser); a name that does
+ * not decode is redacted too.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&]api-key=)[^&#]*/gi, '$1***');
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const hash = url.indexOf('#', q);
+  const end = hash < 0 ? url.length : hash;
+  const params = url.slice(q + 1, end).split('&').map((part) => {
+    const eq = part.indexOf('=');
+    if (eq < 0) return part;
+    const raw = part.slice(0, eq);
+    let name: string | null;
+    try {
+      name = decodeURIComponent(raw.replace(/\+/g, ' ')).toLowerCase();
+    } catch {
+      name = null;
+    }
+    return name === null || name === 'api-key' ? `${raw}=***` : part;
+  });
+  return `${url.slice(0, q + 1)}${params.join('&')}${url.slice(end)}`;
 }

@@ -18,6 +18,7 @@ import type { Principal } from './auth.ts';
 import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
+import { closeLingering, drainUnreadBody } from './drain.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './json.ts';
 import { ReplyBatch, resultEnvelopeText } from './replyBatch.ts';
@@ -125,25 +126,30 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
       try {
         principal = o.guard(extractApiKey({ headers: req.headers, query: undefined }), req.socket.remoteAddress ?? '');
       } catch (err) {
+        drainUnreadBody(req, o.bodyLimitBytes);
         sendError(res, started, '(unknown)', null, err);
-        req.resume();
         return true;
       }
     }
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > o.bodyLimitBytes) {
+      drainUnreadBody(req, o.bodyLimitBytes);
       sendError(res, started, '(unknown)', null, RpcError.payloadTooLarge(o.bodyLimitBytes));
-      req.resume();
       return true;
     }
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
     req.on('data', (c: Buffer) => {
-      if (tooLarge) return;
       size += c.length;
+      if (tooLarge) {
+        // Past the limit: drained up to twice the limit, then the connection goes (drain.ts).
+        if (size > 2 * o.bodyLimitBytes) closeLingering(req);
+        return;
+      }
       if (size > o.bodyLimitBytes) {
         tooLarge = true;
+        chunks.length = 0;
         sendError(res, started, '(unknown)', null, RpcError.payloadTooLarge(o.bodyLimitBytes));
         return;
       }

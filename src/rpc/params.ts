@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { RpcError } from './errors.ts';
 import { SLOW, fastParserOf } from './fastParams.ts';
-import { describeInput } from './schemas.ts';
+import { TOO_MANY, describeInput } from './schemas.ts';
 
 type Issue = z.core.$ZodIssue;
 type PathKey = PropertyKey;
@@ -62,6 +62,8 @@ export function parseParams<S extends z.ZodType>(schema: S, params: unknown): z.
   const r = schema.safeParse(params, { error: defaultMessage, reportInput: false });
   if (r.success) return r.data;
   const first = r.error.issues[0];
+  // An array past the 1000-item limit is Photon's ValidationError (-32000), worded as Photon words it.
+  if (first?.code === 'too_big' && first.message.startsWith(TOO_MANY)) throw RpcError.validation(first.message);
   const more = r.error.issues.length - 1;
   const text = first ? formatIssue(first) : 'params: invalid';
   throw RpcError.invalidParams(more > 0 ? `${text} (and ${more} more)` : text);

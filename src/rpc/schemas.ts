@@ -131,15 +131,18 @@ export const usize = registerFast(
   (v) => (Number.isSafeInteger(v) && (v as number) >= 0 ? v : SLOW),
 );
 
+/** Start of the too-many-items message (parseParams turns it into Photon's ValidationError). */
+export const TOO_MANY = 'Too many ';
+
 /**
  * An array of at most 1000 items. `noun` words the too-many message as Photon does:
- * `Too many <noun> requested <n>. Maximum allowed: 1000`.
+ * `Too many <noun> requested <n>. Maximum allowed: 1000` (-32000 `Validation Error: …`).
  */
 export function boundedArray<T extends z.ZodType>(item: T, noun: string) {
   const schema = z
     .array(item, { error: (iss) => `expected an array, got ${describeInput(iss.input)}` })
     .max(PAGE_LIMIT, {
-      error: (iss) => `Too many ${noun} requested ${Array.isArray(iss.input) ? iss.input.length : '?'}. Maximum allowed: ${PAGE_LIMIT}`,
+      error: (iss) => `${TOO_MANY}${noun} requested ${Array.isArray(iss.input) ? iss.input.length : '?'}. Maximum allowed: ${PAGE_LIMIT}`,
     });
   const each = fastParserOf(item);
   if (!each) return schema;

@@ -22,6 +22,7 @@ import type { RpcServerOptions } from './config.ts';
 import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
+import { drainUnreadBody } from './drain.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './json.ts';
 import { createFastLane } from './fastLane.ts';
@@ -36,6 +37,10 @@ import { RedisRateLimiter } from './rateLimitRedis.ts';
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** The caller when no guard ran (no API key configured, no rate limit): may call every method. */
 const ANONYMOUS: Principal = { id: 'anonymous', methods: null };
+/** Idle keep-alive connections are closed after this (fastify's default; above common load-balancer idle timeouts). */
+const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+/** A request must arrive whole within this (slow uploads are cut off). */
+const REQUEST_TIMEOUT_MS = 120_000;
 
 /** Per-request state, in the `rpcState` request decoration (no fastify type augmentation). */
 interface RequestState {
@@ -77,6 +82,9 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     const d = describeError(err, { bodyLimitBytes: bodyLimit });
     if (d.unexpected) req.log.error({ err }, 'unexpected error');
     st(req).rpcErrorCode = d.code;
+    // Answered before the body was read (401/403/429 from the guard): what is left is drained up to the
+    // body limit, then the connection goes (drain.ts).
+    drainUnreadBody(req.raw, bodyLimit);
     return reply
       .code(httpErrorsAs200 ? 200 : d.status)
       .headers(d.headers)
@@ -110,12 +118,15 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     ...(lane
       ? {
           serverFactory: (handler: (req: never, res: never) => void) =>
-            createServer((req, res) => {
+            createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requestTimeout: REQUEST_TIMEOUT_MS }, (req, res) => {
               // Once closing, fastify answers everything (503, `return503OnClosing`).
               if (closing || !lane(req, res)) handler(req as never, res as never);
             }),
         }
       : {}),
+    // The same socket timeouts with and without the lane (fastify applies its own only to a server it creates).
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
     // Malformed URLs (FST_ERR_BAD_URL) also get a JSON-RPC error body.
     frameworkErrors: (err, req, reply) => {
       sendError(req, reply, null, RpcError.invalidRequest(`malformed URL (${err.code ?? 'bad url'})`));
@@ -161,7 +172,17 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   const syncLimiter = limiter instanceof MemoryRateLimiter ? limiter : null;
   /** Authenticates and (with no limiter or an in-memory one) rate-limits; throws RpcError 401/403/429. */
   guardSync = (apiKey, ip) => {
-    const principal = keys.authenticate(apiKey, ip);
+    let principal: Principal;
+    try {
+      principal = keys.authenticate(apiKey, ip);
+    } catch (err) {
+      // Failed logins spend the client IP's tokens: a burst of wrong keys gets 429, not endless 401s.
+      if (syncLimiter && defaultLimit) {
+        const d = syncLimiter.takeSync(`unauthenticated:${ip}`, defaultLimit);
+        if (!d.allowed) throw RpcError.rateLimited(d.retryAfterMs / 1000);
+      }
+      throw err;
+    }
     const cfg = rateLimitFor(principal, defaultLimit);
     if (syncLimiter && cfg) {
       const d = syncLimiter.takeSync(principal.id, cfg);
@@ -184,7 +205,15 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     try {
       principal = keys.authenticate(extractApiKey(req), req.ip);
     } catch (err) {
-      done(err as Error);
+      if (!defaultLimit) {
+        done(err as Error);
+        return;
+      }
+      // Failed logins spend the client IP's tokens (shared through Redis like every bucket).
+      limiter.take(`unauthenticated:${req.ip}`, defaultLimit).then(
+        (d) => done(d.allowed ? (err as Error) : RpcError.rateLimited(d.retryAfterMs / 1000)),
+        () => done(err as Error),
+      );
       return;
     }
     st(req).principal = principal;
@@ -253,6 +282,20 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       return reply.code(503).type(JSON_TYPE).send(stringifyJson({ status: 'error' }));
     }
   });
+
+  // Photon's probes: GET /liveness and GET /readiness run the methods of those names and answer their
+  // result as the body (`null`), like jsonrpsee's GET proxy. No API key, like /health.
+  for (const name of ['liveness', 'readiness']) {
+    const def = METHODS.find((m) => m.name === name)!;
+    app.get(`/${name}`, async (req, reply) => {
+      try {
+        const result = await invoke(ctx, def, { id: null, method: name, params: null }, ANONYMOUS);
+        return reply.type(JSON_TYPE).send(stringifyJson(result));
+      } catch (err) {
+        return sendError(req, reply, null, err);
+      }
+    });
+  }
 
   let openapiText: string | undefined;
   app.get('/openapi.json', async (_req, reply) => {

@@ -25,6 +25,8 @@ import { getCompressionSignaturesForOwner } from './getCompressionSignaturesForO
 import { getCompressionSignaturesForTokenOwner } from './getCompressionSignaturesForTokenOwner.ts';
 import { getIndexerHealth } from './getIndexerHealth.ts';
 import { getIndexerSlot } from './getIndexerSlot.ts';
+import { liveness } from './liveness.ts';
+import { readiness } from './readiness.ts';
 import { getLatestCompressionSignatures } from './getLatestCompressionSignatures.ts';
 import { getLatestNonVotingSignatures } from './getLatestNonVotingSignatures.ts';
 import { getMultipleCompressedAccountProofs } from './getMultipleCompressedAccountProofs.ts';
@@ -74,6 +76,8 @@ export const METHODS: readonly MethodDefinition[] = [
   getTransactionWithCompressionInfoV2,
   getValidityProof,
   getValidityProofV2,
+  liveness,
+  readiness,
 ] as MethodDefinition[];
 
 const BY_NAME = new Map<string, MethodDefinition>();
