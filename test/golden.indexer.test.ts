@@ -167,3 +167,26 @@ describe('tree registry lookups', () => {
     expect(registry.getBytes(registry.all()[0]!.treeBytes.subarray(0, 31))).toBeUndefined();
   });
 });
+
+describe('a configured state tree of another height', () => {
+  it('proofs of its leaves use the registry height (the store does not assume 26)', async () => {
+    const { TreeRegistry, defaultTreeEntries } = await import('../src/config/trees.ts');
+    const { LightTxGenerator } = await import('../src/sim/generator.ts');
+    const { decodeBlockJson } = await import('../src/solana/decode.ts');
+    const registry = new TreeRegistry(defaultTreeEntries().map((e) => (e.tree.startsWith('smt1') ? { ...e, height: 20 } : e)));
+    const store = new Store({ path: tempDir() });
+    const gen = new LightTxGenerator({ owners: 5, seed: 11, weights: { compress: 1, transfer: 0, tokenMint: 0, tokenTransfer: 0, createAddress: 0 } });
+    const r = new Indexer(store, registry).indexBlocks([decodeBlockJson(gen.block(1, 3).json, 1)]);
+    expect(r.rejected).toEqual([]);
+    const smt1 = bs58.decode('smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT');
+    store.read((v) => {
+      const hashes = [...v.accountsByOwner(gen.owner(0)), ...v.accountsByOwner(gen.owner(1)), ...v.accountsByOwner(gen.owner(2)), ...v.accountsByOwner(gen.owner(3)), ...v.accountsByOwner(gen.owner(4))].map((a) => a.hash);
+      expect(hashes.length).toBeGreaterThan(0);
+      const proofs = getLeafProofs(v, registry, hashes);
+      for (const p of proofs) {
+        expect(p.proof).toHaveLength(20);
+        expect(Buffer.from(p.root).equals(Buffer.from(v.node(smt1, 1n)!.hash))).toBe(true);
+      }
+    });
+  });
+});

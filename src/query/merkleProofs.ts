@@ -43,7 +43,8 @@ export function pathAndRoot(r: ReadView, tree: Bytes32, depth: number, leafIndex
  * is not in the registry.
  */
 export function findLeafProofs(r: ReadView, registry: TreeRegistry, hashes: readonly Bytes32[]): (MerkleProofWithContext | null)[] {
-  const located = hashes.map((h) => ({ hash: Buffer.from(h), at: r.leafByHash(h) }));
+  const heightOf = (tree: Bytes32) => registry.getBytes(tree)?.height;
+  const located = hashes.map((h) => ({ hash: Buffer.from(h), at: r.leafByHash(h, heightOf) }));
   const firstAt = located.find((x) => x.at)?.at;
   if (!firstAt) return located.map(() => null);
   const first = registry.getBytes(firstAt.tree);

@@ -32,8 +32,9 @@ export const LINGER_MS = 1000;
  * for LINGER_MS more, then destroys the socket. Idempotent.
  */
 export function closeLingering(req: IncomingMessage): void {
-  const sock = req.socket as IncomingMessage['socket'] & { refractLingering?: boolean };
-  if (sock.refractLingering || sock.destroyed) return;
+  const sock = req.socket as (IncomingMessage['socket'] & { refractLingering?: boolean }) | null;
+  // (An injected request — fastify.inject — has a stand-in socket without end/destroy.)
+  if (!sock || sock.refractLingering || sock.destroyed || typeof sock.end !== 'function') return;
   sock.refractLingering = true;
   sock.end();
   setTimeout(() => sock.destroy(), LINGER_MS).unref();

@@ -378,11 +378,13 @@ export class ReadView {
    * Where a compressed-account hash currently sits as a state-tree leaf: the account's (tree, leaf index)
    * when the leaf node there still holds this hash (a nullified leaf holds 0^32), else undefined.
    * No separate index is kept: the account record already names the position.
+   * @param heightOf the height of a tree (the registry's); default 32 for StateV2 accounts, else 26
+   *   (Light's v1 state trees). The store itself does not know tree heights.
    */
-  leafByHash(hash: Bytes32): { tree: Buffer; leafIndex: number } | undefined {
+  leafByHash(hash: Bytes32, heightOf?: (tree: Bytes32) => number | undefined): { tree: Buffer; leafIndex: number } | undefined {
     const a = this.account(hash);
     if (!a) return undefined;
-    const depth = a.treeType === 3 ? 32 : 26;
+    const depth = heightOf?.(a.tree) ?? (a.treeType === 3 ? 32 : 26);
     const n = this.node(a.tree, BigInt(2 ** depth + a.leafIndex));
     if (!n || Buffer.compare(n.hash, hash) !== 0) return undefined;
     // `a.tree` is a view into the account record's own copy: the caller owns it.
