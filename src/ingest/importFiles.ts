@@ -26,31 +26,17 @@ export const DEFAULT_BATCH_TRANSACTIONS = 2_000;
  * batch, one write transaction each). Blocks at or below the store's last slot are skipped (resume).
  * `onProgress(doneBlocks, totalBlocks, batch)` is called after every committed batch (skipped blocks count as done).
  */
-export function importBlocks(indexer: Indexer, blocks: readonly BlockInfo[], opts: { batchTransactions?: number; onProgress?(done: number, total: number, r: BatchResult): void } = {}): ImportSummary {
-  const started = performance.now();
+export function importBlocks(indexer: Indexer, blocks: readonly BlockInfo[], opts: ImportOptions = {}): ImportSummary {
   const last = indexer.store.read((r) => r.lastSlot());
   const todo = blocks.filter((b) => last === null || b.slot > last);
-  const sum: ImportSummary = { blocks: 0, transactions: 0, outputs: 0, outputsInserted: 0, accountsSpent: 0, rejected: 0, skippedBlocks: blocks.length - todo.length, seconds: 0 };
-  const limit = opts.batchTransactions ?? DEFAULT_BATCH_TRANSACTIONS;
-  let i = 0;
-  while (i < todo.length) {
-    const batch: BlockInfo[] = [];
-    let txs = 0;
-    while (i < todo.length && (batch.length === 0 || txs + todo[i]!.transactions.length <= limit)) {
-      txs += todo[i]!.transactions.length;
-      batch.push(todo[i++]!);
-    }
-    const r = indexer.indexBlocks(batch);
-    sum.blocks += batch.length;
-    sum.transactions += txs;
-    sum.outputs += r.outputs;
-    sum.outputsInserted += r.outputsInserted;
-    sum.accountsSpent += r.accountsSpent;
-    sum.rejected += r.rejected.length;
-    opts.onProgress?.(sum.skippedBlocks + i, blocks.length, r);
-  }
-  sum.seconds = (performance.now() - started) / 1000;
-  return sum;
+  return indexInBatches(indexer, todo, blocks.length, blocks.length - todo.length, opts);
+}
+
+/** Options of `importBlocks` / `importFilePlan`. */
+export interface ImportOptions {
+  /** Transactions per write transaction (whole blocks; default DEFAULT_BATCH_TRANSACTIONS). */
+  batchTransactions?: number;
+  onProgress?(done: number, total: number, r: BatchResult): void;
 }
 
 /**
@@ -59,10 +45,21 @@ export function importBlocks(indexer: Indexer, blocks: readonly BlockInfo[], opt
  * progress (`onProgress(doneBlocks, plan.blocks, batch)`).
  * @throws Error naming a file that does not decode (batches before it stay committed; a rerun resumes)
  */
-export function importFilePlan(indexer: Indexer, plan: FilePlan, opts: { batchTransactions?: number; onProgress?(done: number, total: number, r: BatchResult): void } = {}): ImportSummary {
-  const started = performance.now();
+export function importFilePlan(indexer: Indexer, plan: FilePlan, opts: ImportOptions = {}): ImportSummary {
   const last = indexer.store.read((r) => r.lastSlot());
-  const sum: ImportSummary = { blocks: 0, transactions: 0, outputs: 0, outputsInserted: 0, accountsSpent: 0, rejected: 0, skippedBlocks: 0, seconds: 0 };
+  let skipped = 0;
+  return indexInBatches(indexer, readPlannedBlocks(plan, last, () => skipped++), plan.blocks, () => skipped, opts);
+}
+
+/**
+ * Indexes `source` (ascending, nothing at or below the store's last slot) in batches of whole blocks
+ * of at most `batchTransactions` transactions (a bigger block goes alone), one write transaction each.
+ * `skipped`: blocks passed over before or while `source` runs (they count as done for progress).
+ */
+function indexInBatches(indexer: Indexer, source: Iterable<BlockInfo>, total: number, skipped: number | (() => number), opts: ImportOptions): ImportSummary {
+  const started = performance.now();
+  const skippedNow = typeof skipped === 'number' ? () => skipped : skipped;
+  const sum: ImportSummary = { blocks: 0, transactions: 0, outputs: 0, outputsInserted: 0, accountsSpent: 0, rejected: 0, skippedBlocks: skippedNow(), seconds: 0 };
   const limit = opts.batchTransactions ?? DEFAULT_BATCH_TRANSACTIONS;
   let batch: BlockInfo[] = [];
   let txs = 0;
@@ -75,17 +72,18 @@ export function importFilePlan(indexer: Indexer, plan: FilePlan, opts: { batchTr
     sum.outputsInserted += r.outputsInserted;
     sum.accountsSpent += r.accountsSpent;
     sum.rejected += r.rejected.length;
-    opts.onProgress?.(sum.skippedBlocks + sum.blocks, plan.blocks, r);
+    opts.onProgress?.(skippedNow() + sum.blocks, total, r);
     batch = [];
     txs = 0;
   };
-  for (const b of readPlannedBlocks(plan, last, () => sum.skippedBlocks++)) {
+  for (const b of source) {
     const n = b.transactions.length + (b.undecodable?.length ?? 0);
     if (batch.length && txs + n > limit) flush();
     batch.push(b);
     txs += n;
   }
   flush();
+  sum.skippedBlocks = skippedNow();
   sum.seconds = (performance.now() - started) / 1000;
   return sum;
 }
