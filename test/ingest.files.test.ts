@@ -2,7 +2,7 @@
  * The streaming file import (`refract index`): files are listed first and read batch by batch; the
  * result equals loading everything up front, and a resumed import does not read what is indexed.
  */
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
@@ -72,6 +72,24 @@ describe('refract index: files read batch by batch', () => {
     expect(again).toMatchObject({ blocks: 0, transactions: 0, skippedBlocks: plan.blocks });
     // A fresh store does read it, and names the file.
     expect(() => importFilePlan(new Indexer(new Store({ path: tempDir() }), registry), planFiles([txDir], []))).toThrow(new RegExp(`^${earliest.file}: transaction\\[0\\]`));
+  });
+
+  it('blocks of one slot (transaction files and a block file) always share a batch, so a resume cannot drop one', () => {
+    const dir = tempDir();
+    const [blockFile] = readdirSync(BLOCK_DIRS[0]!);
+    const slot = Number(blockFile);
+    const txDir = join(dir, 'txs');
+    mkdirSync(txDir);
+    // One transaction file at the block file's slot.
+    const src = loadTransactionFiles([TX_DIRS[1]!])[0]!;
+    writeFileSync(join(txDir, 'a.json'), JSON.stringify({ ...JSON.parse(readFileSync(src.file, 'utf8')), slot }));
+    const store = new Store({ path: tempDir() });
+    const batches: number[][] = [];
+    const indexer = new Indexer(store, registry, undefined, { onBatch: () => {} });
+    const orig = indexer.indexBlocks.bind(indexer);
+    indexer.indexBlocks = (blocks) => (batches.push(blocks.map((b) => b.slot)), orig(blocks));
+    importFilePlan(indexer, planFiles([txDir], BLOCK_DIRS), { batchTransactions: 1 });
+    expect(batches).toEqual([[slot, slot]]);
   });
 
   it('a file that is not JSON, or has no slot, is named before anything is indexed', () => {

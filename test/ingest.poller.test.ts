@@ -81,6 +81,32 @@ describe('poller: parent-slot chain', () => {
     expect(calls.get(12)).toBe(2);
   });
 
+  it('a child whose named parent stays "skipped" is asked for again: once it names another parent, both move on', async () => {
+    // Slot 11 never exists; slot 12 first names 11 (a fork the node drops), later 10.
+    const { rpc, calls } = fakeRpc(13, (slot, call) => (slot === 11 ? null : slot === 12 ? blockJson(12, call === 1 ? 11 : 10) : blockJson(slot, slot - 1)));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 3)).toEqual([10, 12, 13]);
+    expect(calls.get(12)).toBeGreaterThanOrEqual(2);
+  });
+
+  it('unanchored (empty store, --start-slot): a start slot first answered "skipped" is fetched again when the next block names it', async () => {
+    const { rpc, calls } = fakeRpc(14, (slot, call) => (slot === 10 && call === 1 ? null : blockJson(slot, slot - 1)));
+    expect(await released(rpc, { startSlot: 10, lastIndexedSlot: null }, 5)).toEqual([10, 11, 12, 13, 14]);
+    expect(calls.get(10)).toBe(2);
+  });
+
+  it('abort ends the poller at once, even while a getBlock call hangs', async () => {
+    const rpc = {
+      url: 'fake://node',
+      getSlot: async () => 20,
+      getBlock: (_slot: number, signal?: AbortSignal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+    } as unknown as SolanaRpc;
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 200);
+    const t0 = performance.now();
+    for await (const _ of pollBlocks(rpc, { startSlot: 10, lastIndexedSlot: 9, signal: abort.signal, pollIntervalMs: 20 })) void _;
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
   it('a node on another chain than the store (parent never matches): nothing is released', async () => {
     const { rpc } = fakeRpc(12, (slot) => blockJson(slot, slot - 5));
     expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 1, 1500)).toEqual([]);
@@ -101,13 +127,14 @@ describe('resolveStartSlot on an empty store', () => {
     }) as unknown as SolanaRpc;
   const empty = () => new Indexer(new Store({ path: tempDir() }), registry);
 
-  it('mainnet-beta starts at Light’s start slot 286193745', async () => {
-    expect(await resolveStartSlot(empty(), node(mainnet, 100), undefined)).toEqual({ start: 286_193_745, lastIndexed: null });
+  it('mainnet-beta starts after Light’s network start slot 286193745 (Photon: last = that slot, stream at last+1)', async () => {
+    expect(await resolveStartSlot(empty(), node(mainnet, 100), undefined)).toEqual({ start: 286_193_746, lastIndexed: null });
+    expect(await resolveStartSlot(empty(), node(mainnet, 286_193_746), undefined)).toEqual({ start: 286_193_746, lastIndexed: null });
   });
 
   it('a mainnet node that has pruned that slot is refused with what to do', async () => {
     await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(StartSlotUnavailable);
-    await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(/no blocks before slot 300000000, but Light Protocol state starts at slot 286193745: index from an archival node, or pass --start-slot/);
+    await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(/no blocks before slot 300000000, but Light Protocol state starts after slot 286193745: index from an archival node, or pass --start-slot/);
     // --start-slot accepts it.
     expect(await resolveStartSlot(empty(), node(mainnet, 300_000_000), 300_000_000)).toEqual({ start: 300_000_000, lastIndexed: null });
   });
@@ -115,6 +142,33 @@ describe('resolveStartSlot on an empty store', () => {
   it('another cluster (or a node without getGenesisHash) starts at its first available block', async () => {
     expect(await resolveStartSlot(empty(), node(hash(7), 3), undefined)).toEqual({ start: 3, lastIndexed: null });
     expect(await resolveStartSlot(empty(), node(new SolanaRpcError(-32601, 'Method not found'), 0), undefined)).toEqual({ start: 0, lastIndexed: null });
+  });
+
+  it('a JSON-RPC error other than "method not found" (a 429) is retried, not taken for an unknown cluster', async () => {
+    let calls = 0;
+    const limited = {
+      url: 'fake://node',
+      getGenesisHash: async () => {
+        if (++calls < 2) throw new SolanaRpcError(-32429, 'rate limited');
+        return mainnet;
+      },
+      getFirstAvailableBlock: async () => 300_000_000,
+    } as unknown as SolanaRpc;
+    await expect(resolveStartSlot(empty(), limited, undefined)).rejects.toThrow(StartSlotUnavailable);
+    expect(calls).toBe(2);
+  });
+
+  it('abort ends the start-slot lookup at once, even while the node does not answer', async () => {
+    const hung = {
+      url: 'fake://node',
+      getGenesisHash: (signal?: AbortSignal) => new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+      getFirstAvailableBlock: async () => 0,
+    } as unknown as SolanaRpc;
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 200);
+    const t0 = performance.now();
+    await expect(resolveStartSlot(empty(), hung, undefined, { signal: abort.signal })).rejects.toThrow(/aborted/);
+    expect(performance.now() - t0).toBeLessThan(2000);
   });
 
   it('an unreachable node is retried until it answers', async () => {

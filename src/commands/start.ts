@@ -135,7 +135,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     health: async () => ({
       indexedSlot: store.read((r) => r.lastSlot()),
       ingest: config.ingest,
-      ...(ingestError ? { ingestError } : {}),
+      ...(ingestError ? { status: 'degraded', ingestError } : {}),
       poseidon: poseidonInfo(),
       prover: await prover.health(),
     }),

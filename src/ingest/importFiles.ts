@@ -53,7 +53,8 @@ export function importFilePlan(indexer: Indexer, plan: FilePlan, opts: ImportOpt
 
 /**
  * Indexes `source` (ascending, nothing at or below the store's last slot) in batches of whole blocks
- * of at most `batchTransactions` transactions (a bigger block goes alone), one write transaction each.
+ * of at most `batchTransactions` transactions (a bigger block, or blocks of one slot, go together), one
+ * write transaction each.
  * `skipped`: blocks passed over before or while `source` runs (they count as done for progress).
  */
 function indexInBatches(indexer: Indexer, source: Iterable<BlockInfo>, total: number, skipped: number | (() => number), opts: ImportOptions): ImportSummary {
@@ -78,7 +79,9 @@ function indexInBatches(indexer: Indexer, source: Iterable<BlockInfo>, total: nu
   };
   for (const b of source) {
     const n = b.transactions.length + (b.undecodable?.length ?? 0);
-    if (batch.length && txs + n > limit) flush();
+    // Never between two blocks of one slot (transaction files and a block file): a resume skips
+    // every block at or below the last committed slot.
+    if (batch.length && txs + n > limit && batch[batch.length - 1]!.slot !== b.slot) flush();
     batch.push(b);
     txs += n;
   }

@@ -52,34 +52,50 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGenerator<BlockInfo[]> {
   const concurrency = opts.concurrency ?? 20;
   const maxBatch = opts.maxBatchBlocks ?? 100;
-  const ready = new Map<number, BlockInfo | null>();
+  const signal = opts.signal;
+  const ready = new Map<number, BlockInfo | null>(); // fetched, not yet scanned (null: skipped)
   const inFlight = new Set<number>();
-  let next = opts.startSlot; // next slot to release
+  let next = opts.startSlot; // scan position: the next slot to release
   let nextToFetch = opts.startSlot;
   let lastReleased = opts.lastIndexedSlot;
-  // Skipped slots scanned since the last release: kept in `ready` until a later block is released,
-  // so a rewind to one of them (a child names it as parent) scans them again.
-  const passed = new Set<number>();
-  // Slots a fetched block names as its parent: a "skipped" answer for them is an error (retried).
+  // Every slot between the last released one (or startSlot, unanchored) and `next` was answered
+  // "skipped"; nothing of them is kept. After a rewind (`next` moved back to a parent), slots below
+  // `knownSkippedUntil` that are neither ready nor in flight are among those.
+  let knownSkippedUntil = next;
+  // Slots a fetched block names as its parent: fetched again, and a "skipped" answer re-asks the child.
   const mustExist = new Map<number, number>(); // parent slot → child slot
+  const parentMisses = new Map<number, number>(); // child slot → times its named parent answered "skipped"
+  let chainErrors = 0;
   let tip = -1;
   let wake: (() => void) | null = null;
   const notify = () => { wake?.(); wake = null; };
 
   const fetchSlot = async (slot: number, initialDelay = 0) => {
     let delay = 100;
-    if (initialDelay) await sleep(initialDelay, opts.signal);
-    for (;;) {
-      if (opts.signal?.aborted) return;
+    if (initialDelay) await sleep(initialDelay, signal);
+    while (!signal?.aborted) {
       try {
-        const json = await rpc.getBlock(slot);
+        const json = await rpc.getBlock(slot, signal);
+        if (lastReleased !== null && slot <= lastReleased) break; // settled meanwhile
         const child = mustExist.get(slot);
-        if (json === null && child !== undefined) throw new Error(`the node calls slot ${slot} skipped, but block ${child} names it as its parent`);
+        if (json === null && child !== undefined) {
+          // Still "skipped": ask for the child again too (it may now name another parent).
+          mustExist.delete(slot);
+          const misses = (parentMisses.get(child) ?? 0) + 1;
+          parentMisses.set(child, misses);
+          opts.log?.warn({ slot, child, misses }, 'the node calls this slot skipped, but a later block names it as its parent; fetching both again');
+          ready.set(slot, null);
+          inFlight.delete(slot);
+          refetch(child, Math.min(5_000, 100 * 2 ** Math.min(misses, 6)));
+          notify();
+          return;
+        }
         ready.set(slot, json === null ? null : decodeBlockJson(json, slot));
         break;
       } catch (err) {
+        if (signal?.aborted) break;
         opts.log?.warn({ slot, err: (err as Error).message, retryInMs: delay }, 'getBlock failed; retrying');
-        await sleep(delay, opts.signal);
+        await sleep(delay, signal);
         delay = Math.min(delay * 2, 5_000);
       }
     }
@@ -92,20 +108,20 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
     inFlight.add(slot);
     void fetchSlot(slot, initialDelay);
   };
-  let chainErrors = 0;
 
   const tipLoop = (async () => {
     let delay = 100;
-    while (!opts.signal?.aborted) {
+    while (!signal?.aborted) {
       try {
-        tip = await rpc.getSlot();
+        tip = await rpc.getSlot(signal);
         opts.onTip?.(tip);
         delay = 100;
         notify();
-        await sleep(opts.pollIntervalMs ?? 400, opts.signal);
+        await sleep(opts.pollIntervalMs ?? 400, signal);
       } catch (err) {
+        if (signal?.aborted) break;
         opts.log?.warn({ err: (err as Error).message, retryInMs: delay }, 'getSlot failed; retrying');
-        await sleep(delay, opts.signal);
+        await sleep(delay, signal);
         delay = Math.min(delay * 2, 5_000);
       }
     }
@@ -113,24 +129,34 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
   })();
 
   try {
-    while (!opts.signal?.aborted) {
+    while (!signal?.aborted) {
       while (inFlight.size < concurrency && nextToFetch <= tip && nextToFetch < next + concurrency * 4) {
         inFlight.add(nextToFetch);
         void fetchSlot(nextToFetch);
         nextToFetch++;
       }
       const batch: BlockInfo[] = [];
-      while (ready.has(next) && batch.length < maxBatch) {
-        const b = ready.get(next)!;
+      while (batch.length < maxBatch) {
+        const b = ready.get(next);
+        if (b === undefined) {
+          if (next < knownSkippedUntil && !inFlight.has(next)) {
+            next++; // answered "skipped" before a rewind
+            continue;
+          }
+          break;
+        }
         if (b === null) {
-          passed.add(next++);
+          ready.delete(next++);
           continue;
         }
-        if (lastReleased !== null && b.parentSlot !== lastReleased) {
-          if (b.parentSlot > lastReleased && b.parentSlot < b.slot && ready.get(b.parentSlot) === null) {
-            // The node called the parent skipped: fetch it again, and rescan from it.
+        // Parents above `floor` and below the block were answered "skipped" (the scan passed them).
+        const floor = lastReleased ?? opts.startSlot - 1;
+        if (lastReleased === null ? b.parentSlot >= opts.startSlot : b.parentSlot !== lastReleased) {
+          if (b.parentSlot > floor && b.parentSlot < b.slot) {
+            // The node called the parent skipped: fetch it again (it must exist), rescan from it.
             opts.log?.warn({ slot: b.slot, parentSlot: b.parentSlot, lastReleased }, 'block names a skipped slot as its parent; fetching that slot again');
             mustExist.set(b.parentSlot, b.slot);
+            knownSkippedUntil = Math.max(knownSkippedUntil, next);
             refetch(b.parentSlot);
             next = b.parentSlot;
           } else {
@@ -145,12 +171,8 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
           break;
         }
         ready.delete(next);
-        for (const s of passed) {
-          if (s > b.slot) continue; // after a rewind: still to be scanned again
-          ready.delete(s);
-          passed.delete(s);
-        }
-        mustExist.delete(b.slot);
+        for (const [parent, child] of mustExist) if (child === b.slot || parent <= b.slot) mustExist.delete(parent);
+        parentMisses.delete(b.slot);
         chainErrors = 0;
         next++;
         lastReleased = b.slot;

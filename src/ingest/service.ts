@@ -4,7 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
-import { type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
+import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
 import type { Indexer } from './indexer.ts';
 import { pollBlocks } from './poller.ts';
 
@@ -38,8 +38,9 @@ export class StartSlotUnavailable extends Error {
  * - a store with blocks: after its last slot (anchor = that slot, unless it came from transaction
  *   files, whose synthetic blocks have no blockhash and so are not on the node's chain);
  * - `startSlot` past the store's end (or on an empty store): from there, unanchored;
- * - an empty store: mainnet-beta and devnet (by genesis hash) from their Light start slot; other
- *   clusters (a local validator) from the node's first available block.
+ * - an empty store: mainnet-beta and devnet (by genesis hash) from the slot after their network start
+ *   slot (Photon: "last" = that slot, the stream starts at last+1); other clusters (a local validator)
+ *   from the node's first available block.
  * RPC failures are retried (every 2 s, logged) until `signal` aborts.
  * @throws StartSlotUnavailable when the node's first available block is past the cluster's Light start
  *   slot (pruned history: accounts created earlier would be missing and every root wrong); the message
@@ -59,19 +60,21 @@ export async function resolveStartSlot(
   if (last !== null) return { start: last + 1, lastIndexed: fromFiles ? null : last };
   for (;;) {
     try {
-      const genesis = await rpc.getGenesisHash().catch((e: unknown) => {
-        if (e instanceof SolanaRpcError) return null; // a node without the method: an unknown cluster
+      const genesis = await rpc.getGenesisHash(opts.signal).catch((e: unknown) => {
+        // Only a node without the method counts as an unknown cluster; any other error (a 429…) is retried.
+        if (e instanceof SolanaRpcError && e.code === METHOD_NOT_FOUND) return null;
         throw e;
       });
-      const first = await rpc.getFirstAvailableBlock();
+      const first = await rpc.getFirstAvailableBlock(opts.signal);
       const known = genesis ? NETWORK_START_SLOTS[genesis] : undefined;
       if (!known) return { start: first, lastIndexed: null };
-      if (first > known.slot) {
+      // Like Photon, the network start slot counts as the last indexed one: the stream starts after it.
+      if (first > known.slot + 1) {
         throw new StartSlotUnavailable(
-          `${rpc.url} (${known.network}) has no blocks before slot ${first}, but Light Protocol state starts at slot ${known.slot}: index from an archival node, or pass --start-slot to accept an index without the earlier history`,
+          `${rpc.url} (${known.network}) has no blocks before slot ${first}, but Light Protocol state starts after slot ${known.slot}: index from an archival node, or pass --start-slot to accept an index without the earlier history`,
         );
       }
-      return { start: known.slot, lastIndexed: null };
+      return { start: known.slot + 1, lastIndexed: null };
     } catch (err) {
       if (err instanceof StartSlotUnavailable) throw err;
       opts.log?.warn({ err: (err as Error).message, rpc: rpc.url }, 'cannot ask the Solana node where to start; retrying in 2 s');

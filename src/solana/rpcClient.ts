@@ -17,6 +17,9 @@ export class SolanaRpcError extends Error {
 /** -32007 (slot skipped / ledger jump) and -32009 (slot skipped, or missing in long-term storage): no block. */
 export const SKIPPED_SLOT_CODES = new Set([-32007, -32009]);
 
+/** JSON-RPC "method not found". */
+export const METHOD_NOT_FOUND = -32601;
+
 /** Options of a Solana RPC client. */
 export interface SolanaRpcOptions {
   /** Request timeout in ms (default 30 s). */
@@ -33,16 +36,17 @@ export class SolanaRpc {
 
   /**
    * Sends one request; resolves `result`. Throws SolanaRpcError for a JSON-RPC error and Error for
-   * transport failures (non-2xx, timeout, invalid JSON), each naming the method.
+   * transport failures (non-2xx, timeout, invalid JSON, `signal` aborted), each naming the method.
    */
-  async call<T>(method: string, params: unknown[] = []): Promise<T> {
+  async call<T>(method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
     let res: Response;
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
     try {
       res = await fetch(this.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
-        signal: AbortSignal.timeout(this.opts.timeoutMs ?? 30_000),
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
     } catch (err) {
       throw new Error(`${method}: ${this.url} unreachable (${(err as Error).message})`);
@@ -60,24 +64,24 @@ export class SolanaRpc {
   }
 
   /** Current slot at `confirmed` commitment. */
-  getSlot(): Promise<number> {
-    return this.call<number>('getSlot', [{ commitment: 'confirmed' }]);
+  getSlot(signal?: AbortSignal): Promise<number> {
+    return this.call<number>('getSlot', [{ commitment: 'confirmed' }], signal);
   }
 
   /** The cluster's genesis hash (base58): tells mainnet-beta, devnet and others apart. */
-  getGenesisHash(): Promise<string> {
-    return this.call<string>('getGenesisHash');
+  getGenesisHash(signal?: AbortSignal): Promise<string> {
+    return this.call<string>('getGenesisHash', [], signal);
   }
 
   /** Lowest slot the node still has a block for. */
-  getFirstAvailableBlock(): Promise<number> {
-    return this.call<number>('getFirstAvailableBlock');
+  getFirstAvailableBlock(signal?: AbortSignal): Promise<number> {
+    return this.call<number>('getFirstAvailableBlock', [], signal);
   }
 
   /** getBlock JSON (base64, full, confirmed, maxSupportedTransactionVersion 1), or null for a skipped slot. */
-  async getBlock(slot: number): Promise<unknown | null> {
+  async getBlock(slot: number, signal?: AbortSignal): Promise<unknown | null> {
     try {
-      return await this.call('getBlock', [slot, { encoding: 'base64', transactionDetails: 'full', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }]);
+      return await this.call('getBlock', [slot, { encoding: 'base64', transactionDetails: 'full', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }], signal);
     } catch (err) {
       if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
       throw err;
