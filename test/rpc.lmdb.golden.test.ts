@@ -121,6 +121,35 @@ describe('e2e_mint_and_transfer_transactions on LMDB', () => {
     expect(none.value).toEqual({ items: [], cursor: null });
   });
 
+  it('getCompressionSignaturesForAccount: the creating and the spending transaction, newest first, for every account of the fixture', async () => {
+    const { decodeTransactionJson } = await import('../src/solana/decode.ts');
+    const { parseTransaction } = await import('../src/light/parser.ts');
+    const bs58 = (await import('bs58')).default;
+    const touched = new Map<string, { signature: string; slot: number }[]>();
+    for (const f of readdirSync(txDir(E2E))) {
+      const d = decodeTransactionJson(JSON.parse(readFileSync(join(txDir(E2E), f), 'utf8')));
+      const tx = parseTransaction(d.transaction, d.slot);
+      for (const ev of tx.events) {
+        if (ev.kind !== 'publicTransaction') continue;
+        for (const h of [...ev.event.outputCompressedAccountHashes, ...ev.event.inputCompressedAccountHashes]) {
+          const k = bs58.encode(h);
+          touched.set(k, [...(touched.get(k) ?? []), { signature: tx.signature, slot: d.slot }]);
+        }
+      }
+    }
+    // (The fixture store indexes every transaction at the slot the test harness uses, so slots come from the store.)
+    const slotOf = (signature: string) => store.read((r) => r.transaction(signature)!.slot);
+    const sigOrder = (a: string, b: string) => Buffer.compare(Buffer.from(bs58.decode(b)), Buffer.from(bs58.decode(a)));
+    let spent = 0;
+    for (const [hash, sigs] of touched) {
+      const want = sigs.map((x) => ({ signature: x.signature, slot: slotOf(x.signature) })).sort((a, b) => b.slot - a.slot || sigOrder(a.signature, b.signature));
+      const got = (await rpcResult(app, 'getCompressionSignaturesForAccount', { hash })).value.items;
+      expect(got.map((x: { signature: string; slot: number }) => ({ signature: x.signature, slot: x.slot })), hash).toEqual(want);
+      if (sigs.length === 2) spent++;
+    }
+    expect(spent).toBeGreaterThan(0);
+  });
+
   it('getTransactionWithCompressionInfo: unknown signature → Record Not Found', async () => {
     const r = await rpcCall(app, 'getTransactionWithCompressionInfo', { signature: '1'.repeat(64) });
     expect(r.body.error).toEqual({ code: -32000, message: 'Record Not Found: Transaction not found' });
