@@ -152,6 +152,18 @@ describe('event indices outside the tree', () => {
     expect(ok!.update!.leaves[0]!.leaf.leafIndex).toBe(2 ** 26 - 1);
   });
 
+  it('Merkle-tree events naming a queue pubkey (not a tree) are skipped as unknown trees, as Photon drops them', () => {
+    const NFQ1 = bs58.decode('nfq1NvQDJ2GEgnS8zt9prAe8rjjpAW1zFkrvZoBR148');
+    const AQ1 = bs58.decode('aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F');
+    const [n] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: NFQ1, nullifiedLeavesIndices: [0n], seq: 100n } }])], registry);
+    expect(n!.update!.leaves).toEqual([]);
+    expect(n!.update!.unknownTrees).toEqual(['nfq1NvQDJ2GEgnS8zt9prAe8rjjpAW1zFkrvZoBR148']);
+    const low = element(0n);
+    const [a] = prepareStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AQ1, updates: [{ newLowElement: low, newLowElementHash: new Uint8Array(32), newHighElement: element(2n), newHighElementHash: new Uint8Array(32) }], seq: 2n } }])], registry);
+    expect(a!.update!.indexedEvents).toEqual([]);
+    expect(a!.update!.unknownTrees).toEqual(['aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F']);
+  });
+
   it('a nullifier event for an address tree is rejected', () => {
     const [p] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: AMT1, nullifiedLeavesIndices: [0n], seq: 1n } }])], registry);
     expect(p!.rejected!.reason).toMatch(/^nullifier event for amt1\w+, which is AddressV1$/);

@@ -85,6 +85,16 @@ export class TreeRegistry {
     return pubkey.length === 32 ? this.byBytes.get(latin1(pubkey)) : undefined;
   }
 
+  /**
+   * The tree whose TREE pubkey is `pubkey` (raw 32 bytes); a queue pubkey is unknown here. Merkle-tree
+   * events (nullifications, indexed-tree updates) name trees: Photon looks their metadata up by tree
+   * pubkey only and drops events for anything else (photon.md §2.3).
+   */
+  getTreeBytes(pubkey: Uint8Array): TreeInfo | undefined {
+    const info = this.getBytes(pubkey);
+    return info && Buffer.compare(info.treeBytes, pubkey) === 0 ? info : undefined;
+  }
+
   /** Every registered tree. */
   all(): TreeInfo[] {
     return [...this.byTree.values()];

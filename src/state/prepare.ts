@@ -209,7 +209,7 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         prepareOutputs(tx, ev.event, registry, u, checks);
         break;
       case 'nullifier': {
-        const info = registry.getBytes(ev.event.tree);
+        const info = registry.getTreeBytes(ev.event.tree);
         if (!info) {
           u.unknownTrees.push(bs58.encode(ev.event.tree));
           break;
@@ -225,7 +225,7 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         break;
       }
       case 'indexedTreeUpdate': {
-        const info = registry.getBytes(ev.event.tree);
+        const info = registry.getTreeBytes(ev.event.tree);
         if (!info) u.unknownTrees.push(bs58.encode(ev.event.tree));
         else if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
         else {
