@@ -107,6 +107,25 @@ describe('poller: parent-slot chain', () => {
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 
+  it('a consumer that stops reading (break, no abort) ends the poller and its tip poll', async () => {
+    let tipCalls = 0;
+    const { rpc } = fakeRpc(1_000, (slot) => blockJson(slot, slot - 1), {
+      getSlot: async () => {
+        tipCalls++;
+        return 1_000;
+      },
+    });
+    const t0 = performance.now();
+    for await (const batch of pollBlocks(rpc, { startSlot: 10, lastIndexedSlot: 9, pollIntervalMs: 20 })) {
+      expect(batch[0]!.slot).toBe(10);
+      break;
+    }
+    expect(performance.now() - t0).toBeLessThan(2000);
+    const after = tipCalls;
+    await new Promise((r) => setTimeout(r, 100));
+    expect(tipCalls).toBe(after);
+  });
+
   it('a node on another chain than the store (parent never matches): nothing is released', async () => {
     const { rpc } = fakeRpc(12, (slot) => blockJson(slot, slot - 5));
     expect(await released(rpc, { startSlot: 10, lastIndexedSlot: 9 }, 1, 1500)).toEqual([]);

@@ -48,11 +48,18 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-/** Yields batches of consecutive blocks in slot order until `signal` aborts. */
+/**
+ * Yields batches of consecutive blocks in slot order until `signal` aborts or the consumer stops
+ * (breaks out of its loop); either way the tip poll and the fetches in flight are cancelled.
+ */
 export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGenerator<BlockInfo[]> {
   const concurrency = opts.concurrency ?? 20;
   const maxBatch = opts.maxBatchBlocks ?? 100;
-  const signal = opts.signal;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  if (opts.signal?.aborted) stop.abort();
+  else opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const signal = stop.signal;
   const ready = new Map<number, BlockInfo | null>(); // fetched, not yet scanned (null: skipped)
   const inFlight = new Set<number>();
   let next = opts.startSlot; // scan position: the next slot to release
@@ -185,6 +192,8 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
       await new Promise<void>((resolve) => { wake = resolve; setTimeout(resolve, 1_000); });
     }
   } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    stop.abort();
     notify();
     await tipLoop;
   }
