@@ -25,29 +25,59 @@ export function listFiles(dir: string): string[] {
     .filter((p) => statSync(p).isFile());
 }
 
+/** Orders files by base name (the tie-breaker of the import order). */
+const byName = (a: string, b: string): number => {
+  const x = basename(a);
+  const y = basename(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+function jsonFile(file: string): unknown {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file}: not JSON (${(err as Error).message})`);
+  }
+}
+
+/** Reads and decodes one getTransaction JSON file. @throws Error naming the file */
+function readTransactionFile(file: string): TransactionFile {
+  const json = jsonFile(file);
+  try {
+    const d = decodeTransactionJson(json);
+    return { file, slot: d.slot, blockTime: d.blockTime, transaction: d.transaction };
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The slot a getBlock file is named by. @throws Error naming the file when the name is not a slot */
+function blockFileSlot(file: string): number {
+  const slot = Number(basename(file).replace(/\.json$/, ''));
+  if (!Number.isSafeInteger(slot)) throw new Error(`${file}: block file names must be slot numbers`);
+  return slot;
+}
+
+/** Reads and decodes one getBlock JSON file. @throws Error naming the file */
+function readBlockFile(file: string, slot: number): BlockInfo {
+  const json = jsonFile(file);
+  try {
+    return decodeBlockJson(json, slot);
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The synthetic block of transaction files at `slot` (empty hashes, height 0). */
+const syntheticBlock = (slot: number, parentSlot: number, blockTime: number): BlockInfo => ({ slot, parentSlot, blockTime, blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] });
+
 /**
  * Reads every getTransaction JSON file in `dirs` (a directory's files, or a file itself), sorted by
  * ascending slot, ties by file name. Throws Error naming the file when one does not decode.
  */
 export function loadTransactionFiles(dirs: readonly string[]): TransactionFile[] {
-  const out: TransactionFile[] = [];
-  for (const dir of dirs) {
-    for (const file of listFiles(dir)) {
-      let json: unknown;
-      try {
-        json = JSON.parse(readFileSync(file, 'utf8'));
-      } catch (err) {
-        throw new Error(`${file}: not JSON (${(err as Error).message})`);
-      }
-      try {
-        const d = decodeTransactionJson(json);
-        out.push({ file, slot: d.slot, blockTime: d.blockTime, transaction: d.transaction });
-      } catch (err) {
-        throw new Error(`${file}: ${(err as Error).message}`);
-      }
-    }
-  }
-  return out.sort((a, b) => a.slot - b.slot || (basename(a.file) < basename(b.file) ? -1 : basename(a.file) > basename(b.file) ? 1 : 0));
+  const out = dirs.flatMap((dir) => listFiles(dir).map(readTransactionFile));
+  return out.sort((a, b) => a.slot - b.slot || byName(a.file, b.file));
 }
 
 /**
@@ -59,7 +89,7 @@ export function blocksFromTransactionFiles(files: readonly TransactionFile[]): B
   for (const f of files) {
     let b = blocks[blocks.length - 1];
     if (!b || b.slot !== f.slot) {
-      b = { slot: f.slot, parentSlot: blocks.length ? blocks[blocks.length - 1]!.slot : Math.max(0, f.slot - 1), blockTime: f.blockTime, blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] };
+      b = syntheticBlock(f.slot, b ? b.slot : Math.max(0, f.slot - 1), f.blockTime);
       blocks.push(b);
     }
     b.transactions.push(f.transaction);
@@ -69,18 +99,7 @@ export function blocksFromTransactionFiles(files: readonly TransactionFile[]): B
 
 /** Reads getBlock JSON files named by slot (file name = slot number) from `dirs`, ascending. */
 export function loadBlockFiles(dirs: readonly string[]): BlockInfo[] {
-  const out: BlockInfo[] = [];
-  for (const dir of dirs) {
-    for (const file of listFiles(dir)) {
-      const slot = Number(basename(file).replace(/\.json$/, ''));
-      if (!Number.isSafeInteger(slot)) throw new Error(`${file}: block file names must be slot numbers`);
-      try {
-        out.push(decodeBlockJson(JSON.parse(readFileSync(file, 'utf8')), slot));
-      } catch (err) {
-        throw new Error(`${file}: ${(err as Error).message}`);
-      }
-    }
-  }
+  const out = dirs.flatMap((dir) => listFiles(dir).map((file) => readBlockFile(file, blockFileSlot(file))));
   return out.sort((a, b) => a.slot - b.slot);
 }
 
@@ -98,14 +117,6 @@ export interface FilePlan {
   blocks: number;
 }
 
-function jsonFile(file: string): unknown {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw new Error(`${file}: not JSON (${(err as Error).message})`);
-  }
-}
-
 /**
  * Lists the getTransaction files of `transactions` and the getBlock files (named by slot) of `blocks`
  * in import order: ascending slot, transaction files before a block file of the same slot, ties by
@@ -121,15 +132,8 @@ export function planFiles(transactions: readonly string[], blocks: readonly stri
       files.push({ file, slot, kind: 'transaction' });
     }
   }
-  for (const dir of blocks) {
-    for (const file of listFiles(dir)) {
-      const slot = Number(basename(file).replace(/\.json$/, ''));
-      if (!Number.isSafeInteger(slot)) throw new Error(`${file}: block file names must be slot numbers`);
-      files.push({ file, slot, kind: 'block' });
-    }
-  }
-  const name = (f: PlannedFile) => basename(f.file);
-  files.sort((a, b) => a.slot - b.slot || (a.kind === b.kind ? 0 : a.kind === 'transaction' ? -1 : 1) || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0));
+  for (const dir of blocks) for (const file of listFiles(dir)) files.push({ file, slot: blockFileSlot(file), kind: 'block' });
+  files.sort((a, b) => a.slot - b.slot || (a.kind === b.kind ? 0 : a.kind === 'transaction' ? -1 : 1) || byName(a.file, b.file));
   let count = 0;
   for (let i = 0; i < files.length; i++) {
     const f = files[i]!;
@@ -157,14 +161,7 @@ export function* readPlannedBlocks(plan: FilePlan, afterSlot: number | null, onS
         onSkipped?.();
         continue;
       }
-      const json = jsonFile(f.file);
-      let block: BlockInfo;
-      try {
-        block = decodeBlockJson(json, f.slot);
-      } catch (err) {
-        throw new Error(`${f.file}: ${(err as Error).message}`);
-      }
-      yield block;
+      yield readBlockFile(f.file, f.slot);
       continue;
     }
     let j = i;
@@ -177,17 +174,9 @@ export function* readPlannedBlocks(plan: FilePlan, afterSlot: number | null, onS
       onSkipped?.();
       continue;
     }
-    const block: BlockInfo = { slot: f.slot, parentSlot, blockTime: 0, blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] };
-    for (const g of group) {
-      const json = jsonFile(g.file);
-      try {
-        const d = decodeTransactionJson(json);
-        if (block.transactions.length === 0) block.blockTime = d.blockTime;
-        block.transactions.push(d.transaction);
-      } catch (err) {
-        throw new Error(`${g.file}: ${(err as Error).message}`);
-      }
-    }
+    const txs = group.map((g) => readTransactionFile(g.file));
+    const block = syntheticBlock(f.slot, parentSlot, txs[0]!.blockTime);
+    for (const t of txs) block.transactions.push(t.transaction);
     yield block;
   }
 }

@@ -58,10 +58,10 @@ export class Indexer {
     const parsed: ParsedTransaction[] = [];
     const failuresBefore: BatchResult['rejected'][number][][] = []; // decode failures before parsed[i]
     for (const block of blocks) {
+      // The block's transactions in the node's order: decoded ones, and undecodable ones at their index.
       const undecodable = block.undecodable ?? [];
-      let u = 0;
-      for (let i = 0, t = 0; t < block.transactions.length || u < undecodable.length; i++) {
-        if (u < undecodable.length && (undecodable[u]!.index === i || t >= block.transactions.length)) {
+      for (let i = 0, t = 0, u = 0; i < block.transactions.length + undecodable.length; i++) {
+        if (undecodable[u]?.index === i) {
           const bad = undecodable[u++]!;
           (failuresBefore[parsed.length] ??= []).push({ signature: bad.signature, slot: block.slot, reason: bad.reason });
           continue;

@@ -37,7 +37,7 @@ export interface PollerOptions {
 }
 
 /** Resolves after `ms` or as soon as `signal` aborts (the abort listener is removed either way). */
-const sleep = (ms: number, signal?: AbortSignal) =>
+export const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     const done = () => {
       clearTimeout(t);
@@ -80,7 +80,7 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
   const fetchSlot = async (slot: number, initialDelay = 0) => {
     let delay = 100;
     if (initialDelay) await sleep(initialDelay, signal);
-    while (!signal?.aborted) {
+    while (!signal.aborted) {
       try {
         const json = await rpc.getBlock(slot, signal);
         if (lastReleased !== null && slot <= lastReleased) break; // settled meanwhile
@@ -100,7 +100,7 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
         ready.set(slot, json === null ? null : decodeBlockJson(json, slot));
         break;
       } catch (err) {
-        if (signal?.aborted) break;
+        if (signal.aborted) break;
         opts.log?.warn({ slot, err: (err as Error).message, retryInMs: delay }, 'getBlock failed; retrying');
         await sleep(delay, signal);
         delay = Math.min(delay * 2, 5_000);
@@ -118,7 +118,7 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
 
   const tipLoop = (async () => {
     let delay = 100;
-    while (!signal?.aborted) {
+    while (!signal.aborted) {
       try {
         tip = await rpc.getSlot(signal);
         opts.onTip?.(tip);
@@ -126,7 +126,7 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
         notify();
         await sleep(opts.pollIntervalMs ?? 400, signal);
       } catch (err) {
-        if (signal?.aborted) break;
+        if (signal.aborted) break;
         opts.log?.warn({ err: (err as Error).message, retryInMs: delay }, 'getSlot failed; retrying');
         await sleep(delay, signal);
         delay = Math.min(delay * 2, 5_000);
@@ -136,7 +136,7 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
   })();
 
   try {
-    while (!signal?.aborted) {
+    while (!signal.aborted) {
       while (inFlight.size < concurrency && nextToFetch <= tip && nextToFetch < next + concurrency * 4) {
         inFlight.add(nextToFetch);
         void fetchSlot(nextToFetch);

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../metrics.ts';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
 import type { Indexer } from './indexer.ts';
-import { pollBlocks } from './poller.ts';
+import { pollBlocks, sleep } from './poller.ts';
 
 /** Options of the ingest loop. */
 export interface IngestOptions {
@@ -79,15 +79,7 @@ export async function resolveStartSlot(
       if (err instanceof StartSlotUnavailable) throw err;
       opts.log?.warn({ err: (err as Error).message, rpc: rpc.url }, 'cannot ask the Solana node where to start; retrying in 2 s');
       if (opts.signal?.aborted) throw err;
-      await new Promise<void>((res) => {
-        const done = () => {
-          clearTimeout(t);
-          opts.signal?.removeEventListener('abort', done);
-          res();
-        };
-        const t = setTimeout(done, 2000);
-        opts.signal?.addEventListener('abort', done, { once: true });
-      });
+      await sleep(2000, opts.signal);
       if (opts.signal?.aborted) throw err;
     }
   }

@@ -25,13 +25,13 @@ export function drainUnreadBody(req: IncomingMessage, maxBytes: number): void {
 }
 
 /** Time a connection past its drain allowance keeps being read (and discarded) after the server's FIN. */
-export const LINGER_MS = 1000;
+const LINGER_MS = 1000;
 
 /**
  * Ends the server's side of `req`'s connection once the pending reply is written, reads and discards
  * for LINGER_MS more, then destroys the socket. Idempotent.
  */
-export function closeLingering(req: IncomingMessage): void {
+function closeLingering(req: IncomingMessage): void {
   const sock = req.socket as (IncomingMessage['socket'] & { refractLingering?: boolean }) | null;
   // (An injected request — fastify.inject — has a stand-in socket without end/destroy.)
   if (!sock || sock.refractLingering || sock.destroyed || typeof sock.end !== 'function') return;

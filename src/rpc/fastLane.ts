@@ -18,7 +18,7 @@ import type { Principal } from './auth.ts';
 import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
-import { closeLingering, drainUnreadBody } from './drain.ts';
+import { drainUnreadBody } from './drain.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './json.ts';
 import { ReplyBatch, resultEnvelopeText } from './replyBatch.ts';
@@ -140,21 +140,20 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
-    req.on('data', (c: Buffer) => {
+    const onData = (c: Buffer) => {
       size += c.length;
-      if (tooLarge) {
-        // Past the limit: drained up to twice the limit, then the connection goes (drain.ts).
-        if (size > 2 * o.bodyLimitBytes) closeLingering(req);
-        return;
-      }
       if (size > o.bodyLimitBytes) {
+        // Past the limit: the rest is drained like any unread body (drain.ts).
         tooLarge = true;
         chunks.length = 0;
+        req.off('data', onData);
+        drainUnreadBody(req, o.bodyLimitBytes);
         sendError(res, started, '(unknown)', null, RpcError.payloadTooLarge(o.bodyLimitBytes));
         return;
       }
       chunks.push(c);
-    });
+    };
+    req.on('data', onData);
     req.on('end', () => {
       if (tooLarge) return;
       onBody(res, started, principal, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8'));

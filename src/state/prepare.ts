@@ -61,6 +61,15 @@ function leafIndexError(info: TreeInfo, index: bigint | number, what: string): s
   return i >= 0n && i < 1n << BigInt(info.height) ? null : `${what} ${i} is outside tree ${info.tree} (height ${info.height}: leaves 0..2^${info.height}−1)`;
 }
 
+/** The first `leafIndexError` among `indices` ([index, what] pairs, in order), or null. */
+function firstLeafIndexError(info: TreeInfo, indices: readonly (readonly [bigint | number, string])[]): string | null {
+  for (const [index, what] of indices) {
+    const e = leafIndexError(info, index, what);
+    if (e) return e;
+  }
+  return null;
+}
+
 /** Map key of a 32-byte pubkey. */
 const keyOf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1');
 
@@ -215,10 +224,8 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
           break;
         }
         if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `nullifier event for ${info.tree}, which is ${info.type}`);
-        for (const leafIndex of ev.event.nullifiedLeavesIndices) {
-          const outside = leafIndexError(info, leafIndex, 'nullifier event: leaf index');
-          if (outside) throw new TransactionRejected(tx.signature, outside);
-        }
+        const outside = firstLeafIndexError(info, ev.event.nullifiedLeavesIndices.map((i) => [i, 'nullifier event: leaf index'] as const));
+        if (outside) throw new TransactionRejected(tx.signature, outside);
         ev.event.nullifiedLeavesIndices.forEach((leafIndex, i) => {
           u.leaves.push({ tree: info, leaf: { leafIndex: Number(leafIndex), hash: new Uint8Array(32), seq: ev.event.seq + BigInt(i) } });
         });
@@ -229,15 +236,14 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         if (!info) u.unknownTrees.push(bs58.encode(ev.event.tree));
         else if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
         else {
-          ev.event.updates.forEach((up, k) => {
-            for (const [el, name] of [
-              [up.newLowElement, 'low element'],
-              [up.newHighElement, 'high element'],
-            ] as const) {
-              const outside = leafIndexError(info, el.index, `indexed tree update ${k}: ${name} index`) ?? leafIndexError(info, el.nextIndex, `indexed tree update ${k}: ${name} next index`);
-              if (outside) throw new TransactionRejected(tx.signature, outside);
-            }
-          });
+          const indices = ev.event.updates.flatMap((up, k) => [
+            [up.newLowElement.index, `indexed tree update ${k}: low element index`] as const,
+            [up.newLowElement.nextIndex, `indexed tree update ${k}: low element next index`] as const,
+            [up.newHighElement.index, `indexed tree update ${k}: high element index`] as const,
+            [up.newHighElement.nextIndex, `indexed tree update ${k}: high element next index`] as const,
+          ]);
+          const outside = firstLeafIndexError(info, indices);
+          if (outside) throw new TransactionRejected(tx.signature, outside);
           u.indexedEvents.push({ tree: info, event: ev.event });
         }
         break;
