@@ -4,7 +4,8 @@
  * batch of blocks, all on one core. Reports compressed outputs/s and Poseidon hashes/s (same run)
  * and writes bench/results/ingest.json. Blocks are committed in batches of the file importer's default
  * size (`DEFAULT_BATCH_TRANSACTIONS` transactions, whole blocks), as `refract index` does. The `ingest` figures are the mean of the default kernel's
- * passes; `kernelComparison` sets them beside the scalar Poseidon batch kernel's (alternating passes).
+ * passes; `kernelComparison` sets them beside the scalar Poseidon batch kernel's (alternating passes);
+ * `breakdown` times decoding alone and the same LMDB writes replayed alone, against the whole.
  *
  * Usage: npm run bench:ingest [-- --blocks N --txs-per-block N --batch-blocks N]
  * (`--batch-blocks` defaults to DEFAULT_BATCH_TRANSACTIONS ÷ txs-per-block.)
@@ -19,7 +20,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { nativeAddon, poseidon2, poseidonBackend } from '../src/merkle/poseidon.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
-import { Store } from '../src/store/store.ts';
+import { type RecordedWrite, Store } from '../src/store/store.ts';
 
 const { values } = parseArgs({
   options: {
@@ -101,6 +102,52 @@ for (const k of kernels) {
   passes.push({ kernel: k, pass: await ingestPass() });
 }
 if (addon?.selectBatchImpl) addon.selectBatchImpl(kernels[0] ?? 'scalar');
+
+// 4. Breakdown (same run): what two floors cost alone, per output, against the full pipeline above.
+//    - decode: JSON.parse + decodeBlockJson of every block, nothing else;
+//    - storeWrites: the LMDB puts and deletes one ingest pass made, recorded (Store `onWrite`) and
+//      replayed alone into a fresh store, one write transaction per batch as recorded.
+//    Passes alternate (decode, replay, decode, replay) so drift hits both alike.
+function decodePass(): number {
+  const cpu0 = process.cpuUsage();
+  let n = 0;
+  for (const x of blocks) n += decodeBlockJson(JSON.parse(x.text), x.slot).transactions.length;
+  const cpu = process.cpuUsage(cpu0);
+  if (n === 0) throw new Error('no transactions decoded');
+  return (cpu.user + cpu.system) / 1e6;
+}
+const recorded: RecordedWrite[][] = [];
+{
+  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
+  let current: RecordedWrite[] = [];
+  const store = new Store({ path: dir, onWrite: (db, key, value) => current.push({ db, key: key.slice(), value: value ? value.slice() : null }) });
+  const indexer = new Indexer(store, loadTreeRegistry());
+  for (let i = 0; i < blocks.length; i += batchBlocks) {
+    current = [];
+    indexer.indexBlocks(blocks.slice(i, i + batchBlocks).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot)));
+    recorded.push(current);
+  }
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+async function replayPass(): Promise<number> {
+  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
+  const store = new Store({ path: dir });
+  const cpu0 = process.cpuUsage();
+  for (const batch of recorded) store.applyRecordedWrites(batch);
+  const cpu = process.cpuUsage(cpu0);
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return (cpu.user + cpu.system) / 1e6;
+}
+decodePass();
+await replayPass();
+const decodeCpu: number[] = [];
+const replayCpu: number[] = [];
+for (let i = 0; i < 2; i++) {
+  decodeCpu.push(decodePass());
+  replayCpu.push(await replayPass());
+}
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const summary = (ps: Pass[]) => ({
   outputsPerSecond: Math.round(mean(ps.map((p) => p.outputs / p.seconds))),
@@ -145,7 +192,18 @@ const result = {
     poseidonHashesPerSecondDuringIngest: Math.round((treeHashes + outputs) / seconds),
   },
   kernelComparison,
-  target: { outputsPerSecondPerCore: 20_000 },
+  breakdown: {
+    about:
+      'CPU µs per output, same run. decode: JSON.parse + decodeBlockJson alone. storeWrites: the LMDB puts and deletes of one pass replayed alone (one write transaction per batch). rest: total − decode − storeWrites (hash recomputation, tree hashing, state rules, store reads, key and record encoding, GC). floorOutputsPerCpuSecond: 1e6 ÷ (decode + storeWrites), what decode and the store alone would allow.',
+    totalUsPerOutput: +((cpuSeconds / outputs) * 1e6).toFixed(1),
+    decodeUsPerOutput: +((mean(decodeCpu) / outputs) * 1e6).toFixed(1),
+    storeWritesUsPerOutput: +((mean(replayCpu) / outputs) * 1e6).toFixed(1),
+    restUsPerOutput: +(((cpuSeconds - mean(decodeCpu) - mean(replayCpu)) / outputs) * 1e6).toFixed(1),
+    writesPerOutput: +(recorded.reduce((a, b) => a + b.length, 0) / outputs).toFixed(2),
+    floorOutputsPerCpuSecond: Math.round(outputs / (mean(decodeCpu) + mean(replayCpu))),
+    passes: { decodeCpuSeconds: decodeCpu.map((x) => +x.toFixed(3)), storeWritesCpuSeconds: replayCpu.map((x) => +x.toFixed(3)) },
+  },
+  target: { outputsPerSecondPerCore: 20_000, usPerOutput: 50 },
 };
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./results/ingest.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);

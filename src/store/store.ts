@@ -146,6 +146,23 @@ export interface StoreOptions {
    * (restart once space is freed; nothing committed is lost). Ignored for read-only stores.
    */
   writemap?: boolean;
+  /**
+   * Hears every put (`value`) and delete (`value` null) of this store's write transactions, in
+   * order, as it is applied: `db` is the sub-database name, `key`/`value` the caller's buffers (copy
+   * them to keep them). For measurement: bench:ingest records one pass's writes and replays them
+   * with {@link Store.applyRecordedWrites} to time the store's own share. Default: none.
+   */
+  onWrite?: RecordedWriteListener;
+}
+
+/** Listener of {@link StoreOptions.onWrite}. */
+export type RecordedWriteListener = (db: string, key: Uint8Array, value: Uint8Array | null) => void;
+
+/** One recorded write: a put (`value`) or delete (`value` null) in sub-database `db`. */
+export interface RecordedWrite {
+  db: string;
+  key: Uint8Array;
+  value: Uint8Array | null;
 }
 
 /**
@@ -420,11 +437,20 @@ export class ReadView {
 
 /** Writes inside one LMDB write transaction (plus all reads, which see the pending writes). */
 export class WriteView extends ReadView {
+  constructor(
+    dbs: Record<DbName, Bin>,
+    private readonly onWrite: RecordedWriteListener | undefined,
+  ) {
+    super(dbs, undefined);
+  }
+
   private put(db: DbName, key: Uint8Array, value: Uint8Array): void {
+    this.onWrite?.(db, key, value);
     // Inside transactionSync a plain put is applied synchronously to the write transaction.
     void this.dbs[db].put(key as Buffer, value as Buffer);
   }
   private del(db: DbName, key: Uint8Array): void {
+    this.onWrite?.(db, key, null);
     void this.dbs[db].remove(key as Buffer);
   }
 
@@ -593,6 +619,7 @@ export class SchemaMismatchError extends Error {}
 export class Store {
   readonly root: RootDatabase;
   private readonly dbs: Record<DbName, Bin>;
+  private readonly onWrite: RecordedWriteListener | undefined;
 
   constructor(opts: StoreOptions) {
     this.root = open({
@@ -604,6 +631,7 @@ export class Store {
       encoding: 'binary',
       useWritemap: !(opts.readOnly ?? false) && (opts.writemap ?? true),
     } as never);
+    this.onWrite = opts.onWrite;
     this.dbs = Object.fromEntries(
       DB_NAMES.map((name) => [name, this.root.openDB({ name, keyEncoding: 'binary', encoding: 'binary' } as never) as unknown as Bin]),
     ) as Record<DbName, Bin>;
@@ -642,11 +670,27 @@ export class Store {
   /** Runs `fn` inside one synchronous LMDB write transaction: all of it commits, or (on throw) none. */
   write<T>(fn: (w: WriteView) => T): T {
     try {
-      return this.root.transactionSync(() => fn(new WriteView(this.dbs, undefined)));
+      return this.root.transactionSync(() => fn(new WriteView(this.dbs, this.onWrite)));
     } finally {
       // Later shared reads must see this write.
       this.releaseShared();
     }
+  }
+
+  /**
+   * Applies `writes` (as recorded through {@link StoreOptions.onWrite}) in one write transaction,
+   * in order, with nothing else: the store's own cost of those writes (bench:ingest). Keys and
+   * values go in as recorded; no record is checked. Throws Error naming an unknown sub-database.
+   */
+  applyRecordedWrites(writes: readonly RecordedWrite[]): void {
+    for (const w of writes) if (!(w.db in this.dbs)) throw new Error(`unknown sub-database ${w.db}`);
+    this.write(() => {
+      for (const w of writes) {
+        const db = this.dbs[w.db as DbName];
+        if (w.value) void db.put(w.key as Buffer, w.value as Buffer);
+        else void db.remove(w.key as Buffer);
+      }
+    });
   }
 
   /** The snapshot shared by `readShared` calls, until `releaseShared`. */
