@@ -4,8 +4,10 @@
  *
  * - Wire format: the legacy and v0 layouts (signatures first) are declared with @solana/kit's
  *   codec primitives (`getArrayDecoder`, `getStructDecoder`, `getShortU16Decoder`,
- *   `fixDecoderSize(getBytesDecoder(), n)`, `addDecoderSizePrefix`, `getUnionDecoder` over kit's
- *   `getTransactionVersionDecoder`…). Static keys are read as raw 32-byte arrays and base58-encoded
+ *   `addDecoderSizePrefix`, `getUnionDecoder` over kit's `getTransactionVersionDecoder`…), with
+ *   leaf decoders for bytes and fixed-size byte runs built on kit's `createDecoder` and its length
+ *   assertions that read in place instead of copying (kit's `getU8Decoder` and
+ *   `fixDecoderSize(getBytesDecoder(), n)` allocate per read). Static keys are read as raw 32-byte arrays and base58-encoded
  *   through a memo, never through kit's address decoder: kit's full transaction/message decoders
  *   base58-encode every key twice (~200 µs per transaction). The thin wrappers below only name
  *   what was being read when a codec fails, and add what kit's codecs do not check: canonical
@@ -24,6 +26,8 @@ import { base58DecodeLong } from './base58Long.ts';
 const LONG_BASE58 = 100;
 import {
   addDecoderSizePrefix,
+  assertByteArrayHasEnoughBytesForCodec,
+  assertByteArrayIsNotEmptyForCodec,
   createDecoder,
   createDecoderThatConsumesEntireByteArray,
   fixDecoderSize,
@@ -33,10 +37,8 @@ import {
   getShortU16Decoder,
   getShortU16Encoder,
   getStructDecoder,
-  getTupleDecoder,
   getTransactionDecoder,
   getTransactionVersionDecoder,
-  getU8Decoder,
   getUnionDecoder,
   isSolanaError,
   SOLANA_ERROR__CODECS__CANNOT_DECODE_EMPTY_BYTE_ARRAY,
@@ -44,7 +46,6 @@ import {
   SOLANA_ERROR__CODECS__INVALID_BYTE_LENGTH,
   SOLANA_ERROR__CODECS__NUMBER_OUT_OF_RANGE,
   SOLANA_ERROR__TRANSACTION__VERSION_NUMBER_NOT_SUPPORTED,
-  transformDecoder,
   type CompiledTransactionMessage,
   type Decoder,
   type ReadonlyUint8Array,
@@ -295,9 +296,43 @@ function lengthPrefix(what: string, run?: { itemSize: number; name: (n: number) 
   });
 }
 
+/*
+ * Leaf decoders that read in place. Kit's `getU8Decoder` copies each byte into a new ArrayBuffer for
+ * a DataView, and `fixDecoderSize(getBytesDecoder(), n)` copies the bytes twice (the fixed-size
+ * slice, then the bytes decoder's own slice): allocations that were a fifth of decoding. These run
+ * kit's own length assertions with the same codec names, so a failure is the same SolanaError
+ * (and the same DecodeError text) as with kit's decoders.
+ */
+
+/** One byte; `getU8Decoder` without the copy. */
+const u8Byte: Decoder<number> = createDecoder({
+  fixedSize: 1,
+  read(bytes, offset = 0) {
+    assertByteArrayIsNotEmptyForCodec('u8', bytes, offset);
+    assertByteArrayHasEnoughBytesForCodec('u8', 1, bytes, offset);
+    return [bytes[offset]!, offset + 1];
+  },
+});
+
+/** `fixDecoderSize(getBytesDecoder(), size)` mapped through `map`, which gets a view (no copy). */
+function fixedBytesAs<T>(size: number, map: (view: ReadonlyUint8Array) => T): Decoder<T> {
+  return createDecoder({
+    fixedSize: size,
+    read(bytes, offset = 0) {
+      assertByteArrayHasEnoughBytesForCodec('fixCodecSize', size, bytes, offset);
+      return [map(bytes.subarray(offset, offset + size)), offset + size];
+    },
+  });
+}
+
+/**
+ * The rest of the bytes it is given, as a view. Under `addDecoderSizePrefix` (which already hands
+ * it a fresh slice of exactly the prefixed size) the result is that copy, as with getBytesDecoder.
+ */
+const restOfBytes: Decoder<ReadonlyUint8Array> = createDecoder({ read: (bytes, offset) => [bytes.subarray(offset), bytes.length] });
+
 /** Bytes behind a compact-u16 length (`<what> length`), e.g. instruction data or account indices. */
-const shortVecBytes = (what: string) =>
-  addDecoderSizePrefix(getBytesDecoder(), lengthPrefix(`${what} length`, { itemSize: 1, name: () => what }));
+const shortVecBytes = (what: string) => addDecoderSizePrefix(restOfBytes, lengthPrefix(`${what} length`, { itemSize: 1, name: () => what }));
 
 /**
  * `getArrayDecoder(item)` behind a compact-u16 count, whose item failures are named
@@ -328,11 +363,12 @@ function indexedArray<T>(name: string, item: Decoder<T>, size: VariableSizeDecod
   } as Decoder<T[]>);
 }
 
-const u8 = (what: string) => named(what, getU8Decoder());
-const bytes32 = fixDecoderSize(getBytesDecoder(), 32);
+const u8 = (what: string) => named(what, u8Byte);
+/** 32 bytes (a view into the transaction's bytes: read, not kept). */
+const bytes32 = fixedBytesAs(32, (v) => v);
 
 /** `shortvec<[u8; 64]>`: the signatures of a legacy / v0 transaction. */
-const SIGNATURES = getArrayDecoder(fixDecoderSize(getBytesDecoder(), 64), {
+const SIGNATURES = getArrayDecoder(fixedBytesAs(64, (v) => v), {
   size: lengthPrefix('signature count', { itemSize: 64, name: (n) => `${n} signatures` }),
   requireSizePrefix: true,
 });
@@ -344,12 +380,12 @@ const MESSAGE_BODY = [
     getStructDecoder([
       ['numSignerAccounts', u8('header')],
       // numReadonlySignerAccounts, numReadonlyNonSignerAccounts (unused here)
-      ['readonlyCounts', named('header', fixDecoderSize(getTupleDecoder([getU8Decoder(), getU8Decoder()]), 2))],
+      ['readonlyCounts', named('header', fixedBytesAs(2, (v) => [v[0]!, v[1]!]))],
     ]),
   ],
   [
     'staticKeys',
-    getArrayDecoder(transformDecoder(bytes32, keyToBase58), {
+    getArrayDecoder(fixedBytesAs(32, keyToBase58), {
       size: lengthPrefix('account key count', { itemSize: 32, name: (n) => `${n} account keys` }),
       requireSizePrefix: true,
     }),
