@@ -959,6 +959,26 @@ describe('parseTransaction (legacy scan, §1.3)', () => {
   });
 });
 
+describe('base58EncodeFixed', () => {
+  it('equals bs58.encode on random values of every length 0..70, with and without leading zero bytes, and on the extremes', async () => {
+    const { base58EncodeFixed } = await import('../src/solana/base58Fixed.ts');
+    const { randomBytes } = await import('node:crypto');
+    for (let len = 0; len <= 70; len++) {
+      for (let i = 0; i < 40; i++) {
+        const b = randomBytes(len);
+        if (i % 4 === 1) b.fill(0, 0, Math.min(len, 1 + (i % 9))); // leading zero bytes
+        if (i % 4 === 2) b.fill(0, 0, Math.min(len, 4 * (1 + (i % 3)))); // a whole zero limb or more
+        expect(base58EncodeFixed(b), `${len} bytes ${b.toString('hex')}`).toBe(bs58.encode(b));
+      }
+      expect(base58EncodeFixed(new Uint8Array(len))).toBe(bs58.encode(new Uint8Array(len)));
+      expect(base58EncodeFixed(new Uint8Array(len).fill(255))).toBe(bs58.encode(new Uint8Array(len).fill(255)));
+    }
+    // A view into a larger buffer (signatures are read in place).
+    const big = randomBytes(200);
+    expect(base58EncodeFixed(big.subarray(7, 71))).toBe(bs58.encode(big.subarray(7, 71)));
+  });
+});
+
 describe('base58DecodeLong', () => {
   it('base58DecodeChecked equals bs58.decode on signatures and throws bs58\'s error on invalid input', async () => {
     const { base58DecodeChecked } = await import('../src/solana/base58Long.ts');

@@ -14,12 +14,15 @@
  *   compact-u16 lengths and a length pre-check on runs of fixed-size items, so a truncation
  *   names the whole run ("need 480 bytes for 15 account keys"). The message-first v1 envelope
  *   goes through kit's `getTransactionDecoder` + `getCompiledTransactionMessageDecoder`.
- * - Base58: the `bs58` package. Keys are memoised (they recur in almost every transaction); inner
+ * - Base58: keys and signatures are encoded by base58Fixed.ts (same text as `bs58`, without its
+ *   quadratic loop), keys through a memo (they recur in almost every transaction); other decoding
+ *   uses the `bs58` package, long strings base58Long.ts. Inner
  *   instruction data is validated eagerly and converted on first read (see
  *   {@link decodeTransactionEnvelope}): bs58 decoding is quadratic in the string length, so
  *   instructions nobody reads must cost no conversion.
  */
 import bs58 from 'bs58';
+import { base58EncodeFixed } from './base58Fixed.ts';
 import { base58DecodeLong } from './base58Long.ts';
 
 /** Above this many characters inner data is decoded with base58DecodeLong (bs58 is quadratic). */
@@ -59,25 +62,15 @@ import { DecodeError } from './errors.ts';
 // Base58 (bs58)
 // ---------------------------------------------------------------------------------------------
 
-/** Base58-encodes `bytes` (leading zero bytes → leading '1'); `bs58.encode`. */
+/** Base58-encodes `bytes` (leading zero bytes → leading '1'); same text as `bs58.encode` (base58Fixed.ts). */
 export function base58Encode(bytes: Uint8Array): string {
-  return bs58.encode(bytes);
+  return base58EncodeFixed(bytes);
 }
 
 const KEY_CACHE_LIMIT = 1 << 15;
 /** Two generations: a full `keys` map becomes `oldKeys`, so a key in use survives the swap. */
 let keys = new Map<string, string>();
 let oldKeys = new Map<string, string>();
-
-/**
- * bs58 builds its result one character at a time (`str += c`), i.e. as a rope of ~44 V8 cons
- * strings; reading a character flattens it, so a memoised value does not keep (and make the GC
- * promote) the whole rope. Measured: retaining unflattened results costs ~2 µs per encode.
- */
-function flat(s: string): string {
-  s.charCodeAt(0);
-  return s;
-}
 
 /**
  * Base58 of a 32-byte key, memoised: program ids, trees, queues and PDAs recur in almost every
@@ -88,7 +81,7 @@ function keyToBase58(key: ReadonlyUint8Array): string {
   const k = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
   let v = keys.get(k);
   if (v === undefined) {
-    v = oldKeys.get(k) ?? flat(bs58.encode(key as Uint8Array));
+    v = oldKeys.get(k) ?? base58EncodeFixed(key as Uint8Array);
     if (keys.size >= KEY_CACHE_LIMIT) {
       oldKeys = keys;
       keys = new Map();
@@ -480,7 +473,7 @@ function decodeSignaturesFirst(bytes: Uint8Array): WireTransaction {
     throw wireError(e, 'transaction.signatures', bytes);
   }
   if (signatures.length === 0) throw new DecodeError('transaction.signatures', 'no signatures');
-  const signature = flat(bs58.encode(signatures[0] as Uint8Array));
+  const signature = base58EncodeFixed(signatures[0] as Uint8Array);
   const headerMismatch = (header: { numSignerAccounts: number } | undefined): DecodeError | null =>
     header && header.numSignerAccounts !== signatures.length
       ? new DecodeError(MSG, `header requires ${header.numSignerAccounts} signatures but the transaction carries ${signatures.length}`, {
@@ -537,7 +530,7 @@ function decodeMessageFirst(bytes: Uint8Array): WireTransaction {
   const numSignatures = msg.header.numSignerAccounts;
   if (numSignatures === 0) throw new DecodeError('transaction.signatures', 'no signatures');
   const sigStart = messageBytes.length;
-  const signature = flat(bs58.encode(bytes.subarray(sigStart, sigStart + 64)));
+  const signature = base58EncodeFixed(bytes.subarray(sigStart, sigStart + 64));
   const instructions: CompiledIx[] = msg.instructionHeaders.map((h, k) => ({
     programIndex: h.programAccountIndex,
     accountIndices: msg.instructionPayloads[k]!.instructionAccountIndices,
