@@ -26,27 +26,3 @@ describe('refract CLI values', () => {
     expect(r.stderr).toContain(`${flag} must be an integer from 1 to 2147483647`);
   });
 });
-
-describe('refract launch flags', () => {
-  const root = new URL('..', import.meta.url).pathname;
-  const FLAG = '--max-semi-space-size=128';
-
-  test('the bin, npm start, the Dockerfile and the benches start node with the same young-generation size', async () => {
-    const { readFileSync } = await import('node:fs');
-    const read = (f: string) => readFileSync(`${root}${f}`, 'utf8');
-    expect(read('bin/refract.mjs').split('\n')[0]).toBe(`#!/usr/bin/env -S node ${FLAG}`);
-    const scripts = JSON.parse(read('package.json')).scripts as Record<string, string>;
-    expect(scripts.start).toBe(`node ${FLAG} bin/refract.mjs start`);
-    expect(scripts['bench:ingest']).toContain(FLAG);
-    expect(read('Dockerfile')).toContain(`ENTRYPOINT ["node", "${FLAG}", "bin/refract.mjs"]`);
-    for (const f of ['bench/rpc.ts', 'bench/soak.ts']) expect(read(f), f).toContain(`'${FLAG}'`);
-  });
-
-  test('the bin runs through its shebang', () => {
-    const env = { ...process.env };
-    delete env.NODE_OPTIONS;
-    const r = spawnSync(REFRACT_BIN, ['--help'], { encoding: 'utf8', env, timeout: 30_000 });
-    expect(r.status, r.stderr).toBe(0);
-    expect(r.stdout).toContain('Usage: refract');
-  });
-});
