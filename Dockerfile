@@ -16,5 +16,5 @@ COPY --from=build --chown=refract:refract /app /app
 USER refract
 VOLUME ["/data", "/keys"]
 EXPOSE 8784
-ENTRYPOINT ["node", "--max-semi-space-size=128", "bin/refract.mjs"]
+ENTRYPOINT ["node", "bin/refract.mjs"]
 CMD ["start"]

@@ -103,7 +103,7 @@ const refractPort = 18784;
 const ceilingPort = 18785;
 const configFile = join(os.tmpdir(), `refract-bench-rpc-${process.pid}.json`);
 writeFileSync(configFile, JSON.stringify({ rateLimit: false, logLevel: 'warn', prover: false }));
-const refract = await startChild(['--max-semi-space-size=128', 'bin/refract.mjs', 'start', '--no-ingest', '--db', dbDir, '--port', String(refractPort), '--host', '127.0.0.1', '--config', configFile]);
+const refract = await startChild(['bin/refract.mjs', 'start', '--no-ingest', '--db', dbDir, '--port', String(refractPort), '--host', '127.0.0.1', '--config', configFile]);
 await waitFor(`http://127.0.0.1:${refractPort}/`, targets.getCompressedAccount[0]!);
 // The ceiling's constant body: a real getCompressedAccount reply from this store.
 const body = await (await fetch(`http://127.0.0.1:${refractPort}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: targets.getCompressedAccount[0]! })).text();

@@ -32,7 +32,7 @@ const db = mkdtempSync(join(os.tmpdir(), 'refract-soak-'));
 const sim = spawn(process.execPath, [join(root, 'bin/refract.mjs'), 'simulate', '--port', String(simPort), '--slot-ms', '400', '--txs-per-block', '20'], { stdio: 'ignore' });
 const configFile = join(db, 'config.json');
 writeFileSync(configFile, JSON.stringify({ rateLimit: false, logLevel: 'warn' }));
-const daemon = spawn(process.execPath, ['--max-semi-space-size=128', join(root, 'bin/refract.mjs'), 'start', '--db', join(db, 'data'), '--rpc-url', `http://127.0.0.1:${simPort}`, '--port', String(apiPort), '--host', '127.0.0.1', '--keys', values.keys!, '--config', configFile, '--no-simulator'], { stdio: ['ignore', 'ignore', 'inherit'] });
+const daemon = spawn(process.execPath, [join(root, 'bin/refract.mjs'), 'start', '--db', join(db, 'data'), '--rpc-url', `http://127.0.0.1:${simPort}`, '--port', String(apiPort), '--host', '127.0.0.1', '--keys', values.keys!, '--config', configFile, '--no-simulator'], { stdio: ['ignore', 'ignore', 'inherit'] });
 
 const call = async (method: string, params: unknown) => {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
