@@ -1,211 +1,22 @@
 /**
- * Ingest benchmark: synthetic valid legacy-format Light transactions (their hashes pass the
- * indexer's recomputation) → decode → parse → state update → LMDB, one write transaction per
- * batch of blocks, all on one core. Reports compressed outputs/s and Poseidon hashes/s (same run)
- * and writes bench/results/ingest.json. Blocks are committed in batches of the file importer's default
- * size (`DEFAULT_BATCH_TRANSACTIONS` transactions, whole blocks), as `refract index` does. The `ingest` figures are the mean of the default kernel's
- * passes; `kernelComparison` sets them beside the scalar Poseidon batch kernel's (alternating passes);
- * `breakdown` times decoding alone and the same LMDB writes replayed alone, against the whole.
+ * bench:ingest — runs bench/ingestThread.ts (the benchmark itself; see its comment) on a worker
+ * thread with the import thread's young generation (INGEST_YOUNG_GENERATION_MB), exactly as
+ * `refract index` runs a file import (src/ingest/importThread.ts).
  *
  * Usage: npm run bench:ingest [-- --blocks N --txs-per-block N --batch-blocks N]
- * (`--batch-blocks` defaults to DEFAULT_BATCH_TRANSACTIONS ÷ txs-per-block.)
  */
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import { join } from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadTreeRegistry } from '../src/config/trees.ts';
-import { DEFAULT_BATCH_TRANSACTIONS } from '../src/ingest/importFiles.ts';
-import { Indexer } from '../src/ingest/indexer.ts';
-import { nativeAddon, poseidon2, poseidonBackend } from '../src/merkle/poseidon.ts';
-import { LightTxGenerator } from '../src/sim/generator.ts';
-import { decodeBlockJson } from '../src/solana/decode.ts';
-import { type RecordedWrite, Store } from '../src/store/store.ts';
+import { fileURLToPath } from 'node:url';
+import { INGEST_YOUNG_GENERATION_MB } from '../src/ingest/importThread.ts';
+import { startTsxWorker } from '../src/tsxWorker.ts';
 
-const { values } = parseArgs({
-  options: {
-    blocks: { type: 'string', default: '300' },
-    'txs-per-block': { type: 'string', default: '50' },
-    'batch-blocks': { type: 'string' },
-    'compress-outputs': { type: 'string', default: '4' },
-  },
+const worker = startTsxWorker(fileURLToPath(new URL('./ingestThread.ts', import.meta.url)), {
+  workerData: { args: process.argv.slice(2) },
+  resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB },
 });
-const nBlocks = Number(values.blocks);
-const txsPerBlock = Number(values['txs-per-block']);
-const batchBlocks = values['batch-blocks'] ? Number(values['batch-blocks']) : Math.max(1, Math.floor(DEFAULT_BATCH_TRANSACTIONS / txsPerBlock));
-
-// 1. Generate (not timed): JSON text as it would arrive from an RPC node.
-const gen = new LightTxGenerator({ owners: 5000, seed: 7, compressOutputs: Number(values['compress-outputs']) });
-const blocks: { slot: number; text: string }[] = [];
-let generatedOutputs = 0;
-for (let s = 1; s <= nBlocks; s++) {
-  const b = gen.block(s, txsPerBlock);
-  generatedOutputs += b.outputs;
-  blocks.push({ slot: s, text: JSON.stringify(b.json) });
-}
-
-// 2. Poseidon(2) throughput on this core, same run.
-const a = new Uint8Array(32).fill(1);
-const b = new Uint8Array(32).fill(2);
-a[0] = 0;
-b[0] = 0;
-for (let i = 0; i < 5000; i++) poseidon2(a, b);
-const pN = 50_000;
-let t = performance.now();
-let h: Uint8Array = a;
-for (let i = 0; i < pN; i++) h = poseidon2(h, b);
-const poseidonSeconds = (performance.now() - t) / 1000;
-
-// 3. Ingest (timed): JSON.parse + decode + parse + validate (hash recomputation) + persist, into a
-//    fresh store. Where the CPU has AVX-512 IFMA the run alternates the eight-lane batch kernel
-//    (default) with the scalar one, 2 passes each after a warm-up, so their ratio comes from one run.
-interface Pass {
-  outputs: number;
-  treeHashes: number;
-  rejected: number;
-  txs: number;
-  seconds: number;
-  cpuSeconds: number;
-}
-async function ingestPass(upTo = blocks.length): Promise<Pass> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
-  const store = new Store({ path: dir });
-  const indexer = new Indexer(store, loadTreeRegistry());
-  const p: Pass = { outputs: 0, treeHashes: 0, rejected: 0, txs: 0, seconds: 0, cpuSeconds: 0 };
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  for (let i = 0; i < upTo; i += batchBlocks) {
-    const batch = blocks.slice(i, Math.min(i + batchBlocks, upTo)).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
-    const r = indexer.indexBlocks(batch);
-    p.outputs += r.outputsInserted;
-    p.treeHashes += r.treeHashes;
-    p.rejected += r.rejected.length;
-    p.txs += batch.reduce((s, x) => s + x.transactions.length, 0);
-  }
-  p.seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  p.cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-  return p;
-}
-const addon = nativeAddon;
-const kernels: ('ifma' | 'scalar' | null)[] = addon?.batchImpl?.() === 'ifma' ? ['ifma', 'scalar', 'ifma', 'scalar'] : [null, null];
-const passes: { kernel: string | null; pass: Pass }[] = [];
-// Warm-up (not recorded): the first fifth of the blocks with each kernel, so JIT tiers settle.
-for (const k of new Set(kernels)) {
-  if (k) addon!.selectBatchImpl!(k);
-  await ingestPass(Math.ceil(blocks.length / 5));
-}
-for (const k of kernels) {
-  if (k) addon!.selectBatchImpl!(k);
-  passes.push({ kernel: k, pass: await ingestPass() });
-}
-if (addon?.selectBatchImpl) addon.selectBatchImpl(kernels[0] ?? 'scalar');
-
-// 4. Breakdown (same run): what two floors cost alone, per output, against the full pipeline above.
-//    - decode: JSON.parse + decodeBlockJson of every block, nothing else;
-//    - storeWrites: the LMDB puts and deletes one ingest pass made, recorded (Store `onWrite`) and
-//      replayed alone into a fresh store, one write transaction per batch as recorded.
-//    Passes alternate (decode, replay, decode, replay) so drift hits both alike.
-function decodePass(): number {
-  const cpu0 = process.cpuUsage();
-  let n = 0;
-  for (const x of blocks) n += decodeBlockJson(JSON.parse(x.text), x.slot).transactions.length;
-  const cpu = process.cpuUsage(cpu0);
-  if (n === 0) throw new Error('no transactions decoded');
-  return (cpu.user + cpu.system) / 1e6;
-}
-const recorded: RecordedWrite[][] = [];
-{
-  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
-  let current: RecordedWrite[] = [];
-  const store = new Store({ path: dir, onWrite: (db, key, value) => current.push({ db, key: key.slice(), value: value ? value.slice() : null }) });
-  const indexer = new Indexer(store, loadTreeRegistry());
-  for (let i = 0; i < blocks.length; i += batchBlocks) {
-    current = [];
-    indexer.indexBlocks(blocks.slice(i, i + batchBlocks).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot)));
-    recorded.push(current);
-  }
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-}
-async function replayPass(): Promise<number> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
-  const store = new Store({ path: dir });
-  const cpu0 = process.cpuUsage();
-  for (const batch of recorded) store.applyRecordedWrites(batch);
-  const cpu = process.cpuUsage(cpu0);
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-  return (cpu.user + cpu.system) / 1e6;
-}
-decodePass();
-await replayPass();
-const decodeCpu: number[] = [];
-const replayCpu: number[] = [];
-for (let i = 0; i < 2; i++) {
-  decodeCpu.push(decodePass());
-  replayCpu.push(await replayPass());
-}
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-const summary = (ps: Pass[]) => ({
-  outputsPerSecond: Math.round(mean(ps.map((p) => p.outputs / p.seconds))),
-  outputsPerCpuSecond: Math.round(mean(ps.map((p) => p.outputs / p.cpuSeconds))),
-  passes: ps.map((p) => ({ seconds: +p.seconds.toFixed(3), cpuSeconds: +p.cpuSeconds.toFixed(3) })),
+worker.on('error', (err) => {
+  console.error(err);
+  process.exitCode = 1;
 });
-const main = passes.filter((x) => x.kernel === kernels[0]).map((x) => x.pass);
-const first = main[0]!;
-const outputs = first.outputs;
-const treeHashes = first.treeHashes;
-const rejected = passes.reduce((a, x) => a + x.pass.rejected, 0);
-const txs = first.txs;
-const seconds = mean(main.map((p) => p.seconds));
-const cpuSeconds = mean(main.map((p) => p.cpuSeconds));
-const scalar = passes.filter((x) => x.kernel === 'scalar').map((x) => x.pass);
-const kernelComparison = scalar.length
-  ? {
-      batchKernel: 'ifma',
-      ifma: summary(main),
-      scalar: summary(scalar),
-      cpuRatioIfmaOverScalar: +(mean(main.map((p) => p.outputs / p.cpuSeconds)) / mean(scalar.map((p) => p.outputs / p.cpuSeconds))).toFixed(2),
-    }
-  : { batchKernel: addon?.batchImpl?.() ?? null };
-
-const result = {
-  bench: 'ingest',
-  date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg(), node: process.version },
-  params: { blocks: nBlocks, txsPerBlock, batchBlocks, batchTransactions: batchBlocks * txsPerBlock, compressOutputs: Number(values['compress-outputs']) },
-  poseidon: { backend: poseidonBackend, hashesPerSecond: Math.round(pN / poseidonSeconds), usPerHash: +((poseidonSeconds * 1e6) / pN).toFixed(2) },
-  ingest: {
-    transactions: txs,
-    outputs,
-    generatedOutputs,
-    rejected,
-    seconds: +seconds.toFixed(3),
-    cpuSeconds: +cpuSeconds.toFixed(3),
-    outputsPerSecond: Math.round(outputs / seconds),
-    outputsPerCpuSecond: Math.round(outputs / cpuSeconds),
-    transactionsPerSecond: Math.round(txs / seconds),
-    treeHashesPerOutput: +(treeHashes / outputs).toFixed(2),
-    poseidonHashesPerSecondDuringIngest: Math.round((treeHashes + outputs) / seconds),
-  },
-  kernelComparison,
-  breakdown: {
-    about:
-      'CPU µs per output, same run. decode: JSON.parse + decodeBlockJson alone. storeWrites: the LMDB puts and deletes of one pass replayed alone (one write transaction per batch). rest: total − decode − storeWrites (hash recomputation, tree hashing, state rules, store reads, key and record encoding, GC). floorOutputsPerCpuSecond: 1e6 ÷ (decode + storeWrites), what decode and the store alone would allow.',
-    totalUsPerOutput: +((cpuSeconds / outputs) * 1e6).toFixed(1),
-    decodeUsPerOutput: +((mean(decodeCpu) / outputs) * 1e6).toFixed(1),
-    storeWritesUsPerOutput: +((mean(replayCpu) / outputs) * 1e6).toFixed(1),
-    restUsPerOutput: +(((cpuSeconds - mean(decodeCpu) - mean(replayCpu)) / outputs) * 1e6).toFixed(1),
-    writesPerOutput: +(recorded.reduce((a, b) => a + b.length, 0) / outputs).toFixed(2),
-    floorOutputsPerCpuSecond: Math.round(outputs / (mean(decodeCpu) + mean(replayCpu))),
-    passes: { decodeCpuSeconds: decodeCpu.map((x) => +x.toFixed(3)), storeWritesCpuSeconds: replayCpu.map((x) => +x.toFixed(3)) },
-  },
-  target: { outputsPerSecondPerCore: 20_000, usPerOutput: 50 },
-};
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/ingest.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
-console.log(JSON.stringify(result, null, 2));
-if (rejected) process.exitCode = 1;
+worker.on('exit', (code) => {
+  if (code !== 0) process.exitCode = code;
+});

@@ -30,12 +30,12 @@
  * works under `node --import tsx`, the tsx-registered CLI and vitest (forks pool).
  */
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { MessageChannel } from 'node:worker_threads';
 import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../../workers/prove.ts';
+import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
@@ -159,13 +159,6 @@ export interface ProveOptions {
    * running in a thread is not interrupted (its result is delivered as usual).
    */
   signal?: AbortSignal;
-}
-
-function tsxExecArgv(file: string): string[] {
-  if (!file.endsWith('.ts')) return [];
-  const require = createRequire(import.meta.url);
-  const loader = path.join(path.dirname(require.resolve('tsx/package.json')), 'dist', 'loader.mjs');
-  return ['--import', pathToFileURL(loader).href];
 }
 
 /** The pool; see the module comment. Create one per process; `close()` on shutdown. */

@@ -1,0 +1,79 @@
+/**
+ * `refract index` imports on a worker thread (src/ingest/importThread.ts) with a larger young
+ * generation: the thread's import equals an in-process one byte for byte, its failures reach the
+ * caller with their message, and TypeScript worker modules (ESM, top-level await) start with the
+ * resource limits they are given.
+ */
+import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadTreeRegistry } from '../src/config/trees.ts';
+import { planFiles } from '../src/ingest/files.ts';
+import { importFilePlan } from '../src/ingest/importFiles.ts';
+import { INGEST_YOUNG_GENERATION_MB, runImportThread } from '../src/ingest/importThread.ts';
+import { Indexer } from '../src/ingest/indexer.ts';
+import { Store } from '../src/store/store.ts';
+import { startTsxWorker } from '../src/tsxWorker.ts';
+import { REPO_ROOT, tempDir, txDir } from './helpers/photon.ts';
+
+/** Every sub-database of the store at `path` as hex `key=value` lines. */
+async function dump(path: string): Promise<Record<string, string[]>> {
+  const store = new Store({ path, readOnly: true });
+  const out: Record<string, string[]> = {};
+  for (const name of [...store.root.getKeys()].map(String)) {
+    const db = store.root.openDB({ name, keyEncoding: 'binary', encoding: 'binary' } as never) as unknown as { getRange(o: object): Iterable<{ key: Buffer; value: Buffer }> };
+    out[name] = [...db.getRange({})].map((e) => `${e.key.toString('hex')}=${e.value.toString('hex')}`);
+  }
+  await store.close();
+  return out;
+}
+
+describe('import thread', () => {
+  it('imports the fixtures exactly as an in-process import does, reporting progress', async () => {
+    const dirs = [txDir('e2e_mint_and_transfer_transactions'), txDir('lamport_transfers')];
+    const plan = planFiles(dirs, []);
+    const inProcess = tempDir();
+    const store = new Store({ path: inProcess });
+    const want = importFilePlan(new Indexer(store, loadTreeRegistry()), plan, { batchTransactions: 3 });
+    await store.close();
+
+    const threaded = tempDir();
+    const progress: number[] = [];
+    const got = await runImportThread({ db: threaded, plan, batchTransactions: 3, writemap: true }, (done) => progress.push(done));
+    expect({ ...got.summary, seconds: 0 }).toEqual({ ...want, seconds: 0 });
+    expect(got.lastSlot).toBe(plan.files.at(-1)!.slot);
+    expect(progress.at(-1)).toBe(plan.blocks);
+    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    expect(await dump(threaded)).toEqual(await dump(inProcess));
+  });
+
+  it('a file that does not decode rejects with the message naming it; batches before it stay committed', async () => {
+    const dir = tempDir('refract-thread-bad-');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'bad.json'), JSON.stringify({ slot: 1_000_000_000, blockTime: 1, transaction: { transaction: 'AAAA', meta: { err: null } } }));
+    const plan = planFiles([txDir('lamport_transfers'), dir], []);
+    const db = tempDir();
+    await expect(runImportThread({ db, plan, batchTransactions: 1, writemap: true })).rejects.toThrow(`${join(dir, 'bad.json')}: transaction`);
+    // The same as an in-process import that fails on the same file.
+    const inProcess = new Store({ path: tempDir() });
+    expect(() => importFilePlan(new Indexer(inProcess, loadTreeRegistry()), plan, { batchTransactions: 1 })).toThrow(`${join(dir, 'bad.json')}: transaction`);
+    const committed = inProcess.read((r) => r.lastSlot());
+    await inProcess.close();
+    expect(committed).not.toBeNull();
+    const store = new Store({ path: db, readOnly: true });
+    expect(store.read((r) => r.lastSlot())).toBe(committed);
+    await store.close();
+  });
+
+  it('TypeScript worker modules load as ESM (top-level await) with the given resource limits and workerData', async () => {
+    const worker = startTsxWorker(join(REPO_ROOT, 'test/helpers/threadInfo.ts'), { workerData: { x: 1 }, resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB } });
+    const info = await new Promise<{ resourceLimits: { maxYoungGenerationSizeMb: number }; workerData: unknown; poseidonBackend: string }>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(info.resourceLimits.maxYoungGenerationSizeMb).toBe(INGEST_YOUNG_GENERATION_MB);
+    expect(info.workerData).toEqual({ x: 1 });
+    expect(['native', 'circomlibjs']).toContain(info.poseidonBackend);
+  });
+});
