@@ -199,7 +199,7 @@ const result = {
   kernelComparison,
   breakdown: {
     about:
-      'CPU µs per output, same run. decode: JSON.parse + decodeBlockJson alone. storeWrites: the LMDB puts and deletes of one pass replayed alone (one write transaction per batch). rest: total − decode − storeWrites (hash recomputation, tree hashing, state rules, store reads, key and record encoding, GC). floorOutputsPerCpuSecond: 1e6 ÷ (decode + storeWrites), what decode and the store alone would allow.',
+      'CPU µs per output, same run. decode: JSON.parse + decodeBlockJson alone. storeWrites: the LMDB puts and deletes of one pass replayed alone (one write transaction per batch). rest: total − decode − storeWrites (hash recomputation, tree hashing, state rules, store reads, key and record encoding, GC). floorOutputsPerCpuSecond: 1e6 ÷ (decode + storeWrites), what decode and the store alone would allow. Both floors are lower bounds: decode drops each block as soon as it is decoded (an import keeps a whole batch alive), and the replay writes prepared keys and values.',
     totalUsPerOutput: +((cpuSeconds / outputs) * 1e6).toFixed(1),
     decodeUsPerOutput: +((mean(decodeCpu) / outputs) * 1e6).toFixed(1),
     storeWritesUsPerOutput: +((mean(replayCpu) / outputs) * 1e6).toFixed(1),

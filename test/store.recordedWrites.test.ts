@@ -57,6 +57,7 @@ describe('recorded store writes', () => {
     const store = new Store({ path: tempDir() });
     const key = new Uint8Array(8);
     expect(() => store.applyRecordedWrites([{ db: 'blocks', key, value: new Uint8Array(1) }, { db: 'nope', key, value: null }])).toThrow('unknown sub-database nope');
+    expect(() => store.applyRecordedWrites([{ db: 'toString', key, value: null }])).toThrow('unknown sub-database toString');
     expect(store.read((r) => r.lastSlot())).toBeNull();
     await store.close();
   });

@@ -33,7 +33,7 @@ const out = Buffer.alloc(2 * MAX_BYTES + 32);
  * base58 of `bytes`, exactly as `bs58.encode(bytes)`. Lengths 4, 8, …, 64 take the limb path;
  * any other length (including 0) is encoded by `bs58`.
  * @param bytes any byte array (not modified).
- * @returns a flat (non-rope) string.
+ * @returns the text; on the limb path a flat (non-rope) string, safe to keep in a memo.
  */
 export function base58EncodeFixed(bytes: Uint8Array): string {
   const len = bytes.length;

@@ -147,10 +147,12 @@ export interface StoreOptions {
    */
   writemap?: boolean;
   /**
-   * Hears every put (`value`) and delete (`value` null) of this store's write transactions, in
-   * order, as it is applied: `db` is the sub-database name, `key`/`value` the caller's buffers (copy
-   * them to keep them). For measurement: bench:ingest records one pass's writes and replays them
-   * with {@link Store.applyRecordedWrites} to time the store's own share. Default: none.
+   * Hears every put (`value`) and delete (`value` null) of this store's write transactions
+   * (`write`), in order, just before it is applied: `db` is the sub-database name, `key`/`value`
+   * the caller's buffers (copy them to keep them). It also hears the writes of a transaction that
+   * later throws (and so commits nothing), and not those of {@link Store.applyRecordedWrites}. For
+   * measurement: bench:ingest records one pass's writes and replays them to time the store's own
+   * share. Default: none.
    */
   onWrite?: RecordedWriteListener;
 }
@@ -683,7 +685,7 @@ export class Store {
    * values go in as recorded; no record is checked. Throws Error naming an unknown sub-database.
    */
   applyRecordedWrites(writes: readonly RecordedWrite[]): void {
-    for (const w of writes) if (!(w.db in this.dbs)) throw new Error(`unknown sub-database ${w.db}`);
+    for (const w of writes) if (!Object.hasOwn(this.dbs, w.db)) throw new Error(`unknown sub-database ${w.db}`);
     this.write(() => {
       for (const w of writes) {
         const db = this.dbs[w.db as DbName];
