@@ -22,7 +22,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { nativeAddon, poseidon2, poseidonBackend } from '../src/merkle/poseidon.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
-import { type RecordedWrite, Store } from '../src/store/store.ts';
+import { type RecordedWrite, Store, type StoreOptions } from '../src/store/store.ts';
 
 const { values } = parseArgs({
   args: (workerData as { args?: string[] } | null)?.args ?? process.argv.slice(2),
@@ -70,27 +70,43 @@ interface Pass {
   seconds: number;
   cpuSeconds: number;
 }
-async function ingestPass(upTo = blocks.length): Promise<Pass> {
+/** Runs `fn` on a store in a fresh temporary directory (options `opts`), then closes and removes it. */
+async function withTempStore<T>(opts: Omit<StoreOptions, 'path'>, fn: (store: Store) => T): Promise<T> {
   const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
-  const store = new Store({ path: dir });
-  const indexer = new Indexer(store, loadTreeRegistry());
-  const p: Pass = { outputs: 0, treeHashes: 0, rejected: 0, txs: 0, seconds: 0, cpuSeconds: 0 };
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  for (let i = 0; i < upTo; i += batchBlocks) {
-    const batch = blocks.slice(i, Math.min(i + batchBlocks, upTo)).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
-    const r = indexer.indexBlocks(batch);
-    p.outputs += r.outputsInserted;
-    p.treeHashes += r.treeHashes;
-    p.rejected += r.rejected.length;
-    p.txs += batch.reduce((s, x) => s + x.transactions.length, 0);
+  const store = new Store({ ...opts, path: dir });
+  try {
+    return fn(store);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
-  p.seconds = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(cpu0);
-  p.cpuSeconds = (cpu.user + cpu.system) / 1e6;
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-  return p;
+}
+/**
+ * One ingest of the first `upTo` blocks into a fresh store. With `record`, every batch's LMDB writes
+ * are appended to it (one array per batch) for the breakdown's replay.
+ */
+function ingestPass(upTo = blocks.length, record?: RecordedWrite[][]): Promise<Pass> {
+  let current: RecordedWrite[] = [];
+  const onWrite = record ? (db: string, key: Uint8Array, value: Uint8Array | null) => current.push({ db, key: key.slice(), value: value ? value.slice() : null }) : undefined;
+  return withTempStore({ onWrite }, (store) => {
+    const indexer = new Indexer(store, loadTreeRegistry());
+    const p: Pass = { outputs: 0, treeHashes: 0, rejected: 0, txs: 0, seconds: 0, cpuSeconds: 0 };
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < upTo; i += batchBlocks) {
+      const batch = blocks.slice(i, Math.min(i + batchBlocks, upTo)).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
+      if (record) record.push((current = []));
+      const r = indexer.indexBlocks(batch);
+      p.outputs += r.outputsInserted;
+      p.treeHashes += r.treeHashes;
+      p.rejected += r.rejected.length;
+      p.txs += batch.reduce((s, x) => s + x.transactions.length, 0);
+    }
+    p.seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    p.cpuSeconds = (cpu.user + cpu.system) / 1e6;
+    return p;
+  });
 }
 const addon = nativeAddon;
 const kernels: ('ifma' | 'scalar' | null)[] = addon?.batchImpl?.() === 'ifma' ? ['ifma', 'scalar', 'ifma', 'scalar'] : [null, null];
@@ -120,28 +136,14 @@ function decodePass(): number {
   return (cpu.user + cpu.system) / 1e6;
 }
 const recorded: RecordedWrite[][] = [];
-{
-  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
-  let current: RecordedWrite[] = [];
-  const store = new Store({ path: dir, onWrite: (db, key, value) => current.push({ db, key: key.slice(), value: value ? value.slice() : null }) });
-  const indexer = new Indexer(store, loadTreeRegistry());
-  for (let i = 0; i < blocks.length; i += batchBlocks) {
-    current = [];
-    indexer.indexBlocks(blocks.slice(i, i + batchBlocks).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot)));
-    recorded.push(current);
-  }
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-}
-async function replayPass(): Promise<number> {
-  const dir = mkdtempSync(join(os.tmpdir(), 'refract-bench-ingest-'));
-  const store = new Store({ path: dir });
-  const cpu0 = process.cpuUsage();
-  for (const batch of recorded) store.applyRecordedWrites(batch);
-  const cpu = process.cpuUsage(cpu0);
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-  return (cpu.user + cpu.system) / 1e6;
+await ingestPass(blocks.length, recorded);
+function replayPass(): Promise<number> {
+  return withTempStore({}, (store) => {
+    const cpu0 = process.cpuUsage();
+    for (const batch of recorded) store.applyRecordedWrites(batch);
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1e6;
+  });
 }
 decodePass();
 await replayPass();

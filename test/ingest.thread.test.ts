@@ -15,15 +15,12 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';
 import { startTsxWorker } from '../src/tsxWorker.ts';
 import { REPO_ROOT, tempDir, txDir } from './helpers/photon.ts';
+import { dumpStore } from './helpers/store.ts';
 
-/** Every sub-database of the store at `path` as hex `key=value` lines. */
+/** Every sub-database of the store at `path` (dumpStore). */
 async function dump(path: string): Promise<Record<string, string[]>> {
   const store = new Store({ path, readOnly: true });
-  const out: Record<string, string[]> = {};
-  for (const name of [...store.root.getKeys()].map(String)) {
-    const db = store.root.openDB({ name, keyEncoding: 'binary', encoding: 'binary' } as never) as unknown as { getRange(o: object): Iterable<{ key: Buffer; value: Buffer }> };
-    out[name] = [...db.getRange({})].map((e) => `${e.key.toString('hex')}=${e.value.toString('hex')}`);
-  }
+  const out = dumpStore(store);
   await store.close();
   return out;
 }

@@ -10,19 +10,7 @@ import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { type RecordedWrite, Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
-
-/** Every sub-database of `store` as hex `key=value` lines (raw, for a byte-exact comparison). */
-function dump(store: Store): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  const names = [...store.root.getKeys()].map(String);
-  for (const name of names) {
-    const db = store.root.openDB({ name, keyEncoding: 'binary', encoding: 'binary' } as never) as unknown as {
-      getRange(o: object): Iterable<{ key: Buffer; value: Buffer }>;
-    };
-    out.set(name, [...db.getRange({})].map((e) => `${e.key.toString('hex')}=${e.value.toString('hex')}`));
-  }
-  return out;
-}
+import { dumpStore } from './helpers/store.ts';
 
 describe('recorded store writes', () => {
   it('replaying the recorded writes of an ingest rebuilds the same store byte for byte', async () => {
@@ -43,11 +31,11 @@ describe('recorded store writes', () => {
 
     const replica = new Store({ path: tempDir() });
     for (const b of batches) replica.applyRecordedWrites(b);
-    const want = dump(source);
-    const got = dump(replica);
+    const want = dumpStore(source);
+    const got = dumpStore(replica);
     // The schema version is written when a store is created, not recorded by an ingest.
-    expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
-    for (const [name, rows] of want) expect(got.get(name), name).toEqual(rows);
+    expect(Object.keys(got).sort()).toEqual(Object.keys(want).sort());
+    for (const [name, rows] of Object.entries(want)) expect(got[name], name).toEqual(rows);
     expect(replica.read((r) => r.lastSlot())).toBe(12);
     await source.close();
     await replica.close();

@@ -7,8 +7,8 @@
  *   `addDecoderSizePrefix`, `getUnionDecoder` over kit's `getTransactionVersionDecoder`…), with
  *   leaf decoders for bytes and fixed-size byte runs built on kit's `createDecoder` and its length
  *   assertions that read in place instead of copying (kit's `getU8Decoder` and
- *   `fixDecoderSize(getBytesDecoder(), n)` allocate per read). Static keys are read as raw 32-byte arrays and base58-encoded
- *   through a memo, never through kit's address decoder: kit's full transaction/message decoders
+ *   `fixDecoderSize(getBytesDecoder(), n)` allocate per read). Static keys are read as raw 32-byte
+ *   arrays and base58-encoded through a memo, never through kit's address decoder: kit's full transaction/message decoders
  *   base58-encode every key twice (~200 µs per transaction). The thin wrappers below only name
  *   what was being read when a codec fails, and add what kit's codecs do not check: canonical
  *   compact-u16 lengths and a length pre-check on runs of fixed-size items, so a truncation
@@ -33,9 +33,7 @@ import {
   assertByteArrayIsNotEmptyForCodec,
   createDecoder,
   createDecoderThatConsumesEntireByteArray,
-  fixDecoderSize,
   getArrayDecoder,
-  getBytesDecoder,
   getCompiledTransactionMessageDecoder,
   getShortU16Decoder,
   getShortU16Encoder,
@@ -59,13 +57,11 @@ import { VOTE_PROGRAM_ID } from '../light/constants.ts';
 import { DecodeError } from './errors.ts';
 
 // ---------------------------------------------------------------------------------------------
-// Base58 (bs58)
+// Base58
 // ---------------------------------------------------------------------------------------------
 
 /** Base58-encodes `bytes` (leading zero bytes → leading '1'); same text as `bs58.encode` (base58Fixed.ts). */
-export function base58Encode(bytes: Uint8Array): string {
-  return base58EncodeFixed(bytes);
-}
+export { base58EncodeFixed as base58Encode };
 
 const KEY_CACHE_LIMIT = 1 << 15;
 /** Two generations: a full `keys` map becomes `oldKeys`, so a key in use survives the swap. */
