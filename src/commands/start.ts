@@ -1,5 +1,7 @@
 /**
  * `refract start`: indexer (RPC poller), JSON-RPC API and prover in one process, on LMDB.
+ * The indexer runs on its own worker thread (src/ingest/ingestThread.ts; `ingestThread: false` keeps
+ * it on the main thread), so indexing a batch never holds up API requests.
  * SIGTERM/SIGINT: stop polling, finish the current batch, drain proofs, close the server and LMDB.
  *
  * Prover (src/prover/runtime.ts): getValidityProof(V2) and the Light-compatible `POST /prove` are
@@ -9,8 +11,11 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
+import type { IngestEvent } from '../ingest/events.ts';
 import { loadTreeRegistry } from '../config/trees.ts';
+import { recordIngestEvent } from '../ingest/events.ts';
 import { Indexer } from '../ingest/indexer.ts';
+import { type IngestThread, startIngestThread } from '../ingest/ingestThread.ts';
 import { runIngest } from '../ingest/service.ts';
 import { createLogger } from '../log.ts';
 import { poseidonInfo } from '../merkle/poseidon.ts';
@@ -41,6 +46,8 @@ export interface Daemon {
   store: Store;
   metrics: Metrics;
   prover: ProverRuntime;
+  /** The ingest thread (null when ingest is off or runs on the main thread: `ingestThread: false`). */
+  ingestThread: IngestThread | null;
   stop(): Promise<void>;
 }
 
@@ -91,7 +98,6 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const registry = loadTreeRegistry(config.trees);
   const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
   const solana = new SolanaRpc(config.rpcUrl);
-  const indexer = new Indexer(store, registry, log, { onBatch: (_r, s) => metrics.ingestBatchSeconds.observe(s) });
   const data = new LmdbDataSource(store, registry, { solana });
   const p = opts.prover ?? {};
   const prover = await ProverRuntime.start({
@@ -155,20 +161,41 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   }
   log.info({ port: config.port, db: config.db, rpc: config.ingest ? config.rpcUrl : null, poseidon: poseidonInfo() }, 'refract listening');
 
+  // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
-  const ingest = config.ingest
-    ? runIngest(indexer, solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, metrics }).catch((err) => {
-        // The API keeps serving what is indexed; /health says why nothing new arrives.
-        ingestError = `ingest stopped: ${(err as Error)?.message ?? String(err)}`;
-        log.error({ err }, 'ingest stopped with an error; the API keeps serving the indexed state');
-      })
-    : Promise.resolve();
+  const onIngestEvent = (e: IngestEvent) => recordIngestEvent(metrics, e);
+  const thread = config.ingest && config.ingestThread
+    ? startIngestThread(
+        {
+          db: config.db,
+          writemap: config.lmdbWritemap,
+          trees: config.trees,
+          rpcUrl: config.rpcUrl,
+          startSlot: config.startSlot,
+          concurrency: config.fetchConcurrency,
+          maxBatchBlocks: config.maxBatchBlocks,
+          logLevel: config.logLevel,
+        },
+        onIngestEvent,
+      )
+    : null;
+  const ingestRun: Promise<void> = thread
+    ? thread.done
+    : config.ingest
+      ? runIngest(new Indexer(store, registry, log), solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, onEvent: onIngestEvent })
+      : Promise.resolve();
+  const ingest = ingestRun.catch((err) => {
+    // The API keeps serving what is indexed; /health says why nothing new arrives.
+    ingestError = `ingest stopped: ${(err as Error)?.message ?? String(err)}`;
+    log.error({ err }, 'ingest stopped with an error; the API keeps serving the indexed state');
+  });
 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= (async () => {
       log.info('shutting down: stop polling, finish the batch, close the server and the store');
       abort.abort();
+      await thread?.stop().catch(() => {});
       await ingest;
       await app.close();
       await prover.close();
@@ -176,5 +203,5 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       await simulator?.close();
       log.info('stopped');
     })());
-  return { app, store, metrics, prover, stop };
+  return { app, store, metrics, prover, ingestThread: thread, stop };
 }

@@ -22,6 +22,8 @@ export const configSchema = z
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8784),
     ingest: z.boolean().default(true),
+    /** `refract start`: run the ingest loop on a worker thread (src/ingest/ingestThread.ts); false = on the main thread. */
+    ingestThread: z.boolean().default(true),
     startSlot: z.number().int().min(0).optional(),
     fetchConcurrency: z.number().int().min(1).max(500).default(20),
     maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
@@ -65,6 +67,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_HTTP_ERRORS_AS_200: { key: 'httpErrorsAs200', type: 'boolean' },
   REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
   REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
+  REFRACT_INGEST_THREAD: { key: 'ingestThread', type: 'boolean' },
 };
 
 function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof Config, unknown>> {

@@ -3,8 +3,8 @@
  * transaction, export progress as metrics, stop cleanly (finish the current batch) on abort.
  */
 import type { Logger } from 'pino';
-import type { Metrics } from '../metrics.ts';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
+import type { IngestEvent } from './events.ts';
 import type { Indexer } from './indexer.ts';
 import { pollBlocks, sleep } from './poller.ts';
 
@@ -16,7 +16,8 @@ export interface IngestOptions {
   maxBatchBlocks: number;
   signal: AbortSignal;
   log: Logger;
-  metrics?: Metrics;
+  /** Hears progress (resume point, chain tip, each committed batch); see events.ts. */
+  onEvent?: (e: IngestEvent) => void;
 }
 
 /**
@@ -101,8 +102,8 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   opts.log.info({ start, lastIndexed, rpc: rpc.url }, 'ingest starting');
   let lastSlot = lastIndexed ?? 0;
   let tip = 0;
-  const m = opts.metrics;
-  if (lastIndexed !== null) m?.indexerSlot.set(lastIndexed);
+  const emit = opts.onEvent ?? (() => {});
+  if (lastIndexed !== null) emit({ kind: 'resumed', lastIndexed });
   for await (const batch of pollBlocks(rpc, {
     startSlot: start,
     lastIndexedSlot: lastIndexed,
@@ -112,23 +113,26 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     log: opts.log,
     onTip: (s) => {
       tip = s;
-      m?.chainTipSlot.set(s);
-      m?.indexerLag.set(Math.max(0, tip - lastSlot));
+      emit({ kind: 'tip', tip, lag: Math.max(0, tip - lastSlot) });
     },
   })) {
     for (let attempt = 0; ; attempt++) {
       try {
+        const started = performance.now();
         const r = indexer.indexBlocks(batch);
+        const seconds = (performance.now() - started) / 1000;
         lastSlot = r.lastSlot ?? lastSlot;
-        if (m) {
-          m.indexerSlot.set(lastSlot);
-          m.indexerLag.set(Math.max(0, tip - lastSlot));
-          m.ingestBlocks.inc(batch.length);
-          m.ingestTransactions.inc(r.transactions);
-          m.ingestOutputs.inc(r.outputsInserted);
-          m.ingestRejected.inc(r.rejected.length);
-          for (const [tree, n] of r.unknownTrees) m.ingestUnknownTree.inc({ tree }, n);
-        }
+        emit({
+          kind: 'batch',
+          lastSlot,
+          lag: Math.max(0, tip - lastSlot),
+          blocks: batch.length,
+          transactions: r.transactions,
+          outputs: r.outputsInserted,
+          rejected: r.rejected.length,
+          unknownTrees: [...r.unknownTrees],
+          seconds,
+        });
         opts.log.debug({ slots: [batch[0]!.slot, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
         break;
       } catch (err) {

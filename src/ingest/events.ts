@@ -1,0 +1,59 @@
+/**
+ * What the ingest loop (service.ts `runIngest`) reports as it goes, as plain data: it crosses from
+ * the ingest thread (workers/ingest.ts) to the main thread, which owns the Prometheus registry.
+ * `recordIngestEvent` is the one place that turns these events into metrics.
+ */
+import type { Metrics } from '../metrics.ts';
+
+/** One progress report of the ingest loop (structured-clone safe). */
+export type IngestEvent =
+  /** Polling resumes after `lastIndexed`, the store's last slot taken from a Solana node. */
+  | { kind: 'resumed'; lastIndexed: number }
+  /** The node's confirmed slot (getSlot); `lag` = tip − last indexed slot, ≥ 0. */
+  | { kind: 'tip'; tip: number; lag: number }
+  /** A block batch committed in one write transaction. */
+  | {
+      kind: 'batch';
+      /** Last slot of the batch (the store's last slot now). */
+      lastSlot: number;
+      /** Chain tip − lastSlot, ≥ 0 (0 before the first getSlot). */
+      lag: number;
+      blocks: number;
+      /** Transactions stored (new ones). */
+      transactions: number;
+      /** Compressed outputs inserted (new ones). */
+      outputs: number;
+      /** Transactions rejected (nothing of them stored). */
+      rejected: number;
+      /** Outputs/events skipped per unknown tree: [base58 tree, count]. */
+      unknownTrees: [string, number][];
+      /** Wall time of indexing the batch (parse, validate, persist), seconds. */
+      seconds: number;
+    };
+
+/**
+ * Applies `e` to the ingest metrics: `refract_indexer_slot`, `refract_chain_tip_slot`,
+ * `refract_indexer_lag_slots`, the `refract_ingest_*_total` counters and
+ * `refract_ingest_batch_duration_seconds`.
+ */
+export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
+  switch (e.kind) {
+    case 'resumed':
+      m.indexerSlot.set(e.lastIndexed);
+      break;
+    case 'tip':
+      m.chainTipSlot.set(e.tip);
+      m.indexerLag.set(e.lag);
+      break;
+    case 'batch':
+      m.indexerSlot.set(e.lastSlot);
+      m.indexerLag.set(e.lag);
+      m.ingestBlocks.inc(e.blocks);
+      m.ingestTransactions.inc(e.transactions);
+      m.ingestOutputs.inc(e.outputs);
+      m.ingestRejected.inc(e.rejected);
+      for (const [tree, n] of e.unknownTrees) m.ingestUnknownTree.inc({ tree }, n);
+      m.ingestBatchSeconds.observe(e.seconds);
+      break;
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * Runs the daemon's ingest loop (service.ts `runIngest`: poll the Solana node, index each batch in
+ * one write transaction) on a worker thread of its own (workers/ingest.ts), for `refract start`.
+ *
+ * Why a thread:
+ * - the API stops stalling: indexing a batch is one synchronous write transaction (tens to hundreds
+ *   of milliseconds while catching up), which on the main thread holds every request queued behind
+ *   it; on its own thread the main thread keeps serving (LMDB readers never wait for the writer);
+ * - the thread's V8 heap gets the import thread's young generation (INGEST_YOUNG_GENERATION_MB,
+ *   importThread.ts), which indexing needs and the API's small requests do not.
+ * The thread opens the same LMDB environment (lmdb-js shares one environment between the threads of
+ * a process); its commits are visible to the main thread's next read transaction. Progress comes
+ * back as IngestEvents (events.ts), which the main thread turns into metrics.
+ */
+import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
+import type { Config } from '../config/config.ts';
+import { startTsxWorker } from '../tsxWorker.ts';
+import type { IngestEvent } from './events.ts';
+import { INGEST_YOUNG_GENERATION_MB } from './importThread.ts';
+
+/** workerData of workers/ingest.ts. */
+export interface IngestThreadData {
+  db: string;
+  writemap: boolean;
+  /** Trees added by config (loadTreeRegistry). */
+  trees: Config['trees'];
+  rpcUrl: string;
+  startSlot?: number;
+  concurrency: number;
+  maxBatchBlocks: number;
+  logLevel: string;
+}
+
+/** Messages of workers/ingest.ts to the main thread. */
+export type IngestThreadMessage =
+  | { type: 'event'; event: IngestEvent }
+  /** The loop ended by itself with an error (not after `stop`); the thread then exits. */
+  | { type: 'failed'; message: string };
+
+/** A running ingest thread. */
+export interface IngestThread {
+  /**
+   * Settles when the thread has exited: resolves after a clean stop, rejects with the loop's error
+   * (`Error(message)`, e.g. StartSlotUnavailable's text) or `Error('ingest thread exited with code N')`.
+   */
+  readonly done: Promise<void>;
+  /** Asks the loop to stop (it finishes the batch being indexed and closes its store), then waits for `done`. */
+  stop(): Promise<void>;
+  readonly worker: Worker;
+}
+
+/**
+ * Starts the ingest loop on a thread. `onEvent` hears its progress on the main thread.
+ * @returns the thread handle; errors of the loop arrive through `done`.
+ */
+export function startIngestThread(data: IngestThreadData, onEvent: (e: IngestEvent) => void): IngestThread {
+  const file = fileURLToPath(new URL('../../workers/ingest.ts', import.meta.url));
+  const worker = startTsxWorker(file, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB } });
+  let failure: Error | null = null;
+  let stopRequested = false;
+  const done = new Promise<void>((resolve, reject) => {
+    worker.on('message', (m: IngestThreadMessage) => {
+      if (m.type === 'event') onEvent(m.event);
+      else failure = new Error(m.message);
+    });
+    worker.on('error', (e) => (failure ??= e instanceof Error ? e : new Error(String(e))));
+    worker.on('exit', (code) => {
+      if (failure) reject(failure);
+      else if (code === 0 || stopRequested) resolve();
+      else reject(new Error(`ingest thread exited with code ${code}`));
+    });
+  });
+  // The caller awaits `done` or `stop()`; an unobserved rejection must not kill the process.
+  done.catch(() => {});
+  return {
+    done,
+    worker,
+    stop() {
+      if (!stopRequested) {
+        stopRequested = true;
+        worker.postMessage({ type: 'stop' });
+      }
+      return done;
+    },
+  };
+}
