@@ -213,3 +213,41 @@ describe('resolveStartSlot on an empty store', () => {
     expect(await resolveStartSlot(fromFiles, node(mainnet, 0), undefined)).toEqual({ start: 21, lastIndexed: null });
   });
 });
+
+describe('poller: batching while catching up', () => {
+  /** Batch sizes yielded for slots 1..`tip` of a node whose getBlock answers after `delayMs`, while the consumer takes `workMs` (synchronously) per batch. */
+  async function batchSizes(tip: number, delayMs: number, workMs: number, opts: { concurrency?: number; lingerMs?: number } = {}) {
+    const { rpc } = fakeRpc(tip, (slot) => blockJson(slot, slot - 1));
+    const slow = { ...rpc, url: rpc.url, getSlot: rpc.getSlot, getBlock: async (slot: number) => (await new Promise((r) => setTimeout(r, delayMs)), rpc.getBlock(slot)) } as unknown as SolanaRpc;
+    const abort = new AbortController();
+    const sizes: number[] = [];
+    const slots: number[] = [];
+    for await (const batch of pollBlocks(slow, { startSlot: 1, lastIndexedSlot: null, pollIntervalMs: 20, signal: abort.signal, ...opts })) {
+      sizes.push(batch.length);
+      slots.push(...batch.map((b) => b.slot));
+      const until = Date.now() + workMs;
+      while (Date.now() < until); // a synchronous write transaction
+      if (slots.length >= tip) abort.abort();
+    }
+    return { sizes, slots };
+  }
+
+  it('far behind the tip, blocks that arrive one by one are gathered into few batches, in order', async () => {
+    const { sizes, slots } = await batchSizes(300, 2, 5, { concurrency: 10 });
+    expect(slots).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    // Without lingering nearly every block would be its own batch (and its own commit).
+    expect(sizes.length).toBeLessThan(60);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(100);
+  });
+
+  it('near the tip every block is released as soon as it is ready (no lingering)', async () => {
+    const { sizes, slots } = await batchSizes(5, 1, 0, { concurrency: 10, lingerMs: 10_000 });
+    expect(slots).toEqual([1, 2, 3, 4, 5]);
+    expect(sizes.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('lingerMs 0 turns gathering off', async () => {
+    const { sizes } = await batchSizes(100, 2, 3, { concurrency: 10, lingerMs: 0 });
+    expect(sizes.length).toBeGreaterThan(30);
+  });
+});
