@@ -18,6 +18,7 @@
  * fetched, released blocks wait up to `lingerMs` (default 100) for that fetch, up to `maxBatchBlocks`
  * per batch. At the tip a block is yielded as soon as it is ready.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { decodeBlockJson } from '../solana/decode.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
@@ -69,6 +70,9 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
   if (opts.signal?.aborted) stop.abort();
   else opts.signal?.addEventListener('abort', onAbort, { once: true });
   const signal = stop.signal;
+  // Every fetch waiting out a retry (and the tip loop) listens to `signal` until its sleep ends:
+  // more than Node's default of 10 is expected, not a leak.
+  setMaxListeners(2 * concurrency + 10, signal);
   const ready = new Map<number, BlockInfo | null>(); // fetched, not yet scanned (null: skipped)
   const inFlight = new Set<number>();
   let next = opts.startSlot; // scan position: the next slot to release
