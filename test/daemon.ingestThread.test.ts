@@ -56,6 +56,8 @@ describe('ingest thread of refract start', () => {
     expect(Number(/^refract_ingest_outputs_total (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(0);
     expect(Number(/^refract_ingest_batch_duration_seconds_count (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(0);
     expect(Number(/^refract_ingest_rejected_transactions_total (\d+)$/m.exec(metrics)![1])).toBe(0);
+    // The thread's own heap (the process gauges see the main thread's only).
+    expect(Number(/^refract_ingest_thread_heap_bytes (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(1e6);
 
     await threaded.stop();
     await onMain.stop();

@@ -29,12 +29,14 @@ export type IngestEvent =
       unknownTrees: [string, number][];
       /** Wall time of indexing the batch (parse, validate, persist), seconds. */
       seconds: number;
+      /** V8 heap used by the thread that indexed it, after the batch (bytes). */
+      heapUsedBytes: number;
     };
 
 /**
  * Applies `e` to the ingest metrics: `refract_indexer_slot`, `refract_chain_tip_slot`,
  * `refract_indexer_lag_slots`, the `refract_ingest_*_total` counters and
- * `refract_ingest_batch_duration_seconds`.
+ * `refract_ingest_batch_duration_seconds` and `refract_ingest_thread_heap_bytes`.
  */
 export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
   switch (e.kind) {
@@ -54,6 +56,7 @@ export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
       m.ingestRejected.inc(e.rejected);
       for (const [tree, n] of e.unknownTrees) m.ingestUnknownTree.inc({ tree }, n);
       m.ingestBatchSeconds.observe(e.seconds);
+      m.ingestThreadHeap.set(e.heapUsedBytes);
       break;
   }
 }

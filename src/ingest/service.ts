@@ -2,6 +2,7 @@
  * The ingest loop of `refract start`: poll the Solana RPC, index each batch in one write
  * transaction, export progress as metrics, stop cleanly (finish the current batch) on abort.
  */
+import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
 import type { IngestEvent } from './events.ts';
@@ -132,6 +133,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
           rejected: r.rejected.length,
           unknownTrees: [...r.unknownTrees],
           seconds,
+          heapUsedBytes: getHeapStatistics().used_heap_size,
         });
         opts.log.debug({ slots: [batch[0]!.slot, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
         break;
