@@ -35,7 +35,7 @@ try {
     onEvent: (event) => post({ type: 'event', event }),
   });
 } catch (err) {
-  post({ type: 'failed', message: (err as Error)?.message ?? String(err) });
+  post({ type: 'failed', message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack });
 } finally {
   await store.close();
   parentPort!.close();

@@ -36,7 +36,7 @@ export interface IngestThreadData {
 export type IngestThreadMessage =
   | { type: 'event'; event: IngestEvent }
   /** The loop ended by itself with an error (not after `stop`); the thread then exits. */
-  | { type: 'failed'; message: string };
+  | { type: 'failed'; message: string; stack?: string };
 
 /** A running ingest thread. */
 export interface IngestThread {
@@ -62,7 +62,11 @@ export function startIngestThread(data: IngestThreadData, onEvent: (e: IngestEve
   const done = new Promise<void>((resolve, reject) => {
     worker.on('message', (m: IngestThreadMessage) => {
       if (m.type === 'event') onEvent(m.event);
-      else failure = new Error(m.message);
+      else {
+        failure = new Error(m.message);
+        // The thread's stack, for the log line (the Error itself was made here).
+        if (m.stack) failure.stack = m.stack;
+      }
     });
     worker.on('error', (e) => (failure ??= e instanceof Error ? e : new Error(String(e))));
     worker.on('exit', (code) => {
