@@ -1,6 +1,7 @@
 /**
- * `refract start` indexes on its own thread (src/ingest/ingestThread.ts): the state it builds from
- * the simulator equals that of the main-thread loop (`ingestThread: false`) byte for byte, its
+ * `refract start` indexes on its own thread (src/ingest/ingestThread.ts), preparing batches on a
+ * second one (src/ingest/prepareThread.ts): the state it builds from the simulator equals that of
+ * the thread without the prepare thread and of the main-thread loop byte for byte, its
  * progress reaches the main thread's metrics and API, a failure of the loop reaches GET /health, and
  * `stop()` ends the thread.
  */
@@ -35,20 +36,22 @@ describe('ingest thread of refract start', () => {
     for (const f of cleanup.reverse()) await f();
   });
 
-  it('indexes the replayed fixtures exactly as the main-thread loop does; metrics and API follow it; stop ends the thread', async () => {
+  it('indexes the replayed fixtures exactly as without the prepare thread and as the main-thread loop; metrics and API follow it; stop ends the threads', async () => {
     const replay = [txDir('e2e_mint_and_transfer_transactions'), txDir('lamport_transfers')];
     const sim: Simulator = await startSimulator({ port: 0, slotMs: 15, replay, replayOnly: true });
     cleanup.push(() => sim.close());
     const threadedDb = tempDir();
+    const singleDb = tempDir();
     const mainDb = tempDir();
-    const threaded = await startDaemon(configSchema.parse({ ...baseConfig, db: threadedDb, rpcUrl: sim.url, maxBatchBlocks: 3 }));
-    const onMain = await startDaemon(configSchema.parse({ ...baseConfig, db: mainDb, rpcUrl: sim.url, maxBatchBlocks: 3, ingestThread: false }));
+    const threaded = await startDaemon(configSchema.parse({ ...baseConfig, db: threadedDb, rpcUrl: sim.url, maxBatchBlocks: 3, prepareThread: true }));
+    const single = await startDaemon(configSchema.parse({ ...baseConfig, db: singleDb, rpcUrl: sim.url, maxBatchBlocks: 3, prepareThread: false }));
+    const onMain = await startDaemon(configSchema.parse({ ...baseConfig, db: mainDb, rpcUrl: sim.url, maxBatchBlocks: 3, ingestThread: false, prepareThread: false }));
     expect(threaded.ingestThread).not.toBeNull();
     expect(onMain.ingestThread).toBeNull();
 
     // Past the replayed slots (at most one per fixture file), both have indexed every fixture.
     const target = replay.reduce((n, dir) => n + readdirSync(dir).length, 0) + 5;
-    for (const d of [threaded, onMain]) await until('the replay to be indexed', async () => ((await rpc(d, 'getIndexerSlot')).result ?? 0) >= target);
+    for (const d of [threaded, single, onMain]) await until('the replay to be indexed', async () => ((await rpc(d, 'getIndexerSlot')).result ?? 0) >= target);
 
     // The thread's batches reach the main thread's metrics.
     const metrics = await (await fetch(`${urlOf(threaded)}/metrics`)).text();
@@ -60,6 +63,7 @@ describe('ingest thread of refract start', () => {
     expect(Number(/^refract_ingest_thread_heap_bytes (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(1e6);
 
     await threaded.stop();
+    await single.stop();
     await onMain.stop();
     await expect(threaded.ingestThread!.done).resolves.toBeUndefined();
     expect(threaded.ingestThread!.worker.threadId).toBe(-1);
@@ -71,14 +75,14 @@ describe('ingest thread of refract start', () => {
       await s.close();
       return out;
     };
-    const a = await read(threadedDb);
-    const b = await read(mainDb);
-    const n = Math.min(a.blocks!.length, b.blocks!.length);
+    const [a, b, c] = [await read(threadedDb), await read(singleDb), await read(mainDb)];
+    const n = Math.min(a.blocks!.length, b.blocks!.length, c.blocks!.length);
     expect(n).toBeGreaterThanOrEqual(target);
-    expect(a.blocks!.slice(0, n)).toEqual(b.blocks!.slice(0, n));
-    delete a.blocks;
-    delete b.blocks;
-    expect(a).toEqual(b);
+    expect(a.blocks!.slice(0, n)).toEqual(c.blocks!.slice(0, n));
+    expect(b.blocks!.slice(0, n)).toEqual(c.blocks!.slice(0, n));
+    for (const d of [a, b, c]) delete d.blocks;
+    expect(a).toEqual(c);
+    expect(b).toEqual(c);
     expect(a.accounts!.length).toBeGreaterThan(0);
   }, 60_000);
 

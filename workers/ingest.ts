@@ -33,6 +33,7 @@ try {
     signal: abort.signal,
     log,
     onEvent: (event) => post({ type: 'event', event }),
+    prepareThread: data.prepareThread ? { trees: data.trees, logLevel: data.logLevel } : undefined,
   });
 } catch (err) {
   post({ type: 'failed', message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack });

@@ -9,6 +9,7 @@
  * Missing proving keys are built in the background by a `refract setup` child process while reads
  * are served; GET /health shows per-circuit readiness under `prover`.
  */
+import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { IngestEvent } from '../ingest/events.ts';
@@ -164,6 +165,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
   const onIngestEvent = (e: IngestEvent) => recordIngestEvent(metrics, e);
+  // A prepare thread needs a core of its own: with two, it takes the API's (bench:catchup).
+  const prepareThread = config.prepareThread ?? availableParallelism() > 2;
   const thread = config.ingest && config.ingestThread
     ? startIngestThread(
         {
@@ -175,6 +178,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
           concurrency: config.fetchConcurrency,
           maxBatchBlocks: config.maxBatchBlocks,
           logLevel: config.logLevel,
+          prepareThread,
         },
         onIngestEvent,
       )
@@ -182,7 +186,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const ingestRun: Promise<void> = thread
     ? thread.done
     : config.ingest
-      ? runIngest(new Indexer(store, registry, log), solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, onEvent: onIngestEvent })
+      ? runIngest(new Indexer(store, registry, log), solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, onEvent: onIngestEvent, prepareThread: prepareThread ? { trees: config.trees, logLevel: config.logLevel } : undefined })
       : Promise.resolve();
   const ingest = ingestRun.catch((err) => {
     // The API keeps serving what is indexed; /health says why nothing new arrives.

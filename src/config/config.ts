@@ -24,6 +24,8 @@ export const configSchema = z
     ingest: z.boolean().default(true),
     /** `refract start`: run the ingest loop on a worker thread (src/ingest/ingestThread.ts); false = on the main thread. */
     ingestThread: z.boolean().default(true),
+    /** Poll, decode and validate on a second thread while the ingest thread commits (src/ingest/prepareThread.ts); absent = when the machine has more than two cores. */
+    prepareThread: z.boolean().optional(),
     startSlot: z.number().int().min(0).optional(),
     fetchConcurrency: z.number().int().min(1).max(500).default(20),
     maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
@@ -68,6 +70,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
   REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
   REFRACT_INGEST_THREAD: { key: 'ingestThread', type: 'boolean' },
+  REFRACT_PREPARE_THREAD: { key: 'prepareThread', type: 'boolean' },
 };
 
 function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof Config, unknown>> {

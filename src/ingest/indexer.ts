@@ -1,6 +1,8 @@
 /**
  * The indexing step shared by every source: blocks in → one LMDB write transaction out.
  * decode (done by the source) → parse (pure) → prepare StateUpdate (pure) → persist (one txn).
+ * `prepareBatch` is the pure half, `Indexer.commitBatch` the store half (they may run on two
+ * threads: src/ingest/prepareThread.ts); `indexBlocks` does both.
  */
 import type { Logger } from 'pino';
 import type { TreeRegistry } from '../config/trees.ts';
@@ -27,6 +29,79 @@ export interface BatchResult extends PersistStats {
   lastSlot: number | null;
 }
 
+/**
+ * A block batch parsed and validated, ready to be written: everything {@link Indexer.commitBatch}
+ * needs and nothing that refers to a store. Plain data (structured-clone safe), so it can be made on
+ * one thread (workers/prepare.ts) and committed on another.
+ */
+export interface PreparedBatch {
+  records: BlockRecord[];
+  /** StateUpdates of the accepted transactions, in block order. */
+  updates: StateUpdate[];
+  rejected: BatchResult['rejected'];
+  unknownTrees: Map<string, number>;
+  outputs: number;
+  lastSlot: number | null;
+}
+
+/**
+ * Parses and validates `blocks` (ascending slots): decode failures and rejected transactions are
+ * listed (in block order) and left out; every output hash of the batch is recomputed in one batched
+ * Poseidon pass. Pure (registry lookups only). Throws only on bugs (not on bad transactions).
+ */
+export function prepareBatch(blocks: readonly BlockInfo[], registry: TreeRegistry): PreparedBatch {
+  const updates: StateUpdate[] = [];
+  const rejected: BatchResult['rejected'] = [];
+  const unknownTrees = new Map<string, number>();
+  let outputs = 0;
+  // Parse every transaction, then prepare them together: their output hashes are recomputed in
+  // one batched Poseidon pass. A decode failure or a rejection drops that transaction only;
+  // rejections are reported in transaction order.
+  const parsed: ParsedTransaction[] = [];
+  const failuresBefore: BatchResult['rejected'][number][][] = []; // decode failures before parsed[i]
+  for (const block of blocks) {
+    // The block's transactions in the node's order: decoded ones, and undecodable ones at their index.
+    const undecodable = block.undecodable ?? [];
+    for (let i = 0, t = 0, u = 0; i < block.transactions.length + undecodable.length; i++) {
+      if (undecodable[u]?.index === i) {
+        const bad = undecodable[u++]!;
+        (failuresBefore[parsed.length] ??= []).push({ signature: bad.signature, slot: block.slot, reason: bad.reason });
+        continue;
+      }
+      const tx = block.transactions[t++]!;
+      try {
+        parsed.push(parseTransaction(tx, block.slot));
+      } catch (err) {
+        if (!(err instanceof DecodeError)) throw err;
+        (failuresBefore[parsed.length] ??= []).push({ signature: tx.signature, slot: block.slot, reason: err.message });
+      }
+    }
+  }
+  const prepared = prepareStateUpdates(parsed, registry);
+  for (let i = 0; i <= prepared.length; i++) {
+    for (const f of failuresBefore[i] ?? []) rejected.push(f);
+    const p = prepared[i];
+    if (!p) continue;
+    if (p.rejected) {
+      rejected.push({ signature: p.rejected.signature, slot: parsed[i]!.slot, reason: p.rejected.reason });
+      continue;
+    }
+    const u = p.update;
+    for (const t of u.unknownTrees) unknownTrees.set(t, (unknownTrees.get(t) ?? 0) + 1);
+    outputs += u.outputs.length;
+    updates.push(u);
+  }
+  const records: BlockRecord[] = blocks.map((b) => ({
+    slot: b.slot,
+    parentSlot: b.parentSlot,
+    blockTime: b.blockTime,
+    blockHeight: b.blockHeight,
+    blockhash: b.blockhash,
+    previousBlockhash: b.previousBlockhash,
+  }));
+  return { records, updates, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null };
+}
+
 /** Hooks for observing ingest (metrics, logs). */
 export interface IndexerHooks {
   onBatch?(result: BatchResult, seconds: number): void;
@@ -48,55 +123,20 @@ export class Indexer {
    */
   indexBlocks(blocks: readonly BlockInfo[]): BatchResult {
     const started = process.hrtime.bigint();
-    const updates: StateUpdate[] = [];
-    const rejected: BatchResult['rejected'] = [];
-    const unknownTrees = new Map<string, number>();
-    let outputs = 0;
-    // Parse every transaction, then prepare them together: their output hashes are recomputed in
-    // one batched Poseidon pass. A decode failure or a rejection drops that transaction only;
-    // rejections are reported in transaction order.
-    const parsed: ParsedTransaction[] = [];
-    const failuresBefore: BatchResult['rejected'][number][][] = []; // decode failures before parsed[i]
-    for (const block of blocks) {
-      // The block's transactions in the node's order: decoded ones, and undecodable ones at their index.
-      const undecodable = block.undecodable ?? [];
-      for (let i = 0, t = 0, u = 0; i < block.transactions.length + undecodable.length; i++) {
-        if (undecodable[u]?.index === i) {
-          const bad = undecodable[u++]!;
-          (failuresBefore[parsed.length] ??= []).push({ signature: bad.signature, slot: block.slot, reason: bad.reason });
-          continue;
-        }
-        const tx = block.transactions[t++]!;
-        try {
-          parsed.push(parseTransaction(tx, block.slot));
-        } catch (err) {
-          if (!(err instanceof DecodeError)) throw err;
-          (failuresBefore[parsed.length] ??= []).push({ signature: tx.signature, slot: block.slot, reason: err.message });
-        }
-      }
-    }
-    const prepared = prepareStateUpdates(parsed, this.registry);
-    for (let i = 0; i <= prepared.length; i++) {
-      for (const f of failuresBefore[i] ?? []) rejected.push(f);
-      const p = prepared[i];
-      if (!p) continue;
-      if (p.rejected) {
-        rejected.push({ signature: p.rejected.signature, slot: parsed[i]!.slot, reason: p.rejected.reason });
-        continue;
-      }
-      const u = p.update;
-      for (const t of u.unknownTrees) unknownTrees.set(t, (unknownTrees.get(t) ?? 0) + 1);
-      outputs += u.outputs.length;
-      updates.push(u);
-    }
-    const records: BlockRecord[] = blocks.map((b) => ({
-      slot: b.slot,
-      parentSlot: b.parentSlot,
-      blockTime: b.blockTime,
-      blockHeight: b.blockHeight,
-      blockhash: b.blockhash,
-      previousBlockhash: b.previousBlockhash,
-    }));
+    return this.commit(prepareBatch(blocks, this.registry), started);
+  }
+
+  /**
+   * Writes a batch made by {@link prepareBatch} (with this indexer's registry) in ONE write
+   * transaction, as `indexBlocks` does. Throws only on store failures, leaving the store unchanged
+   * (the same batch may be committed again).
+   */
+  commitBatch(batch: PreparedBatch): BatchResult {
+    return this.commit(batch, process.hrtime.bigint());
+  }
+
+  private commit(batch: PreparedBatch, started: bigint): BatchResult {
+    const { records, updates, rejected, unknownTrees, outputs, lastSlot } = batch;
     const stats = this.store.write((w) => {
       const s = persistBatch(w, records, updates);
       for (const r of rejected) if (r.signature !== null) w.putRejection(r.signature, r.reason);
@@ -104,7 +144,7 @@ export class Indexer {
     });
     for (const r of rejected) this.log?.warn({ signature: r.signature, slot: r.slot, reason: r.reason }, 'transaction rejected');
     for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
-    const result: BatchResult = { ...stats, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null };
+    const result: BatchResult = { ...stats, rejected, unknownTrees, outputs, lastSlot };
     this.hooks.onBatch?.(result, Number(process.hrtime.bigint() - started) / 1e9);
     return result;
   }

@@ -30,6 +30,8 @@ export interface IngestThreadData {
   concurrency: number;
   maxBatchBlocks: number;
   logLevel: string;
+  /** Prepare batches on a second thread (runIngest `prepareThread`). */
+  prepareThread: boolean;
 }
 
 /** Messages of workers/ingest.ts to the main thread. */

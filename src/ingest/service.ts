@@ -2,12 +2,15 @@
  * The ingest loop of `refract start`: poll the Solana RPC, index each batch in one write
  * transaction, export progress as metrics, stop cleanly (finish the current batch) on abort.
  */
+import { setImmediate } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
+import type { Config } from '../config/config.ts';
 import type { IngestEvent } from './events.ts';
-import type { Indexer } from './indexer.ts';
+import { type Indexer, prepareBatch } from './indexer.ts';
 import { pollBlocks, sleep } from './poller.ts';
+import { type PreparedItem, preparedBatchesFromThread } from './prepareThread.ts';
 
 /** Options of the ingest loop. */
 export interface IngestOptions {
@@ -19,6 +22,12 @@ export interface IngestOptions {
   log: Logger;
   /** Hears progress (resume point, chain tip, each committed batch); see events.ts. */
   onEvent?: (e: IngestEvent) => void;
+  /**
+   * Prepare batches (poll, decode, parse, validate) on a thread of their own (prepareThread.ts)
+   * while this thread commits: what that thread needs besides the poll settings. Absent: both halves
+   * run here, one after the other.
+   */
+  prepareThread?: { trees: Config['trees']; logLevel: string };
 }
 
 /**
@@ -105,29 +114,33 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   let tip = 0;
   const emit = opts.onEvent ?? (() => {});
   if (lastIndexed !== null) emit({ kind: 'resumed', lastIndexed });
-  for await (const batch of pollBlocks(rpc, {
-    startSlot: start,
-    lastIndexedSlot: lastIndexed,
-    concurrency: opts.concurrency,
-    maxBatchBlocks: opts.maxBatchBlocks,
-    signal: opts.signal,
-    log: opts.log,
-    onTip: (s) => {
-      tip = s;
-      emit({ kind: 'tip', tip, lag: Math.max(0, tip - lastSlot) });
-    },
-  })) {
+  const onTip = (s: number) => {
+    tip = s;
+    emit({ kind: 'tip', tip, lag: Math.max(0, tip - lastSlot) });
+  };
+  const poll = { startSlot: start, lastIndexedSlot: lastIndexed, concurrency: opts.concurrency, maxBatchBlocks: opts.maxBatchBlocks };
+  const batches: AsyncIterable<PreparedItem> = opts.prepareThread
+    ? preparedBatchesFromThread({ ...poll, rpcUrl: rpc.url, trees: opts.prepareThread.trees, logLevel: opts.prepareThread.logLevel }, { signal: opts.signal, onTip })
+    : (async function* () {
+        for await (const blocks of pollBlocks(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip })) {
+          const started = performance.now();
+          const batch = prepareBatch(blocks, indexer.registry);
+          yield { batch, prepareSeconds: (performance.now() - started) / 1000 };
+        }
+      })();
+  for await (const { batch, prepareSeconds } of batches) {
+    const first = batch.records[0]?.slot;
     for (let attempt = 0; ; attempt++) {
       try {
         const started = performance.now();
-        const r = indexer.indexBlocks(batch);
-        const seconds = (performance.now() - started) / 1000;
+        const r = indexer.commitBatch(batch);
+        const seconds = prepareSeconds + (performance.now() - started) / 1000;
         lastSlot = r.lastSlot ?? lastSlot;
         emit({
           kind: 'batch',
           lastSlot,
           lag: Math.max(0, tip - lastSlot),
-          blocks: batch.length,
+          blocks: batch.records.length,
           transactions: r.transactions,
           outputs: r.outputsInserted,
           rejected: r.rejected.length,
@@ -135,14 +148,17 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
           seconds,
           heapUsedBytes: getHeapStatistics().used_heap_size,
         });
-        opts.log.debug({ slots: [batch[0]!.slot, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
+        opts.log.debug({ slots: [first, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
         break;
       } catch (err) {
-        opts.log.error({ err, slots: [batch[0]!.slot, batch[batch.length - 1]!.slot], attempt }, 'indexing a batch failed; nothing was written, retrying');
+        opts.log.error({ err, slots: [first, batch.lastSlot], attempt }, 'indexing a batch failed; nothing was written, retrying');
         await new Promise((res) => setTimeout(res, Math.min(30_000, 500 * 2 ** attempt)));
         if (opts.signal.aborted) return;
       }
     }
+    // Give the event loop a turn between batches: a prepare thread that is ahead always has the next
+    // batch waiting, and taking it at once would keep this thread's I/O (the API, a stop) waiting.
+    await setImmediate();
   }
   opts.log.info({ lastSlot }, 'ingest stopped');
 }
