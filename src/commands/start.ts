@@ -167,26 +167,20 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const onIngestEvent = (e: IngestEvent) => recordIngestEvent(metrics, e);
   // A prepare thread needs a core of its own: with two, it takes the API's (bench:catchup).
   const prepareThread = config.prepareThread ?? availableParallelism() > 2;
+  const poll = { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks };
   const thread = config.ingest && config.ingestThread
-    ? startIngestThread(
-        {
-          db: config.db,
-          writemap: config.lmdbWritemap,
-          trees: config.trees,
-          rpcUrl: config.rpcUrl,
-          startSlot: config.startSlot,
-          concurrency: config.fetchConcurrency,
-          maxBatchBlocks: config.maxBatchBlocks,
-          logLevel: config.logLevel,
-          prepareThread,
-        },
-        onIngestEvent,
-      )
+    ? startIngestThread({ ...poll, db: config.db, writemap: config.lmdbWritemap, trees: config.trees, rpcUrl: config.rpcUrl, logLevel: config.logLevel, prepareThread }, onIngestEvent)
     : null;
   const ingestRun: Promise<void> = thread
     ? thread.done
     : config.ingest
-      ? runIngest(new Indexer(store, registry, log), solana, { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks, signal: abort.signal, log, onEvent: onIngestEvent, prepareThread: prepareThread ? { trees: config.trees, logLevel: config.logLevel } : undefined })
+      ? runIngest(new Indexer(store, registry, log), solana, {
+          ...poll,
+          signal: abort.signal,
+          log,
+          onEvent: onIngestEvent,
+          prepareThread: prepareThread ? { trees: config.trees, logLevel: config.logLevel } : undefined,
+        })
       : Promise.resolve();
   const ingest = ingestRun.catch((err) => {
     // The API keeps serving what is indexed; /health says why nothing new arrives.
