@@ -20,8 +20,8 @@ export class Metrics {
   readonly ingestOutputs = new Counter({ name: 'refract_ingest_outputs_total', help: 'Compressed outputs inserted (new)', registers: [this.registry] });
   readonly ingestRejected = new Counter({ name: 'refract_ingest_rejected_transactions_total', help: 'Transactions rejected by the decoder or validator (nothing stored)', registers: [this.registry] });
   readonly ingestUnknownTree = new Counter({ name: 'refract_ingest_unknown_tree_total', help: 'Outputs or events skipped because their tree is not in the registry', labelNames: ['tree'], registers: [this.registry] });
-  readonly ingestThreadHeap = new Gauge({ name: 'refract_ingest_thread_heap_bytes', help: 'V8 heap used by the thread that indexes (refract start: the ingest thread, or the main thread with ingestThread false) after its last batch; the refract_nodejs_heap_* gauges cover the main thread only', registers: [this.registry] });
-  readonly ingestBatchSeconds = new Histogram({ name: 'refract_ingest_batch_duration_seconds', help: 'Time to index one block batch (parse, validate, persist)', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
+  readonly ingestThreadHeap = new Gauge({ name: 'refract_ingest_thread_heap_bytes', help: 'V8 heap used by the thread that commits batches (refract start: the ingest thread, or the main thread with ingestThread false) after its last batch; the refract_nodejs_heap_* gauges cover the main thread only, neither covers a prepare thread', registers: [this.registry] });
+  readonly ingestBatchSeconds = new Histogram({ name: 'refract_ingest_batch_duration_seconds', help: 'Time spent on one block batch: prepare (parse, validate) plus commit (persist), on whichever threads did them', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
 
   readonly rpcDuration = new Histogram({ name: 'refract_rpc_request_duration_seconds', help: 'JSON-RPC request duration by method and HTTP status', labelNames: ['method', 'status'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30], registers: [this.registry] });
 

@@ -1,7 +1,7 @@
 /**
  * `refract start` indexes on its own thread (src/ingest/ingestThread.ts), preparing batches on a
  * second one (src/ingest/prepareThread.ts): the state it builds from the simulator equals that of
- * the thread without the prepare thread and of the main-thread loop byte for byte, its
+ * the thread without the prepare thread and of the main-thread loop (with and without) byte for byte, its
  * progress reaches the main thread's metrics and API, a failure of the loop reaches GET /health, and
  * `stop()` ends the thread.
  */
@@ -46,12 +46,14 @@ describe('ingest thread of refract start', () => {
     const threaded = await startDaemon(configSchema.parse({ ...baseConfig, db: threadedDb, rpcUrl: sim.url, maxBatchBlocks: 3, prepareThread: true }));
     const single = await startDaemon(configSchema.parse({ ...baseConfig, db: singleDb, rpcUrl: sim.url, maxBatchBlocks: 3, prepareThread: false }));
     const onMain = await startDaemon(configSchema.parse({ ...baseConfig, db: mainDb, rpcUrl: sim.url, maxBatchBlocks: 3, ingestThread: false, prepareThread: false }));
+    const mainPrepareDb = tempDir();
+    const mainPrepare = await startDaemon(configSchema.parse({ ...baseConfig, db: mainPrepareDb, rpcUrl: sim.url, maxBatchBlocks: 3, ingestThread: false, prepareThread: true }));
     expect(threaded.ingestThread).not.toBeNull();
     expect(onMain.ingestThread).toBeNull();
 
     // Past the replayed slots (at most one per fixture file), both have indexed every fixture.
     const target = replay.reduce((n, dir) => n + readdirSync(dir).length, 0) + 5;
-    for (const d of [threaded, single, onMain]) await until('the replay to be indexed', async () => ((await rpc(d, 'getIndexerSlot')).result ?? 0) >= target);
+    for (const d of [threaded, single, onMain, mainPrepare]) await until('the replay to be indexed', async () => ((await rpc(d, 'getIndexerSlot')).result ?? 0) >= target);
 
     // The thread's batches reach the main thread's metrics.
     const metrics = await (await fetch(`${urlOf(threaded)}/metrics`)).text();
@@ -65,6 +67,7 @@ describe('ingest thread of refract start', () => {
     await threaded.stop();
     await single.stop();
     await onMain.stop();
+    await mainPrepare.stop();
     await expect(threaded.ingestThread!.done).resolves.toBeUndefined();
     expect(threaded.ingestThread!.worker.threadId).toBe(-1);
 
@@ -75,14 +78,14 @@ describe('ingest thread of refract start', () => {
       await s.close();
       return out;
     };
-    const [a, b, c] = [await read(threadedDb), await read(singleDb), await read(mainDb)];
-    const n = Math.min(a.blocks!.length, b.blocks!.length, c.blocks!.length);
+    const [a, b, c, d] = [await read(threadedDb), await read(singleDb), await read(mainDb), await read(mainPrepareDb)];
+    const n = Math.min(a.blocks!.length, b.blocks!.length, c.blocks!.length, d.blocks!.length);
     expect(n).toBeGreaterThanOrEqual(target);
-    expect(a.blocks!.slice(0, n)).toEqual(c.blocks!.slice(0, n));
-    expect(b.blocks!.slice(0, n)).toEqual(c.blocks!.slice(0, n));
-    for (const d of [a, b, c]) delete d.blocks;
+    for (const x of [a, b, d]) expect(x.blocks!.slice(0, n)).toEqual(c.blocks!.slice(0, n));
+    for (const x of [a, b, c, d]) delete x.blocks;
     expect(a).toEqual(c);
     expect(b).toEqual(c);
+    expect(d).toEqual(c);
     expect(a.accounts!.length).toBeGreaterThan(0);
   }, 60_000);
 

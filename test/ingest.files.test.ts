@@ -85,7 +85,7 @@ describe('refract index: files read batch by batch', () => {
     writeFileSync(join(txDir, 'a.json'), JSON.stringify({ ...JSON.parse(readFileSync(src.file, 'utf8')), slot }));
     const store = new Store({ path: tempDir() });
     const batches: number[][] = [];
-    const indexer = new Indexer(store, registry, undefined, { onBatch: () => {} });
+    const indexer = new Indexer(store, registry);
     const orig = indexer.indexBlocks.bind(indexer);
     indexer.indexBlocks = (blocks) => (batches.push(blocks.map((b) => b.slot)), orig(blocks));
     importFilePlan(indexer, planFiles([txDir], BLOCK_DIRS), { batchTransactions: 1 });

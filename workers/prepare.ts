@@ -7,9 +7,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { prepareBatch } from '../src/ingest/indexer.ts';
-import { pollBlocks } from '../src/ingest/poller.ts';
 import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/prepareThread.ts';
+import { pollPreparedBatches } from '../src/ingest/service.ts';
 import { createLogger } from '../src/log.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 
@@ -27,18 +26,17 @@ parentPort!.on('message', (c: PrepareThreadCommand) => {
 const log = createLogger('refract', data.logLevel);
 const registry = loadTreeRegistry(data.trees);
 try {
-  for await (const blocks of pollBlocks(new SolanaRpc(data.rpcUrl), {
+  const poll = {
     startSlot: data.startSlot,
     lastIndexedSlot: data.lastIndexedSlot,
     concurrency: data.concurrency,
     maxBatchBlocks: data.maxBatchBlocks,
     signal: abort.signal,
     log,
-    onTip: (tip) => post({ type: 'tip', tip }),
-  })) {
-    const started = performance.now();
-    const batch = prepareBatch(blocks, registry);
-    post({ type: 'batch', batch, prepareSeconds: (performance.now() - started) / 1000 });
+    onTip: (tip: number) => post({ type: 'tip', tip }),
+  };
+  for await (const { batch, prepareSeconds } of pollPreparedBatches(new SolanaRpc(data.rpcUrl), poll, registry)) {
+    post({ type: 'batch', batch, prepareSeconds });
     credits--;
     while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
   }

@@ -27,9 +27,12 @@ export type IngestEvent =
       rejected: number;
       /** Outputs/events skipped per unknown tree: [base58 tree, count]. */
       unknownTrees: [string, number][];
-      /** Wall time of indexing the batch (parse, validate, persist), seconds. */
+      /**
+       * Time spent on the batch, seconds: preparing it (parse, validate; on the prepare thread when
+       * there is one) plus committing it. Not the time it waited between the two.
+       */
       seconds: number;
-      /** V8 heap used by the thread that indexed it, after the batch (bytes). */
+      /** V8 heap used by the thread that committed it, after the batch (bytes). */
       heapUsedBytes: number;
     };
 

@@ -102,18 +102,12 @@ export function prepareBatch(blocks: readonly BlockInfo[], registry: TreeRegistr
   return { records, updates, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null };
 }
 
-/** Hooks for observing ingest (metrics, logs). */
-export interface IndexerHooks {
-  onBatch?(result: BatchResult, seconds: number): void;
-}
-
 /** Applies block batches to a store. */
 export class Indexer {
   constructor(
     readonly store: Store,
     readonly registry: TreeRegistry,
     private readonly log?: Logger,
-    private readonly hooks: IndexerHooks = {},
   ) {}
 
   /**
@@ -122,8 +116,7 @@ export class Indexer {
    * rest of the batch proceeds. Throws only on store failures, leaving the store unchanged.
    */
   indexBlocks(blocks: readonly BlockInfo[]): BatchResult {
-    const started = process.hrtime.bigint();
-    return this.commit(prepareBatch(blocks, this.registry), started);
+    return this.commitBatch(prepareBatch(blocks, this.registry));
   }
 
   /**
@@ -132,10 +125,6 @@ export class Indexer {
    * (the same batch may be committed again).
    */
   commitBatch(batch: PreparedBatch): BatchResult {
-    return this.commit(batch, process.hrtime.bigint());
-  }
-
-  private commit(batch: PreparedBatch, started: bigint): BatchResult {
     const { records, updates, rejected, unknownTrees, outputs, lastSlot } = batch;
     const stats = this.store.write((w) => {
       const s = persistBatch(w, records, updates);
@@ -144,8 +133,6 @@ export class Indexer {
     });
     for (const r of rejected) this.log?.warn({ signature: r.signature, slot: r.slot, reason: r.reason }, 'transaction rejected');
     for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
-    const result: BatchResult = { ...stats, rejected, unknownTrees, outputs, lastSlot };
-    this.hooks.onBatch?.(result, Number(process.hrtime.bigint() - started) / 1e9);
-    return result;
+    return { ...stats, rejected, unknownTrees, outputs, lastSlot };
   }
 }

@@ -9,7 +9,7 @@
  * - the thread's V8 heap gets the import thread's young generation (INGEST_YOUNG_GENERATION_MB,
  *   importThread.ts), which indexing needs and the API's small requests do not.
  * The thread opens the same LMDB environment (lmdb-js shares one environment between the threads of
- * a process); its commits are visible to the main thread's next read transaction. Progress comes
+ * a process); its commits are visible to the main thread from its next read snapshot. Progress comes
  * back as IngestEvents (events.ts), which the main thread turns into metrics.
  */
 import { fileURLToPath } from 'node:url';
@@ -44,7 +44,8 @@ export type IngestThreadMessage =
 export interface IngestThread {
   /**
    * Settles when the thread has exited: resolves after a clean stop, rejects with the loop's error
-   * (`Error(message)`, e.g. StartSlotUnavailable's text) or `Error('ingest thread exited with code N')`.
+   * (`Error(message)` with the thread's stack, e.g. StartSlotUnavailable's text, or "the block source
+   * ended … without being stopped") or `Error('ingest thread exited with code N')`.
    */
   readonly done: Promise<void>;
   /** Asks the loop to stop (it finishes the batch being indexed and closes its store), then waits for `done`. */
@@ -73,8 +74,8 @@ export function startIngestThread(data: IngestThreadData, onEvent: (e: IngestEve
     worker.on('error', (e) => (failure ??= e instanceof Error ? e : new Error(String(e))));
     worker.on('exit', (code) => {
       if (failure) reject(failure);
-      else if (code === 0 || stopRequested) resolve();
-      else reject(new Error(`ingest thread exited with code ${code}`));
+      else if (code === 0) resolve();
+      else reject(new Error(`ingest thread exited with code ${code}${stopRequested ? ' while stopping' : ''}`));
     });
   });
   // The caller awaits `done` or `stop()`; an unobserved rejection must not kill the process.

@@ -13,10 +13,10 @@
  *   logged each time, so the indexer stops (visible as lag) instead of mixing chains.
  *
  * Batching while catching up: every batch is one write transaction and one disk sync (≈10–20 ms on a
- * VM disk), so a batch per block caps catch-up at a few dozen blocks per second. While more than
- * `concurrency` blocks separate the scan position from the tip and the next slot is already being
- * fetched, released blocks wait up to `lingerMs` (default 100) for that fetch, up to `maxBatchBlocks`
- * per batch. At the tip a block is yielded as soon as it is ready.
+ * VM disk), so a batch per block caps catch-up at a few dozen blocks per second. While the tip is at
+ * least max(`concurrency`, LINGER_MIN_BEHIND) slots past the scan position and the next slot is
+ * already being fetched, released blocks wait up to `lingerMs` (default 100) for that fetch, up to
+ * `maxBatchBlocks` per batch. Near the tip a block is yielded as soon as it is ready.
  */
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
@@ -44,6 +44,9 @@ export interface PollerOptions {
   /** Called with every observed chain tip (for the lag metric). */
   onTip?(slot: number): void;
 }
+
+/** Slots behind the tip below which the poller never lingers (see "Batching while catching up"). */
+export const LINGER_MIN_BEHIND = 16;
 
 /** Resolves after `ms` or as soon as `signal` aborts (the abort listener is removed either way). */
 export const sleep = (ms: number, signal?: AbortSignal) =>
@@ -198,16 +201,19 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
         chainErrors = 0;
         next++;
         lastReleased = b.slot;
-        if (batch.length === 0) batchSince = Date.now();
+        if (batch.length === 0) batchSince = performance.now();
         batch.push(b);
       }
       if (batch.length) {
         // Catching up and the next block is on its way: let it join (one commit for both).
-        const lingering = Date.now() - batchSince;
-        if (batch.length < maxBatch && lingering < lingerMs && inFlight.has(next) && tip - next >= concurrency) {
+        const lingering = performance.now() - batchSince;
+        if (batch.length < maxBatch && lingering < lingerMs && inFlight.has(next) && tip - next >= Math.max(concurrency, LINGER_MIN_BEHIND)) {
           await new Promise<void>((resolve) => {
-            wake = resolve;
-            setTimeout(resolve, lingerMs - lingering);
+            const timer = setTimeout(resolve, lingerMs - lingering);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
           });
           continue;
         }

@@ -1,15 +1,17 @@
 /**
- * The ingest loop of `refract start`: poll the Solana RPC, index each batch in one write
- * transaction, export progress as metrics, stop cleanly (finish the current batch) on abort.
+ * The ingest loop of `refract start`: poll the Solana RPC, prepare each batch (here or on a prepare
+ * thread), commit it in one write transaction, report progress as IngestEvents (events.ts), stop
+ * cleanly (finish the current batch) on abort.
  */
 import { setImmediate } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
 import type { Config } from '../config/config.ts';
+import type { TreeRegistry } from '../config/trees.ts';
 import type { IngestEvent } from './events.ts';
-import { type Indexer, prepareBatch } from './indexer.ts';
-import { pollBlocks, sleep } from './poller.ts';
+import { type BatchResult, type Indexer, prepareBatch } from './indexer.ts';
+import { type PollerOptions, pollBlocks, sleep } from './poller.ts';
 import { type PreparedItem, preparedBatchesFromThread } from './prepareThread.ts';
 
 /** Options of the ingest loop. */
@@ -97,8 +99,22 @@ export async function resolveStartSlot(
 }
 
 /**
+ * Batches of `pollBlocks`, each prepared (`prepareBatch`) as it comes, with the time that took.
+ * Shared by the inline loop and the prepare thread (workers/prepare.ts).
+ */
+export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, registry: TreeRegistry): AsyncGenerator<PreparedItem> {
+  for await (const blocks of pollBlocks(rpc, poll)) {
+    const started = performance.now();
+    const batch = prepareBatch(blocks, registry);
+    yield { batch, prepareSeconds: (performance.now() - started) / 1000 };
+  }
+}
+
+/**
  * Runs until `opts.signal` aborts. Store errors are logged and the batch is retried after a pause
- * (the write transaction left nothing behind).
+ * (the write transaction left nothing behind; an abort cuts the pause short). Throws what ends the
+ * loop otherwise: StartSlotUnavailable, a prepare thread's failure, or a block source that ended
+ * without an abort.
  */
 export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOptions): Promise<void> {
   let resolved: Awaited<ReturnType<typeof resolveStartSlot>>;
@@ -121,44 +137,40 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   const poll = { startSlot: start, lastIndexedSlot: lastIndexed, concurrency: opts.concurrency, maxBatchBlocks: opts.maxBatchBlocks };
   const batches: AsyncIterable<PreparedItem> = opts.prepareThread
     ? preparedBatchesFromThread({ ...poll, rpcUrl: rpc.url, trees: opts.prepareThread.trees, logLevel: opts.prepareThread.logLevel }, { signal: opts.signal, onTip })
-    : (async function* () {
-        for await (const blocks of pollBlocks(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip })) {
-          const started = performance.now();
-          const batch = prepareBatch(blocks, indexer.registry);
-          yield { batch, prepareSeconds: (performance.now() - started) / 1000 };
-        }
-      })();
+    : pollPreparedBatches(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip }, indexer.registry);
   for await (const { batch, prepareSeconds } of batches) {
     const first = batch.records[0]?.slot;
-    for (let attempt = 0; ; attempt++) {
+    let committed: { r: BatchResult; seconds: number } | undefined;
+    for (let attempt = 0; !committed; attempt++) {
       try {
         const started = performance.now();
         const r = indexer.commitBatch(batch);
-        const seconds = prepareSeconds + (performance.now() - started) / 1000;
-        lastSlot = r.lastSlot ?? lastSlot;
-        emit({
-          kind: 'batch',
-          lastSlot,
-          lag: Math.max(0, tip - lastSlot),
-          blocks: batch.records.length,
-          transactions: r.transactions,
-          outputs: r.outputsInserted,
-          rejected: r.rejected.length,
-          unknownTrees: [...r.unknownTrees],
-          seconds,
-          heapUsedBytes: getHeapStatistics().used_heap_size,
-        });
-        opts.log.debug({ slots: [first, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
-        break;
+        committed = { r, seconds: prepareSeconds + (performance.now() - started) / 1000 };
       } catch (err) {
         opts.log.error({ err, slots: [first, batch.lastSlot], attempt }, 'indexing a batch failed; nothing was written, retrying');
-        await new Promise((res) => setTimeout(res, Math.min(30_000, 500 * 2 ** attempt)));
+        await sleep(Math.min(30_000, 500 * 2 ** attempt), opts.signal);
         if (opts.signal.aborted) return;
       }
     }
+    const { r, seconds } = committed;
+    lastSlot = r.lastSlot ?? lastSlot;
+    emit({
+      kind: 'batch',
+      lastSlot,
+      lag: Math.max(0, tip - lastSlot),
+      blocks: batch.records.length,
+      transactions: r.transactions,
+      outputs: r.outputsInserted,
+      rejected: r.rejected.length,
+      unknownTrees: [...r.unknownTrees],
+      seconds,
+      heapUsedBytes: getHeapStatistics().used_heap_size,
+    });
+    opts.log.debug({ slots: [first, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
     // Give the event loop a turn between batches: a prepare thread that is ahead always has the next
     // batch waiting, and taking it at once would keep this thread's I/O (the API, a stop) waiting.
     await setImmediate();
   }
+  if (!opts.signal.aborted) throw new Error(`the block source ended at slot ${lastSlot} without being stopped`);
   opts.log.info({ lastSlot }, 'ingest stopped');
 }

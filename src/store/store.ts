@@ -723,7 +723,8 @@ export class Store {
    * many small requests: no transaction per call, and per-snapshot memos (`ReadView.lastSlot`) are
    * read once per turn. Consistency is the same as `read` (every read of `fn` sees one snapshot);
    * freshness too: lmdb-js itself renews its shared read transaction at most once per turn, and a
-   * `write` of this process is visible to the next call.
+   * `write` through this Store is visible to the next call; a commit from another thread or process
+   * (the ingest thread's own Store) is visible from the next turn's snapshot.
    *
    * `fn` may return a promise: the snapshot then stays pinned until it settles (keep such work short:
    * a pinned reader keeps old pages from being reused). Returns what `fn` returns.
