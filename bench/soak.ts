@@ -4,7 +4,8 @@
  * daemon's RSS and heap from its own /metrics every 10 s and reports whether memory is stable.
  * Writes bench/results/soak.json.
  *
- * Usage: npm run bench:soak [-- --minutes 5 --keys DIR --read-rps 200 --proof-every-ms 3000]
+ * Usage: [REFRACT_PREPARE_THREAD=1] npm run bench:soak [-- --minutes 5 --keys DIR --read-rps 200 --proof-every-ms 3000]
+ * (the daemon inherits the environment, so REFRACT_* variables choose its configuration)
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -50,7 +51,7 @@ const gen = new LightTxGenerator({ owners: 200, seed: 1 });
 const owners = Array.from({ length: 200 }, (_, i) => bs58.encode(gen.owner(i)));
 const counts = { reads: 0, readErrors: 0, proofs: 0, proofErrors: 0 } as Record<string, number>;
 const proofErrors = new Map<string, number>();
-const samples: { t: number; slot: number; rssMB: number; heapMB: number }[] = [];
+const samples: { t: number; slot: number; rssMB: number; heapMB: number; ingestHeapMB: number }[] = [];
 const end = Date.now() + minutes * 60_000;
 const t0 = Date.now();
 
@@ -102,6 +103,8 @@ const sampleLoop = async () => {
         slot: await metric('refract_indexer_slot'),
         rssMB: +((await metric('refract_process_resident_memory_bytes')) / 2 ** 20).toFixed(1),
         heapMB: +((await metric('refract_nodejs_heap_size_used_bytes')) / 2 ** 20).toFixed(1),
+        // The committing thread's heap (the ingest thread by default); the main thread's is heapMB.
+        ingestHeapMB: +((await metric('refract_ingest_thread_heap_bytes')) / 2 ** 20).toFixed(1),
       });
     } catch {}
     await sleep(10_000);
@@ -120,7 +123,14 @@ const out = {
   bench: 'soak',
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg(), node: process.version },
-  params: { minutes, readRps: Number(values['read-rps']), proofEveryMs: Number(values['proof-every-ms']) },
+  params: {
+    minutes,
+    readRps: Number(values['read-rps']),
+    proofEveryMs: Number(values['proof-every-ms']),
+    // Loop layout of the daemon (inherited environment; unset = the defaults for this machine).
+    ingestThread: process.env.REFRACT_INGEST_THREAD ?? 'default',
+    prepareThread: process.env.REFRACT_PREPARE_THREAD ?? 'default',
+  },
   counts,
   proofErrors: Object.fromEntries(proofErrors),
   memory: { rssEarlyMB: +early.toFixed(1), rssLateMB: +late.toFixed(1), growthPct: +(((late - early) / early) * 100).toFixed(1) },
