@@ -113,3 +113,39 @@ describe('ingest thread of refract start', () => {
     expect((await rpc(d, 'getIndexerSlot')).error).toMatchObject({ message: 'Record Not Found: No data has been indexed' });
   }, 30_000);
 });
+
+describe('stopping the ingest loop while it catches up', () => {
+  it('with the prepare thread ahead: stop() returns promptly, the store ends on a whole batch, and a restart resumes after it', async () => {
+    // The simulator's tip runs ahead (5 ms slots), so the loop lingers, batches and waits for credits.
+    const sim = await startSimulator({ port: 0, slotMs: 5, txsPerBlock: 10 });
+    try {
+      const db = tempDir();
+      const config = configSchema.parse({ ...baseConfig, db, rpcUrl: sim.url, prepareThread: true });
+      const first = await startDaemon(config);
+      await until('some batches to be committed', async () => ((await rpc(first, 'getIndexerSlot')).result ?? 0) >= 50);
+      const t0 = performance.now();
+      await first.stop();
+      expect(performance.now() - t0).toBeLessThan(10_000);
+      await expect(first.ingestThread!.done).resolves.toBeUndefined();
+
+      // Every slot from 1 to the last committed one is a block record: no gap, nothing half-written.
+      const store = new Store({ path: db, readOnly: true });
+      const slots = store.read((r) => {
+        const out: number[] = [];
+        for (let s = 1, last = r.lastSlot()!; s <= last; s++) if (r.block(s)) out.push(s);
+        return { out, last: r.lastSlot()! };
+      });
+      await store.close();
+      expect(slots.out).toEqual(Array.from({ length: slots.last }, (_, i) => i + 1));
+
+      const second = await startDaemon(config);
+      try {
+        await until('the restart to index past the stop', async () => ((await rpc(second, 'getIndexerSlot')).result ?? 0) > slots.last + 20);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await sim.close();
+    }
+  }, 60_000);
+});
