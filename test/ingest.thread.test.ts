@@ -13,7 +13,7 @@ import { importFilePlan } from '../src/ingest/importFiles.ts';
 import { INGEST_YOUNG_GENERATION_MB, runImportThread } from '../src/ingest/importThread.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';
-import { startTsxWorker } from '../src/tsxWorker.ts';
+import { startTsxWorker, threadError, threadFailure } from '../src/tsxWorker.ts';
 import { REPO_ROOT, tempDir, txDir } from './helpers/photon.ts';
 import { dumpStore } from './helpers/store.ts';
 
@@ -72,5 +72,20 @@ describe('import thread', () => {
     expect(info.resourceLimits.maxYoungGenerationSizeMb).toBe(INGEST_YOUNG_GENERATION_MB);
     expect(info.workerData).toEqual({ x: 1 });
     expect(['native', 'circomlibjs']).toContain(info.poseidonBackend);
+  });
+});
+
+describe('thread failures crossing to the parent', () => {
+  it('keep the message and the worker\'s stack; Errors pass through; anything else becomes an Error', () => {
+    const inWorker = new RangeError('leaf index 99 is outside the tree');
+    const posted = structuredClone(threadFailure(inWorker));
+    const e = threadError(posted);
+    expect(e).toBeInstanceOf(Error);
+    expect(e.message).toBe('leaf index 99 is outside the tree');
+    expect(e.stack).toBe(inWorker.stack);
+    const own = new Error('worker error event');
+    expect(threadError(own)).toBe(own);
+    expect(threadError('plain text').message).toBe('plain text');
+    expect(threadFailure(42)).toEqual({ message: '42', stack: undefined });
   });
 });

@@ -13,6 +13,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import type { IngestThreadData, IngestThreadMessage } from '../src/ingest/ingestThread.ts';
 import { runIngest } from '../src/ingest/service.ts';
 import { createLogger } from '../src/log.ts';
+import { threadFailure } from '../src/tsxWorker.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
 
@@ -36,7 +37,7 @@ try {
     prepareThread: data.prepareThread ? { trees: data.trees, logLevel: data.logLevel } : undefined,
   });
 } catch (err) {
-  post({ type: 'failed', message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack });
+  post({ type: 'failed', ...threadFailure(err) });
 } finally {
   await store.close();
   parentPort!.close();

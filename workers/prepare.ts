@@ -10,6 +10,7 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/prepareThread.ts';
 import { pollPreparedBatches } from '../src/ingest/service.ts';
 import { createLogger } from '../src/log.ts';
+import { threadFailure } from '../src/tsxWorker.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 
 const data = workerData as PrepareThreadData;
@@ -41,7 +42,7 @@ try {
     while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
   }
 } catch (err) {
-  post({ type: 'failed', message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack });
+  post({ type: 'failed', ...threadFailure(err) });
 } finally {
   parentPort!.close();
 }

@@ -15,7 +15,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { startTsxWorker } from '../tsxWorker.ts';
+import { type ThreadFailure, startTsxWorker, threadError } from '../tsxWorker.ts';
 import type { IngestEvent } from './events.ts';
 import { INGEST_YOUNG_GENERATION_MB } from './importThread.ts';
 
@@ -38,7 +38,7 @@ export interface IngestThreadData {
 export type IngestThreadMessage =
   | { type: 'event'; event: IngestEvent }
   /** The loop ended by itself with an error (not after `stop`); the thread then exits. */
-  | { type: 'failed'; message: string; stack?: string };
+  | ({ type: 'failed' } & ThreadFailure);
 
 /** A running ingest thread. */
 export interface IngestThread {
@@ -65,13 +65,9 @@ export function startIngestThread(data: IngestThreadData, onEvent: (e: IngestEve
   const done = new Promise<void>((resolve, reject) => {
     worker.on('message', (m: IngestThreadMessage) => {
       if (m.type === 'event') onEvent(m.event);
-      else {
-        failure = new Error(m.message);
-        // The thread's stack, for the log line (the Error itself was made here).
-        if (m.stack) failure.stack = m.stack;
-      }
+      else failure = threadError(m);
     });
-    worker.on('error', (e) => (failure ??= e instanceof Error ? e : new Error(String(e))));
+    worker.on('error', (e) => (failure ??= threadError(e)));
     worker.on('exit', (code) => {
       if (failure) reject(failure);
       else if (code === 0) resolve();

@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config.ts';
-import { startTsxWorker } from '../tsxWorker.ts';
+import { type ThreadFailure, startTsxWorker, threadError } from '../tsxWorker.ts';
 import { INGEST_YOUNG_GENERATION_MB } from './importThread.ts';
 import type { PreparedBatch } from './indexer.ts';
 
@@ -31,7 +31,7 @@ export interface PrepareThreadData {
 export type PrepareThreadMessage =
   | { type: 'tip'; tip: number }
   | { type: 'batch'; batch: PreparedBatch; prepareSeconds: number }
-  | { type: 'failed'; message: string; stack?: string };
+  | ({ type: 'failed' } & ThreadFailure);
 
 /** Messages to workers/prepare.ts. */
 export type PrepareThreadCommand = { type: 'ack' } | { type: 'stop' };
@@ -67,14 +67,11 @@ export async function* preparedBatchesFromThread(data: PrepareThreadData, opts: 
   worker.on('message', (m: PrepareThreadMessage) => {
     if (m.type === 'tip') opts.onTip?.(m.tip);
     else if (m.type === 'batch') queue.push({ batch: m.batch, prepareSeconds: m.prepareSeconds });
-    else {
-      failure = new Error(m.message);
-      if (m.stack) failure.stack = m.stack;
-    }
+    else failure = threadError(m);
     notify();
   });
   worker.on('error', (e) => {
-    failure ??= e instanceof Error ? e : new Error(String(e));
+    failure ??= threadError(e);
     notify();
   });
   const exit = new Promise<void>((resolve) =>
