@@ -5,14 +5,9 @@
  *
  * Usage: npm run bench:ingest [-- --blocks N --txs-per-block N --batch-blocks N]
  */
-import { fileURLToPath } from 'node:url';
-import { INGEST_YOUNG_GENERATION_MB } from '../src/ingest/importThread.ts';
-import { startTsxWorker } from '../src/tsxWorker.ts';
+import { startIndexingWorker } from '../src/ingest/importThread.ts';
 
-const worker = startTsxWorker(fileURLToPath(new URL('./ingestThread.ts', import.meta.url)), {
-  workerData: { args: process.argv.slice(2) },
-  resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB },
-});
+const worker = startIndexingWorker(new URL('./ingestThread.ts', import.meta.url), { args: process.argv.slice(2) });
 worker.on('error', (err) => {
   console.error(err);
   process.exitCode = 1;

@@ -10,12 +10,22 @@
  * of the process (prover threads included) and cannot be set after start-up.
  */
 import { fileURLToPath } from 'node:url';
+import type { Worker } from 'node:worker_threads';
 import { startTsxWorker } from '../tsxWorker.ts';
 import type { FilePlan } from './files.ts';
 import type { ImportSummary } from './importFiles.ts';
 
 /** Young-generation size (MiB; V8 `maxYoungGenerationSizeMb` = 3 semi-spaces) of import threads. */
 export const INGEST_YOUNG_GENERATION_MB = 384;
+
+/**
+ * Starts a thread that indexes (the import, ingest and prepare threads, bench:ingest's) on the
+ * TypeScript module `module` (a file URL, e.g. `new URL('../../workers/ingest.ts', import.meta.url)`),
+ * with a young generation of INGEST_YOUNG_GENERATION_MB.
+ */
+export function startIndexingWorker(module: URL, workerData: unknown): Worker {
+  return startTsxWorker(fileURLToPath(module), { workerData, resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB } });
+}
 
 /** workerData of workers/importFiles.ts. */
 export interface ImportThreadData {
@@ -37,8 +47,7 @@ export type ImportThreadMessage = { type: 'progress'; done: number } | { type: '
  *   message, …) or `Error('import thread exited with code N')` if it stopped without an answer.
  */
 export function runImportThread(data: ImportThreadData, onProgress?: (done: number) => void): Promise<{ summary: ImportSummary; lastSlot: number | null }> {
-  const file = fileURLToPath(new URL('../../workers/importFiles.ts', import.meta.url));
-  const worker = startTsxWorker(file, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB } });
+  const worker = startIndexingWorker(new URL('../../workers/importFiles.ts', import.meta.url), data);
   return new Promise((resolve, reject) => {
     let result: { summary: ImportSummary; lastSlot: number | null } | null = null;
     let failure: unknown = null;

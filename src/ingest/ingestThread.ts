@@ -12,12 +12,11 @@
  * a process); its commits are visible to the main thread from its next read snapshot. Progress comes
  * back as IngestEvents (events.ts), which the main thread turns into metrics.
  */
-import { fileURLToPath } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { type ThreadFailure, startTsxWorker, threadError } from '../tsxWorker.ts';
+import { type ThreadFailure, threadError } from '../tsxWorker.ts';
 import type { IngestEvent } from './events.ts';
-import { INGEST_YOUNG_GENERATION_MB } from './importThread.ts';
+import { startIndexingWorker } from './importThread.ts';
 
 /** workerData of workers/ingest.ts. */
 export interface IngestThreadData {
@@ -58,8 +57,7 @@ export interface IngestThread {
  * @returns the thread handle; errors of the loop arrive through `done`.
  */
 export function startIngestThread(data: IngestThreadData, onEvent: (e: IngestEvent) => void): IngestThread {
-  const file = fileURLToPath(new URL('../../workers/ingest.ts', import.meta.url));
-  const worker = startTsxWorker(file, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB } });
+  const worker = startIndexingWorker(new URL('../../workers/ingest.ts', import.meta.url), data);
   let failure: Error | null = null;
   let stopRequested = false;
   const done = new Promise<void>((resolve, reject) => {

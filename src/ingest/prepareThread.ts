@@ -6,10 +6,9 @@
  * catching up (bench:catchup). The thread runs at most {@link PREPARED_AHEAD} batches ahead of the
  * commits; each batch crosses threads by structured clone.
  */
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../config/config.ts';
-import { type ThreadFailure, startTsxWorker, threadError } from '../tsxWorker.ts';
-import { INGEST_YOUNG_GENERATION_MB } from './importThread.ts';
+import { type ThreadFailure, threadError } from '../tsxWorker.ts';
+import { startIndexingWorker } from './importThread.ts';
 import type { PreparedBatch } from './indexer.ts';
 
 /** Batches the prepare thread may have handed over that are not committed yet. */
@@ -51,8 +50,7 @@ export interface PreparedItem {
  * @throws the thread's error (`Error(message)` with its stack) or `Error('prepare thread exited with code N')`.
  */
 export async function* preparedBatchesFromThread(data: PrepareThreadData, opts: { signal: AbortSignal; onTip?: (tip: number) => void }): AsyncGenerator<PreparedItem> {
-  const file = fileURLToPath(new URL('../../workers/prepare.ts', import.meta.url));
-  const worker = startTsxWorker(file, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: INGEST_YOUNG_GENERATION_MB } });
+  const worker = startIndexingWorker(new URL('../../workers/prepare.ts', import.meta.url), data);
   const queue: PreparedItem[] = [];
   let failure: Error | null = null;
   let exited = false;

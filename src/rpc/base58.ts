@@ -12,12 +12,11 @@
  * back to it). Both are cross-checked against `bs58` on random inputs and edge cases
  * (test/rpc.golden.test.ts, test/rpc.fastparams.test.ts).
  */
-import { base58EncodeFixed } from '../solana/base58Fixed.ts';
+import { BASE58_ALPHABET, base58EncodeFixed } from '../solana/base58Fixed.ts';
 
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 /** char code → digit value, or -1. */
 const DIGIT = new Int8Array(128).fill(-1);
-for (let i = 0; i < 58; i++) DIGIT[ALPHABET.charCodeAt(i)] = i;
+for (let i = 0; i < 58; i++) DIGIT[BASE58_ALPHABET.charCodeAt(i)] = i;
 
 const TWO32 = 2 ** 32;
 /** Scratch of the decoder: 8 limbs, most significant first. */

@@ -12,8 +12,9 @@
  */
 import bs58 from 'bs58';
 
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const CODES = Buffer.from(ALPHABET, 'latin1');
+/** The base58 (Bitcoin) alphabet: digit value → character. */
+export const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const CODES = Buffer.from(BASE58_ALPHABET, 'latin1');
 const B3 = 58 * 58 * 58;
 /** PAIRS[2v], PAIRS[2v+1]: the two digit characters of v < 58². */
 const PAIRS = new Uint8Array(58 * 58 * 2);

@@ -17,10 +17,10 @@
  */
 import bs58 from 'bs58';
 import { nativeAddon } from '../native.ts';
+import { BASE58_ALPHABET } from './base58Fixed.ts';
 
-const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const MAP = new Int8Array(128).fill(-1);
-for (let i = 0; i < 58; i++) MAP[ALPHABET.charCodeAt(i)] = i;
+for (let i = 0; i < 58; i++) MAP[BASE58_ALPHABET.charCodeAt(i)] = i;
 
 /** POW9[k] = 58^(9·2^k), grown on demand (the big powers cost hundreds of ms to compute). */
 const POW9: bigint[] = [58n ** 9n];
