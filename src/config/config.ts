@@ -73,13 +73,29 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PREPARE_THREAD: { key: 'prepareThread', type: 'boolean' },
 };
 
+const ENV_TRUE = new Set(['1', 'true', 'yes', 'on']);
+const ENV_FALSE = new Set(['0', 'false', 'no', 'off']);
+
+/**
+ * Reads a boolean environment variable: 1/true/yes/on and 0/false/no/off (any case); unset or empty →
+ * undefined. Throws Error naming the variable for any other value, so a typo cannot silently flip a
+ * switch.
+ */
+export function parseEnvBoolean(name: string, v: string | undefined): boolean | undefined {
+  if (v === undefined || v.trim() === '') return undefined;
+  const t = v.trim().toLowerCase();
+  if (ENV_TRUE.has(t)) return true;
+  if (ENV_FALSE.has(t)) return false;
+  throw new Error(`${name}: expected 1/true/yes/on or 0/false/no/off, got ${JSON.stringify(v)}`);
+}
+
 function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof Config, unknown>> {
   const out: Partial<Record<keyof Config, unknown>> = {};
   for (const [name, { key, type }] of Object.entries(ENV_KEYS)) {
     const v = env[name];
     if (v === undefined || v === '') continue;
     if (type === 'number') out[key] = Number(v);
-    else if (type === 'boolean') out[key] = v === '1' || v.toLowerCase() === 'true';
+    else if (type === 'boolean') out[key] = parseEnvBoolean(name, v);
     else if (type === 'list') out[key] = v.split(',').map((s) => s.trim()).filter(Boolean);
     else out[key] = v;
   }
