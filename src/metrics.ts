@@ -15,6 +15,7 @@ export class Metrics {
   readonly indexerSlot = new Gauge({ name: 'refract_indexer_slot', help: 'Last slot committed to the store', registers: [this.registry] });
   readonly chainTipSlot = new Gauge({ name: 'refract_chain_tip_slot', help: 'Latest slot reported by the Solana RPC (getSlot, confirmed)', registers: [this.registry] });
   readonly indexerLag = new Gauge({ name: 'refract_indexer_lag_slots', help: 'Chain tip slot minus the last indexed slot', registers: [this.registry] });
+  readonly ingestRunning = new Gauge({ name: 'refract_ingest_running', help: '1 while the ingest loop runs; 0 when ingest is off or the loop stopped with an error (see GET /health ingestError). refract_indexer_lag_slots is not updated once the loop has stopped, so alert on this', registers: [this.registry] });
   readonly ingestBlocks = new Counter({ name: 'refract_ingest_blocks_total', help: 'Blocks committed', registers: [this.registry] });
   readonly ingestTransactions = new Counter({ name: 'refract_ingest_transactions_total', help: 'Transactions stored (new)', registers: [this.registry] });
   readonly ingestOutputs = new Counter({ name: 'refract_ingest_outputs_total', help: 'Compressed outputs inserted (new)', registers: [this.registry] });

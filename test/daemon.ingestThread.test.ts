@@ -61,6 +61,7 @@ describe('ingest thread of refract start', () => {
     expect(Number(/^refract_ingest_outputs_total (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(0);
     expect(Number(/^refract_ingest_batch_duration_seconds_count (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(0);
     expect(Number(/^refract_ingest_rejected_transactions_total (\d+)$/m.exec(metrics)![1])).toBe(0);
+    expect(/^refract_ingest_running (\d+)$/m.exec(metrics)![1]).toBe('1');
     // The thread's own heap (the process gauges see the main thread's only).
     expect(Number(/^refract_ingest_thread_heap_bytes (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(1e6);
 
@@ -109,6 +110,8 @@ describe('ingest thread of refract start', () => {
     let health: any;
     await until('/health to report the failure', async () => (health = await (await fetch(`${urlOf(d)}/health`)).json()).status === 'degraded');
     expect(health.ingestError).toMatch(/^ingest stopped: .*no blocks before slot 300000000, but Light Protocol state starts after slot 286193745.*--start-slot/);
+    // Operators alerting on Prometheus see it too (the lag gauge no longer moves once the loop is gone).
+    expect(/^refract_ingest_running (\d+)$/m.exec(await (await fetch(`${urlOf(d)}/metrics`)).text())![1]).toBe('0');
     // Nothing was indexed; the API answers as on any empty store.
     expect((await rpc(d, 'getIndexerSlot')).error).toMatchObject({ message: 'Record Not Found: No data has been indexed' });
   }, 30_000);

@@ -182,8 +182,10 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
           prepareThread: prepareThread ? { trees: config.trees, logLevel: config.logLevel } : undefined,
         })
       : Promise.resolve();
+  metrics.ingestRunning.set(config.ingest ? 1 : 0);
   const ingest = ingestRun.catch((err) => {
-    // The API keeps serving what is indexed; /health says why nothing new arrives.
+    // The API keeps serving what is indexed; /health and refract_ingest_running say why nothing new arrives.
+    metrics.ingestRunning.set(0);
     ingestError = `ingest stopped: ${(err as Error)?.message ?? String(err)}`;
     log.error({ err }, 'ingest stopped with an error; the API keeps serving the indexed state');
   });
