@@ -39,8 +39,8 @@ export interface TransactionInfo {
   groups: InstructionGroup[];
 }
 
-/** A block (getBlock JSON, base64 transactions) or a single getTransaction file wrapped as a block. */
-export interface BlockInfo {
+/** Block metadata (photon.md §1.1): slot, parent slot, time, height, hashes (the store's block record). */
+export interface BlockHeader {
   slot: number;
   parentSlot: number;
   /** Unix seconds; 0 when unknown. */
@@ -48,6 +48,10 @@ export interface BlockInfo {
   blockHeight: number;
   blockhash: string;
   previousBlockhash: string;
+}
+
+/** A block (getBlock JSON, base64 transactions) or a single getTransaction file wrapped as a block. */
+export interface BlockInfo extends BlockHeader {
   transactions: TransactionInfo[];
   /**
    * Transactions of the block that did not decode (absent when none), left out of `transactions`: the

@@ -237,6 +237,11 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
   }
   task.port?.close();
 
+  return taskResult(proofs, loadMs, { loadError });
+}
+
+/** A task's result: its proofs and load time plus this thread's memory and resident circuits, read now. */
+function taskResult(proofs: ProveTaskResult['proofs'], loadMs: number, extra: Pick<ProveTaskResult, 'loadError' | 'verified'>): ProveTaskResult {
   const mem = process.memoryUsage();
   return {
     threadId,
@@ -247,7 +252,7 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
     arrayBuffers: mem.arrayBuffers,
     rss: mem.rss,
     resident: [...circuits.keys()],
-    loadError,
+    ...extra,
   };
 }
 
@@ -261,17 +266,5 @@ async function verifyTask(task: ProveTask, tLoad: number): Promise<ProveTaskResu
   } catch (e) {
     loadError = toItemError(e);
   }
-  const mem = process.memoryUsage();
-  return {
-    threadId,
-    proofs: [],
-    loadMs: performance.now() - tLoad,
-    heapUsed: mem.heapUsed,
-    external: mem.external,
-    arrayBuffers: mem.arrayBuffers,
-    rss: mem.rss,
-    resident: [...circuits.keys()],
-    loadError,
-    verified,
-  };
+  return taskResult([], performance.now() - tLoad, { loadError, verified });
 }

@@ -2,7 +2,7 @@
  * Binary codecs for the values Refract keeps in LMDB (no keys here: keys live in `store.ts`).
  * All integers little-endian unless named otherwise. Each codec throws Error on a truncated value.
  */
-import type { Bytes32 } from '../types.ts';
+import type { BlockHeader, Bytes32 } from '../types.ts';
 
 /** A compressed account as stored (photon.md §5 `accounts`, v1 subset). The hash is the key. */
 export interface AccountRecord {
@@ -167,15 +167,8 @@ export function decodeTransaction(signature: string, buf: Uint8Array): Transacti
   };
 }
 
-/** Block metadata (photon.md §1.1): parent slot, time, height, hashes. */
-export interface BlockRecord {
-  slot: number;
-  parentSlot: number;
-  blockTime: number;
-  blockHeight: number;
-  blockhash: string;
-  previousBlockhash: string;
-}
+/** Block metadata as stored (photon.md §1.1): slot, parent slot, time, height, hashes. */
+export type BlockRecord = BlockHeader;
 
 /** Encodes a block as JSON (small, rare). */
 export function encodeBlock(b: BlockRecord): Buffer {
