@@ -24,7 +24,7 @@ import {
 } from '../src/light/constants.ts';
 import { decodeMerkleTreeEvent, decodePublicTransactionEvent } from '../src/light/events.ts';
 import { GROUP_PARSERS, legacyGroupParser, parseTransaction, type GroupParser } from '../src/light/parser.ts';
-import { base58Decode, base58Encode, decodeBlockJson, decodeTransactionJson } from '../src/solana/decode.ts';
+import { base58Decode, base58Encode, decodeBlockJson, decodeTransactionJson, skimFilter } from '../src/solana/decode.ts';
 import { DecodeError } from '../src/solana/errors.ts';
 import type { InstructionInfo, LightEvent, PublicTransactionEvent, TransactionInfo } from '../src/types.ts';
 
@@ -387,6 +387,55 @@ describe('decodeBlockJson on get_lanon_voting_signatures/270893658', () => {
     expect(b.undecodable![0]!.index).toBe(3);
     expect(b.undecodable![0]!.reason).toMatch(/^transactions\[3\]\.meta\.innerInstructions: expected an array, got number 5 \[signature \w+\]$/);
     expect(b.undecodable![0]!.signature).toBe(decodeBlockJson(json, 1).transactions[3]!.signature);
+  });
+
+  describe('skimming transactions that name neither the account-compression nor the vote program', () => {
+    // The real block plus every Light fixture transaction, in one block.
+    const mixed = { ...json, transactions: [...json.transactions, ...fixtures.map((f) => ({ transaction: f.json.transaction, meta: f.json.meta }))] };
+    const full = decodeBlockJson(mixed, 1, null);
+    const skimmed = decodeBlockJson(mixed, 1);
+    const names = (t: { transaction: [string, string]; meta: any }, id: string) =>
+      Buffer.from(t.transaction[0], 'base64').indexOf(Buffer.from(bs58.decode(id))) >= 0 ||
+      [...(t.meta.loadedAddresses?.writable ?? []), ...(t.meta.loadedAddresses?.readonly ?? [])].includes(id);
+
+    it('gives the indexer the same signatures, errors, vote flags, events and usesCompression as the full decode', () => {
+      expect(skimmed.transactions).toHaveLength(full.transactions.length);
+      expect(skimmed.undecodable).toBeUndefined();
+      for (let i = 0; i < full.transactions.length; i++) {
+        const a = full.transactions[i]!;
+        const b = skimmed.transactions[i]!;
+        expect({ signature: b.signature, error: b.error, isVote: b.isVote }).toEqual({ signature: a.signature, error: a.error, isVote: a.isVote });
+        const pa = parseTransaction(a, 1);
+        const pb = parseTransaction(b, 1);
+        expect(pb.usesCompression).toBe(pa.usesCompression);
+        expect(pb.events).toEqual(pa.events);
+      }
+    });
+
+    it('skims exactly the transactions that name neither program; the rest are decoded in full', () => {
+      let n = 0;
+      for (let i = 0; i < mixed.transactions.length; i++) {
+        const t = mixed.transactions[i];
+        const plain = !names(t, ACCOUNT_COMPRESSION_PROGRAM_ID) && !names(t, VOTE_PROGRAM_ID);
+        if (plain) n++;
+        expect(skimmed.transactions[i]!.groups).toEqual(plain ? [] : full.transactions[i]!.groups);
+      }
+      expect(n).toBe(46); // the block's non-vote transactions; every Light fixture is decoded in full
+      expect(full.transactions.slice(57).every((t) => t.groups.length > 0)).toBe(true);
+    });
+
+    it('a program named only in meta.loadedAddresses, or a program added to the filter, means a full decode', () => {
+      const i = block.transactions.findIndex((t) => !t.isVote);
+      const viaLookup = clone(json);
+      viaLookup.transactions[i].meta.loadedAddresses = { writable: [], readonly: [ACCOUNT_COMPRESSION_PROGRAM_ID] };
+      expect(decodeBlockJson(viaLookup, 1).transactions[i]!.groups).toEqual(decodeBlockJson(json, 1, null).transactions[i]!.groups);
+      expect(decodeBlockJson(viaLookup, 1).transactions[i]!.groups.length).toBeGreaterThan(0);
+      // A filter naming a program of that transaction decodes it in full.
+      const program = decodeBlockJson(json, 1, null).transactions[i]!.groups[0]!.outer.programId;
+      expect(decodeBlockJson(json, 1, skimFilter([program])).transactions[i]!.groups.length).toBeGreaterThan(0);
+      expect(decodeBlockJson(json, 1).transactions[i]!.groups).toEqual([]);
+      expect(() => skimFilter(['not-a-key'])).toThrow(DecodeError);
+    });
   });
 
   it('rejects missing block fields like Photon', () => {
