@@ -90,7 +90,10 @@ describe('getValidityProof over HTTP on lamport_transfers', () => {
   test('a new address (newAddresses and newAddressesWithTrees): non-inclusion proof in amt1 verifies', async () => {
     const a = await rpcResult(app, 'getValidityProof', { newAddresses: [NEW_ADDRESS] });
     const b = await rpcResult(app, 'getValidityProof', { newAddressesWithTrees: [{ address: NEW_ADDRESS, tree: AMT1 }] });
-    for (const res of [a, b]) {
+    // An empty list beside the other one counts as absent (Photon: is_empty()), so the address is proved.
+    const c = await rpcResult(app, 'getValidityProof', { newAddresses: [NEW_ADDRESS], newAddressesWithTrees: [] });
+    const d = await rpcResult(app, 'getValidityProof', { newAddresses: [], newAddressesWithTrees: [{ address: NEW_ADDRESS, tree: AMT1 }] });
+    for (const res of [a, b, c, d]) {
       const v = res.value;
       expect(v.leaves).toEqual([NEW_ADDRESS]);
       expect(v.merkleTrees).toEqual([AMT1]);

@@ -1,6 +1,7 @@
 /**
  * getValidityProof (V1 result: parallel arrays roots/rootIndices/leafIndices/leaves/merkleTrees).
  * `newAddresses` (deprecated) go to the V1 address tree amt1; `newAddressesWithTrees` name the tree.
+ * Both non-empty: ValidationError; an empty list counts as absent (Photon checks `is_empty()`).
  */
 import bs58 from 'bs58';
 import { z } from 'zod';
@@ -29,7 +30,8 @@ export const getValidityProof = defineMethod({
     if (p.newAddresses?.length && p.newAddressesWithTrees?.length) {
       throw RpcError.validation('Cannot provide both newAddresses and newAddressesWithTree');
     }
-    const newAddresses = p.newAddressesWithTrees ?? (p.newAddresses ?? []).map((address) => ({ address, tree: AMT1 }));
+    // Like Photon (`is_empty()`): an empty newAddressesWithTrees does not hide newAddresses.
+    const newAddresses = p.newAddressesWithTrees?.length ? p.newAddressesWithTrees : (p.newAddresses ?? []).map((address) => ({ address, tree: AMT1 }));
     if (hashes.length === 0 && newAddresses.length === 0) {
       throw RpcError.validation('No hashes or new addresses provided for proof generation');
     }
