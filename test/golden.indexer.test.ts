@@ -15,6 +15,7 @@ import type { AccountRecord } from '../src/store/records.ts';
 import { parseTokenData } from '../src/light/tokenData.ts';
 import type { BlockInfo, TransactionInfo } from '../src/types.ts';
 import { snapshot, tempDir, txFiles } from './helpers/photon.ts';
+import { dumpStore } from './helpers/store.ts';
 
 const registry = loadTreeRegistry();
 const b58 = (b: Uint8Array) => bs58.encode(b);
@@ -99,6 +100,11 @@ describe('e2e_mint_and_transfer_transactions', () => {
       }
     });
   }
+
+  it('one batch in reverse order (spends before the outputs they spend, as a file import of one slot may sort them) builds the same store', () => {
+    // Photon persists a batch's outputs before its spends (photon.md §2.3 steps 3–4).
+    expect(dumpStore(indexWith([...txs].reverse(), false, false))).toEqual(dumpStore(indexWith(txs, false, false)));
+  });
 });
 
 describe('lamport_transfers', () => {

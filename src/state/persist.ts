@@ -29,8 +29,9 @@ function tokenOf(a: Pick<AccountRecord, 'owner' | 'data'>) {
 }
 
 /**
- * Applies `blocks` metadata and `updates` (in order) to the store. Tree leaves of the whole batch are
- * written together per tree, so consecutive leaves share upper-level hashing.
+ * Applies `blocks` metadata and `updates` to the store: all outputs of the batch, then (in order) the
+ * spends, transaction rows and signature links. Tree leaves of the whole batch are written together
+ * per tree, so consecutive leaves share upper-level hashing.
  */
 export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updates: readonly StateUpdate[]): PersistStats {
   const stats: PersistStats = { blocks: blocks.length, transactions: 0, outputsInserted: 0, accountsSpent: 0, leavesWritten: 0, treeHashes: 0 };
@@ -38,11 +39,17 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
   const leavesByTree = new Map<string, { info: TreeInfo; leaves: LeafWrite[] }>();
   const indexedByTree = new Map<string, { info: TreeInfo; updates: Map<number, IndexedUpdate> }>();
 
+  // Every output of the batch first, then the spends (photon.md §2.3 steps 3–4: the batch's updates
+  // are merged, outputs inserted, then inputs spent), so a spend finds an account that an earlier-sorted
+  // transaction of the same batch did not create yet (file imports order one slot's transactions by
+  // file name, not execution order).
   for (const u of updates) {
-    const linked: { account: AccountRecord; tokenOwner: Uint8Array | null }[] = [];
     for (const { account, token } of u.outputs) {
       if (w.insertAccount(account, token ? { owner: token.owner, mint: token.mint, delegate: token.delegate, amount: token.amount } : null)) stats.outputsInserted++;
     }
+  }
+  for (const u of updates) {
+    const linked: { account: AccountRecord; tokenOwner: Uint8Array | null }[] = [];
     for (const hash of u.inputs) {
       const existing = w.account(hash);
       if (!existing) continue;

@@ -522,8 +522,10 @@ export class WriteView extends ReadView {
 
   private addTokenBalance(owner: Bytes32, mint: Bytes32, delta: bigint): void {
     const key = cat(owner, mint);
+    // Photon drops zero changes (photon.md §2.3: net-zero changes are skipped): a zero-amount output
+    // makes no row.
+    if (delta === 0n) return;
     const existing = this.get('tokenBalance', key);
-    if (delta === 0n && existing) return;
     const old = decodeU128(existing);
     const next = old + delta;
     if (next < 0n) throw new Error(`token balance of ${bs58.encode(owner)} for mint ${bs58.encode(mint)} would become negative (${next})`);
