@@ -194,6 +194,7 @@ describe('bad input table: status, code and message', () => {
   let keyed: FastifyInstance;
   let limited: FastifyInstance;
   let small: FastifyInstance;
+  let limitedForBatch: FastifyInstance;
   beforeAll(() => {
     app = makeServer();
     keyed = makeServer({
@@ -201,10 +202,11 @@ describe('bad input table: status, code and message', () => {
       env: { REFRACT_API_KEYS: 'env-key-1, env-key-2' },
     });
     limited = makeServer({ rateLimit: { ratePerSecond: 1, burst: 3 } });
+    limitedForBatch = makeServer({ rateLimit: { ratePerSecond: 1, burst: 3 } });
     small = makeServer({ bodyLimitBytes: 1024 });
   });
   afterAll(async () => {
-    await Promise.all([app.close(), keyed.close(), limited.close(), small.close()]);
+    await Promise.all([app.close(), keyed.close(), limited.close(), limitedForBatch.close(), small.close()]);
   });
 
   const modulusB58 = bs58.encode(Buffer.from(BN254_MODULUS.toString(16).padStart(64, '0'), 'hex'));
@@ -228,7 +230,9 @@ describe('bad input table: status, code and message', () => {
     { name: 'empty body', body: '', raw: true, status: 400, code: -32700, message: 'Parse error: empty body', id: null },
     { name: 'non-object body (number)', body: '42', raw: true, status: 400, code: -32600, message: 'Invalid request: expected a JSON object', id: null },
     { name: 'non-object body (string)', body: '"hello"', raw: true, status: 400, code: -32600, message: 'Invalid request: expected a JSON object', id: null },
-    { name: 'batch array', body: [rpc('getIndexerSlot')], status: 400, code: -32600, message: 'Invalid request: batch requests are not supported', id: null },
+    { name: 'empty batch', body: [], status: 400, code: -32600, message: 'Invalid request: empty batch', id: null },
+    { name: 'batch above 1000 requests', body: Array.from({ length: 1001 }, (_, i) => rpc('getIndexerSlot', undefined, i)), status: 400, code: -32600, message: 'Invalid request: batch of 1001 requests; at most 1000', id: null },
+    { name: 'batch above the rate-limit burst', server: () => limitedForBatch, body: Array.from({ length: 4 }, (_, i) => rpc('getIndexerSlot', undefined, i)), status: 400, code: -32600, message: "Invalid request: batch of 4 requests is more than the rate limit's burst of 3 requests", id: null },
     { name: 'wrong jsonrpc version', body: { jsonrpc: '1.0', id: 'x', method: 'getIndexerSlot' }, status: 400, code: -32600, message: 'Invalid request: jsonrpc must be "2.0"', id: 'x' },
     { name: 'missing jsonrpc', body: { id: 'x', method: 'getIndexerSlot' }, status: 400, code: -32600, message: 'Invalid request: jsonrpc must be "2.0"', id: 'x' },
     { name: 'object id', body: { jsonrpc: '2.0', id: { a: 1 }, method: 'getIndexerSlot' }, status: 400, code: -32600, message: 'Invalid request: id must be a string, a number or null', id: null },
@@ -304,6 +308,73 @@ describe('bad input table: status, code and message', () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
     expect(last!.headers['retry-after']).toBe('1');
     expect(last!.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'Rate limited: too many requests, retry after 1 s' } });
+  });
+
+  it('a batch is answered with HTTP 200 and one response per request, in order, each as the request alone gets it', async () => {
+    const items: unknown[] = [
+      rpc('getIndexerSlot', undefined, 1),
+      rpc('getIndexerHealth', undefined, 'h'), // asynchronous (asks the Solana slot)
+      rpc('noSuchMethod', undefined, 2),
+      rpc('getCompressedAccount', { hash: 'not base58!' }, 3),
+      rpc('getCompressedBalanceByOwner', { owner: OWNER_B58 }, 4),
+      42,
+      { jsonrpc: '2.0', id: 5 },
+      [rpc('getIndexerSlot')],
+    ];
+    const r = await post(app, items);
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/^application\/json/);
+    expect(r.body).toHaveLength(items.length);
+    for (let i = 0; i < items.length - 1; i++) expect(r.body[i], `element ${i}`).toEqual((await post(app, items[i])).body);
+    expect(r.body[7]).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request: a batch element must be a request object, not an array' } });
+    expect(r.body[0].result).toBe(42);
+    expect(r.body[2].error.code).toBe(-32601);
+    // POST /<method>: every element must name the path's method.
+    const viaPath = await post(app, [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerHealth', undefined, 2)], { url: '/getIndexerSlot' });
+    expect(viaPath.body[0].result).toBe(42);
+    expect(viaPath.body[1].error).toEqual({ code: -32600, message: 'Invalid request: path /getIndexerSlot does not match method getIndexerHealth' });
+    // A key's method allow-list applies to each element.
+    const mixed = await post(keyed, [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerHealth', undefined, 2)], { headers: { 'x-api-key': 'slot-only-key' } });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body[0].result).toBe(42);
+    expect(mixed.body[1].error.code).toBe(-32003);
+  });
+
+  it('a batch of n requests spends n rate-limit tokens', async () => {
+    const server = makeServer({ rateLimit: { ratePerSecond: 1, burst: 3 } });
+    try {
+      const three = await post(server, [1, 2, 3].map((i) => rpc('getIndexerSlot', undefined, i)));
+      expect(three.status).toBe(200);
+      expect(three.body.map((x: any) => x.result)).toEqual([42, 42, 42]);
+      const next = await post(server, rpc('getIndexerSlot'));
+      expect(next.status).toBe(429);
+      expect(next.headers['retry-after']).toBe('1');
+      const batch = await post(server, [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerSlot', undefined, 2)]);
+      expect(batch.status).toBe(429);
+      expect(batch.body.error.code).toBe(-32005);
+      // A refused batch spends nothing: a token later (fake-free: 1 s at 1/s) one single request passes.
+      await new Promise((r) => setTimeout(r, 1100));
+      const batch2 = await post(server, [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerSlot', undefined, 2)]);
+      expect(batch2.status).toBe(429); // ≈1.1 tokens: not enough for 2
+      expect((await post(server, rpc('getIndexerSlot'))).status).toBe(200); // still there for one
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('batches are counted in the metrics as one request labelled (batch)', async () => {
+    const seen: RequestMetrics[] = [];
+    const server = makeServer({ onMetrics: (m) => seen.push(m) });
+    try {
+      await post(server, [rpc('getIndexerSlot', undefined, 1), rpc('noSuchMethod', undefined, 2)]);
+      await post(server, []);
+      expect(seen.map((m) => [m.method, m.status])).toEqual([
+        ['(batch)', 200],
+        ['(batch)', 400],
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 
   it('accepts keys from header, bearer, query and env', async () => {

@@ -150,7 +150,10 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
         { headers: { 'x-api-key': 'good-key' }, payload: body(4, 'getIndexerSlot') }, // 200
         { headers: { 'x-api-key': 'good-key' }, payload: body(5, 'getCompressedAccount', { hash: '11111111111111111111111111111111' }) },
         { headers: { 'x-api-key': 'good-key' }, payload: '' }, // empty body
-        { headers: { 'x-api-key': 'good-key' }, payload: '[1]' }, // batch
+        { headers: { 'x-api-key': 'good-key' }, payload: '[1]' }, // batch of a bad element
+        { headers: { 'x-api-key': 'good-key' }, payload: '[]' }, // empty batch
+        { headers: { 'x-api-key': 'good-key' }, payload: `[${body(10, 'getIndexerSlot')},${body(11, 'getIndexerHealth')},${body(12, 'nope')}]` }, // batch, one async element
+        { headers: { authorization: 'Bearer slot-only' }, payload: `[${body(13, 'getIndexerSlot')},${body(14, 'getIndexerHealth')}]` }, // batch, one element forbidden
         { headers: { 'x-api-key': 'good-key' }, payload: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'getIndexerSlot', pad: 'x'.repeat(3000) }) }, // 413
       ];
       for (const c of cases) {

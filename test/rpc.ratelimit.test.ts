@@ -142,6 +142,22 @@ describe.skipIf(!haveRedis)('RedisRateLimiter (shared by replicas)', () => {
     await Promise.all([s1.close(), s2.close()]);
   });
 
+  it('a batch of n requests takes n tokens from the shared bucket', async () => {
+    const opts = { logLevel: 'silent', env: {}, apiKeys: ['batch-key'], redisUrl: url, rateLimit: { ratePerSecond: 0.5, burst: 3 } };
+    const s1 = buildServer(ctx(), opts);
+    const s2 = buildServer(ctx(), opts);
+    await Promise.all([s1.ready(), s2.ready()]);
+    const batch = (n: number) => JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getIndexerSlot' })));
+    const post = (s: FastifyInstance, payload: string) => s.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/json', 'x-api-key': 'batch-key' }, payload });
+    const two = await post(s1, batch(2));
+    expect(two.statusCode).toBe(200);
+    expect(JSON.parse(two.body)).toHaveLength(2);
+    expect((await post(s2, batch(2))).statusCode).toBe(429); // 1 token left of 3: refused, and it stays
+    expect((await hit(s2, { 'x-api-key': 'batch-key' })).statusCode).toBe(200);
+    expect((await hit(s1, { 'x-api-key': 'batch-key' })).statusCode).toBe(429);
+    await Promise.all([s1.close(), s2.close()]);
+  });
+
   it('keeps no secret in Redis keys and expires buckets', async () => {
     const client = new Redis(url);
     const l = new RedisRateLimiter({ client, keyPrefix: 'test:rl:' });

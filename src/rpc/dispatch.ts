@@ -37,13 +37,13 @@ export function peekId(body: unknown): JsonRpcId {
 }
 
 /**
- * Check the JSON-RPC 2.0 envelope. Throws `Invalid request: …` for a non-object body (batches are
- * not supported), `jsonrpc` other than "2.0", an id that is not a string/number/null, or a
+ * Check the JSON-RPC 2.0 envelope of a single request (batches: batch.ts). Throws `Invalid request: …`
+ * for a non-object body, `jsonrpc` other than "2.0", an id that is not a string/number/null, or a
  * non-string method; `Parse error: empty body` when there is no body.
  */
 export function readEnvelope(body: unknown): Envelope {
   if (body === undefined) throw RpcError.parse('empty body');
-  if (Array.isArray(body)) throw RpcError.invalidRequest('batch requests are not supported');
+  if (Array.isArray(body)) throw RpcError.invalidRequest('expected a request object, got an array (batches go through batch.ts)');
   if (!isPlainObject(body)) throw RpcError.invalidRequest('expected a JSON object');
   if (body.jsonrpc !== '2.0') throw RpcError.invalidRequest('jsonrpc must be "2.0"');
   const id = Object.hasOwn(body, 'id') ? body.id : null;

@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extractApiKey } from './auth.ts';
+import { batchSize, runBatch } from './batch.ts';
 import type { Principal } from './auth.ts';
 import type { RpcContext } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
@@ -36,6 +37,8 @@ export interface FastLaneOptions {
    * (401/403/429). Null: no check (no key and no limit configured).
    */
   guard: ((apiKey: string | undefined, ip: string) => Principal) | null;
+  /** The rest of a batch's rate-limit cost (n − 1 tokens); throws RpcError 429/400. Synchronous (in-memory limiter). */
+  chargeBatch: (principal: Principal, n: number) => void;
   bodyLimitBytes: number;
   httpErrorsAs200: boolean;
   onMetrics?: (m: RequestMetrics) => void;
@@ -79,9 +82,24 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
     finish(res, started, method, status, d.code);
   };
 
-  const sendResult = (res: ServerResponse, started: number, method: string, id: JsonRpcId, result: unknown) => {
-    batch.add(res, resultEnvelopeText(id, result));
+  const sendResultText = (res: ServerResponse, started: number, method: string, text: string) => {
+    batch.add(res, text);
     finish(res, started, method, 200, null);
+  };
+  const sendResult = (res: ServerResponse, started: number, method: string, id: JsonRpcId, result: unknown) =>
+    sendResultText(res, started, method, resultEnvelopeText(id, result));
+
+  /** A batch body (batch.ts): charged to the rate limit, run, answered with HTTP 200 and the response array. */
+  const onBatch = (res: ServerResponse, started: number, principal: Principal, body: unknown[]) => {
+    try {
+      o.chargeBatch(principal, batchSize(body));
+    } catch (err) {
+      sendError(res, started, '(batch)', null, err);
+      return;
+    }
+    const out = runBatch(o.ctx, body, principal, undefined, o.logError);
+    if (typeof out === 'string') sendResultText(res, started, '(batch)', out);
+    else void out.then((text) => sendResultText(res, started, '(batch)', text));
   };
 
   const onBody = (res: ServerResponse, started: number, principal: Principal, text: string) => {
@@ -91,6 +109,10 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
       body = JSON.parse(text);
     } catch (e) {
       sendError(res, started, method, null, text.trim() === '' ? RpcError.parse('empty body') : RpcError.parse(`invalid JSON (${(e as Error).message})`));
+      return;
+    }
+    if (Array.isArray(body)) {
+      onBatch(res, started, principal, body);
       return;
     }
     try {

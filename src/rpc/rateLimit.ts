@@ -23,8 +23,12 @@ export interface RateLimitDecision {
 
 /** A shared or local token-bucket store. */
 export interface RateLimiter {
-  /** Take one token from bucket `id` with parameters `cfg`. */
-  take(id: string, cfg: RateLimitConfig): Promise<RateLimitDecision>;
+  /**
+   * Take `cost` tokens (default 1; a batch of n requests takes n) from bucket `id` with parameters
+   * `cfg`, or none when fewer are there. A negative cost gives tokens back (capped at the burst by
+   * the next refill).
+   */
+  take(id: string, cfg: RateLimitConfig, cost?: number): Promise<RateLimitDecision>;
   /** Resolve once usable (e.g. connected); the server waits for it (bounded) before listening. */
   ready?(): Promise<void>;
   /** Release resources (timers, connections). */
@@ -61,8 +65,8 @@ export class MemoryRateLimiter implements RateLimiter {
     this.maxBuckets = opts.maxBuckets ?? 100_000;
   }
 
-  /** Synchronous core of `take`. */
-  takeSync(id: string, cfg: RateLimitConfig): RateLimitDecision {
+  /** Synchronous core of `take`: takes `cost` tokens (default 1) or none. */
+  takeSync(id: string, cfg: RateLimitConfig, cost = 1): RateLimitDecision {
     const now = this.now();
     let b = this.buckets.get(id);
     if (!b) {
@@ -74,15 +78,15 @@ export class MemoryRateLimiter implements RateLimiter {
       b.tokens = Math.min(cfg.burst, b.tokens + (elapsed * cfg.ratePerSecond) / 1000);
       b.ts = now;
     }
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
+    if (b.tokens >= cost) {
+      b.tokens -= cost;
       return { allowed: true, retryAfterMs: 0 };
     }
-    return { allowed: false, retryAfterMs: Math.ceil(((1 - b.tokens) * 1000) / cfg.ratePerSecond) };
+    return { allowed: false, retryAfterMs: Math.ceil(((cost - b.tokens) * 1000) / cfg.ratePerSecond) };
   }
 
-  async take(id: string, cfg: RateLimitConfig): Promise<RateLimitDecision> {
-    return this.takeSync(id, cfg);
+  async take(id: string, cfg: RateLimitConfig, cost = 1): Promise<RateLimitDecision> {
+    return this.takeSync(id, cfg, cost);
   }
 
   /** Drop buckets that would be full by now (they carry no state); if none, drop the oldest half. */

@@ -75,11 +75,11 @@ export class RedisRateLimiter implements RateLimiter {
     return new Promise((resolve) => this.redis.once('ready', () => resolve()));
   }
 
-  /** Take one token; on any Redis error, allow and report via `onError`. */
-  async take(id: string, cfg: RateLimitConfig): Promise<RateLimitDecision> {
+  /** Take `cost` tokens (default 1) or none; on any Redis error, allow and report via `onError`. */
+  async take(id: string, cfg: RateLimitConfig, cost = 1): Promise<RateLimitDecision> {
     try {
       const cmd = (this.redis as unknown as { refractTokenBucket: BucketCommand }).refractTokenBucket.bind(this.redis);
-      const [allowed, retry] = await cmd(this.prefix + id, String(cfg.ratePerSecond), String(cfg.burst), '1');
+      const [allowed, retry] = await cmd(this.prefix + id, String(cfg.ratePerSecond), String(cfg.burst), String(cost));
       return { allowed: Number(allowed) === 1, retryAfterMs: Number(retry) };
     } catch (err) {
       this.onError(err);

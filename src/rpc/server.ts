@@ -3,7 +3,8 @@
  * the metrics hook. `buildServer` returns an un-started instance; `startServer` also listens.
  *
  * Routes:
- * - `POST /` and `POST /:method` — JSON-RPC 2.0 (the path, when given, must equal the body's method);
+ * - `POST /` and `POST /:method` — JSON-RPC 2.0 (the path, when given, must equal the body's method),
+ *   single requests and batches (batch.ts);
  * - `GET /health` — liveness (`{status: "ok", …options.health()}`);
  * - `GET /openapi.json` — OpenAPI 3.1 document generated from the param schemas.
  * Anything else → 404 with a JSON-RPC error body.
@@ -16,6 +17,7 @@ import { createServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, redactUrl } from './auth.ts';
+import { batchSize, runBatch } from './batch.ts';
 import type { Principal } from './auth.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_RATE_LIMIT } from './config.ts';
 import type { RpcServerOptions } from './config.ts';
@@ -102,11 +104,13 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   let logError: (err: unknown) => void = () => {};
   let closing = false;
   let guardSync: (apiKey: string | undefined, ip: string) => Principal = () => ANONYMOUS;
+  let chargeBatch: (principal: Principal, n: number) => void | Promise<void> = () => {};
   const lane =
     !requestLogs && !options.trustProxy && (!anyLimit || memoryLimiter) && process.env.REFRACT_FAST_LANE !== '0'
       ? createFastLane({
           ctx,
           guard: needsGuard ? (apiKey, ip) => guardSync(apiKey, ip) : null,
+          chargeBatch: (principal, n) => chargeBatch(principal, n) as void,
           bodyLimitBytes: bodyLimit,
           httpErrorsAs200,
           onMetrics: options.onMetrics,
@@ -190,6 +194,28 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     }
     return principal;
   };
+  /**
+   * The rest of a batch's rate-limit cost: the guard took one token for the HTTP request, a batch of
+   * n requests takes n − 1 more. All or none: a refused batch gives the guard's token back (a
+   * negative take). Synchronous with an in-memory limiter. Throws (or rejects with) RpcError 429 when
+   * the tokens are not there, 400 when n is above the bucket's burst (no wait would let it through).
+   */
+  chargeBatch = (principal, n) => {
+    const cfg = limiter && n > 1 ? rateLimitFor(principal, defaultLimit) : null;
+    if (!limiter || !cfg) return;
+    if (n > cfg.burst) throw RpcError.invalidRequest(`batch of ${n} requests is more than the rate limit's burst of ${cfg.burst} requests`);
+    if (syncLimiter) {
+      const d = syncLimiter.takeSync(principal.id, cfg, n - 1);
+      if (d.allowed) return;
+      syncLimiter.takeSync(principal.id, cfg, -1);
+      throw RpcError.rateLimited(d.retryAfterMs / 1000);
+    }
+    return limiter.take(principal.id, cfg, n - 1).then(async (d) => {
+      if (d.allowed) return;
+      await limiter.take(principal.id, cfg, -1);
+      throw RpcError.rateLimited(d.retryAfterMs / 1000);
+    });
+  };
   const guard = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     if (!limiter || syncLimiter) {
       try {
@@ -239,9 +265,36 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   );
   const sendResult = (reply: FastifyReply, id: JsonRpcId, result: unknown): void => batch.add(reply, resultEnvelopeText(id, result));
 
+  /** A batch body (batch.ts): charged to the rate limit, run, answered with HTTP 200 and the response array. */
+  const batchHandler = (req: FastifyRequest, reply: FastifyReply, body: unknown[], s: RequestState | null): Promise<unknown> | undefined => {
+    if (s) s.label = '(batch)';
+    const pathMethod = (req.params as { method?: string } | undefined)?.method;
+    const principal = s?.principal ?? ANONYMOUS;
+    const run = (): Promise<unknown> | undefined => {
+      const out = runBatch(ctx, body, principal, pathMethod, (err) => req.log.error({ err }, 'unexpected error'));
+      if (typeof out === 'string') {
+        batch.add(reply, out);
+        return undefined;
+      }
+      return out.then((text) => {
+        batch.add(reply, text);
+        return reply;
+      });
+    };
+    try {
+      const charged = chargeBatch(principal, batchSize(body));
+      if (!charged) return run();
+      return charged.then(run, (err: unknown) => sendError(req, reply, null, err));
+    } catch (err) {
+      sendError(req, reply, null, err);
+      return undefined;
+    }
+  };
+
   // Synchronous when the method is (LMDB reads are): no promise, no microtask on the hot path.
   const rpcHandler = (req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined => {
     const s = metrics ? st(req) : peek(req);
+    if (Array.isArray(req.body)) return batchHandler(req, reply, req.body, s);
     if (s) s.label = '(unknown)';
     try {
       const env = readEnvelope(req.body);

@@ -1,0 +1,88 @@
+/**
+ * JSON-RPC 2.0 batches: a body that is an array of requests gets an array of responses, in request
+ * order, as Photon's jsonrpsee server answers them (batches on by default there). Shared by the
+ * fastify routes (server.ts) and the hot lane (fastLane.ts).
+ *
+ * - Each element goes through the same core as a single request (dispatch.ts: envelope, method,
+ *   path check for `POST /<method>`, authorization, params, handler); its failure becomes its own
+ *   error response (same code and message as alone) and does not affect the others.
+ * - The batch itself is answered with HTTP 200 (the errors are inside), except a batch that is not
+ *   acceptable as a whole: empty, or longer than {@link MAX_BATCH_REQUESTS} → one error response
+ *   (`Invalid request: …`, 400), as JSON-RPC 2.0 §6 prescribes for an empty batch.
+ * - Rate limits count every element: the guard took one token for the HTTP request, the server takes
+ *   the other n − 1 before running the batch (429 for the whole batch when they are not there, and
+ *   then nothing is spent; 400 for a batch larger than the bucket's burst).
+ * - Unlike Photon, an element without `id` (a notification) is answered like any request (id null),
+ *   as single requests are.
+ */
+import type { Principal } from './auth.ts';
+import type { RpcContext } from './context.ts';
+import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
+import { RpcError, describeError, errorEnvelope } from './errors.ts';
+import { stringifyJson } from './json.ts';
+import { resultEnvelopeText } from './replyBatch.ts';
+
+/** Most requests in one batch (the API's other array limits are 1000 too). */
+export const MAX_BATCH_REQUESTS = 1000;
+
+/**
+ * The element count of a batch body, after the whole-batch checks.
+ * @throws RpcError invalidRequest for an empty batch or one above {@link MAX_BATCH_REQUESTS}
+ */
+export function batchSize(body: readonly unknown[]): number {
+  if (body.length === 0) throw RpcError.invalidRequest('empty batch');
+  if (body.length > MAX_BATCH_REQUESTS) throw RpcError.invalidRequest(`batch of ${body.length} requests; at most ${MAX_BATCH_REQUESTS}`);
+  return body.length;
+}
+
+/**
+ * Runs every request of a batch and returns the JSON text of the response array, in request order:
+ * synchronously when every element is synchronous (LMDB reads), else as a promise that settles when
+ * the last element has (it never rejects: failures are error responses).
+ * @param pathMethod the method named by the URL path (`POST /<method>`): every element must name it.
+ * @param logError hears unexpected errors (a bug or a store failure), which reply `Internal server error`.
+ */
+export function runBatch(
+  ctx: RpcContext,
+  body: readonly unknown[],
+  principal: Principal,
+  pathMethod: string | undefined,
+  logError: (err: unknown) => void,
+): string | Promise<string> {
+  const texts = new Array<string>(body.length);
+  const pending: Promise<void>[] = [];
+  const fail = (i: number, err: unknown) => {
+    const d = describeError(err);
+    if (d.unexpected) logError(err);
+    texts[i] = stringifyJson(errorEnvelope(peekId(body[i]), d.code, d.message));
+  };
+  for (let i = 0; i < body.length; i++) {
+    try {
+      const item = body[i];
+      if (Array.isArray(item)) throw RpcError.invalidRequest('a batch element must be a request object, not an array');
+      const env = readEnvelope(item);
+      const def = resolveMethod(env, pathMethod);
+      const result = invoke(ctx, def, env, principal);
+      if (result !== null && typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+        pending.push(
+          (result as Promise<unknown>).then(
+            (value) => {
+              try {
+                texts[i] = resultEnvelopeText(env.id, value);
+              } catch (err) {
+                fail(i, err);
+              }
+            },
+            (err: unknown) => fail(i, err),
+          ),
+        );
+      } else {
+        texts[i] = resultEnvelopeText(env.id, result);
+      }
+    } catch (err) {
+      fail(i, err);
+    }
+  }
+  const join = () => `[${texts.join(',')}]`;
+  return pending.length === 0 ? join() : Promise.all(pending).then(join);
+}
