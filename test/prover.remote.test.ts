@@ -5,6 +5,8 @@
 import { describe, expect, test } from 'vitest';
 import { RemoteBackend } from '../src/prover/backend.ts';
 import { ProverError } from '../src/prover/errors.ts';
+import { PROVE_HTTP_ERRORS } from '../src/prover/http.ts';
+import { proverErrorToRpc } from '../src/prover/validityProver.ts';
 import { syntheticAccount } from '../src/prover/fixtures.ts';
 import { buildCircuitInput } from '../src/prover/witness.ts';
 
@@ -43,6 +45,17 @@ describe('RemoteBackend: malformed answers', () => {
     const e = await failure(remoteAnswering(200, JSON.stringify(body)));
     expect(e.code).toBe('remote_failed');
     expect(e.message).toMatch(/answered 200 without a proof \{ar, bs, krs\}/);
+  });
+
+  test("the prover's 400s never blame the API client: malformed_body is its failure, proving_error a refusal answered like Photon", async () => {
+    const malformed = await failure(remoteAnswering(400, JSON.stringify({ code: 'malformed_body', message: 'bad hex' })));
+    expect(malformed.code).toBe('remote_failed');
+    expect(proverErrorToRpc(malformed).message).toMatch(/^External prover failed: .*answered HTTP 400 malformed_body: bad hex/);
+    const refused = await failure(remoteAnswering(400, JSON.stringify({ code: 'proving_error', message: 'root not found' })));
+    expect(refused.code).toBe('remote_refused');
+    // JSON-RPC: Photon's answer to any non-2xx prover reply (photon.md §3: UnexpectedError); /prove: passed on.
+    expect(proverErrorToRpc(refused).kind).toBe('internal');
+    expect(PROVE_HTTP_ERRORS.remote_refused).toEqual({ status: 400, code: 'proving_error' });
   });
 
   test('an error code that is an Object.prototype key is not taken as a code', async () => {

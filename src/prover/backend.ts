@@ -189,9 +189,13 @@ export interface RemoteBackendOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * The external prover's error codes → ours. Its `malformed_body` is a request WE built from the
+ * indexed state, so it is the prover's (or our) failure, never the API client's.
+ */
 const ERROR_CODES: Record<string, ProverErrorCode> = {
-  malformed_body: 'malformed_request',
-  proving_error: 'remote_failed',
+  malformed_body: 'remote_failed',
+  proving_error: 'remote_refused',
   proof_timeout: 'timeout',
   queue_unavailable: 'queue_unavailable',
 };

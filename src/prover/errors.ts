@@ -32,8 +32,14 @@ export type ProverErrorCode =
   | 'queue_unavailable'
   /** The proving keys of the circuit are not ready yet (missing, or being built in the background). */
   | 'not_ready'
-  /** An external prover (`--prover-url`) answered with an error. */
+  /** An external prover (`--prover-url`) failed: unreachable, an error of its own, or an answer without a proof. */
   | 'remote_failed'
+  /**
+   * An external prover refused the statement (its 400 `proving_error`: e.g. a root it does not
+   * accept). `/prove` passes it on as 400 `proving_error`; the JSON-RPC methods answer Internal server
+   * error, as Photon does for any non-2xx prover reply (the inputs came from the indexed state).
+   */
+  | 'remote_refused'
   /** An unexpected failure inside snarkjs or the prover (a bug, not an input problem). */
   | 'internal';
 

@@ -40,6 +40,7 @@ export const PROVE_HTTP_ERRORS: Record<ProverErrorCode, { status: number; code: 
   queue_unavailable: { status: 503, code: 'queue_unavailable' },
   not_ready: { status: 503, code: 'queue_unavailable' },
   remote_failed: { status: 500, code: 'unexpected_error' },
+  remote_refused: { status: 400, code: 'proving_error' },
   verify_failed: { status: 500, code: 'unexpected_error' },
   worker_crashed: { status: 500, code: 'unexpected_error' },
   setup_failed: { status: 500, code: 'unexpected_error' },
