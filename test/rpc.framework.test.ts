@@ -604,6 +604,54 @@ function exactNumber(raw: string, key: string): number {
   return Number(m![1]);
 }
 
+describe('CORS (browser clients; Photon allows any origin)', () => {
+  const preflight = (app: FastifyInstance, url = '/', origin = 'https://app.example') =>
+    app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key' } });
+
+  it('by default any origin: replies carry Access-Control-Allow-Origin *, preflights are answered without an API key', async () => {
+    const app = makeServer({ apiKeys: ['k'], rateLimit: { ratePerSecond: 1, burst: 1 } });
+    try {
+      const ok = await app.inject({ method: 'POST', url: '/', headers: { origin: 'https://app.example', 'content-type': 'application/json', 'x-api-key': 'k' }, payload: JSON.stringify(rpc('getIndexerSlot')) });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.headers['access-control-allow-origin']).toBe('*');
+      expect(ok.headers['access-control-expose-headers']).toBe('Retry-After');
+      // Errors too (a page can read why it was refused, and when to retry).
+      const limited = await app.inject({ method: 'POST', url: '/', headers: { origin: 'https://app.example', 'x-api-key': 'k' }, payload: JSON.stringify(rpc('getIndexerSlot')) });
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers['access-control-allow-origin']).toBe('*');
+      for (const url of ['/', '/getCompressedAccount', '/prove']) {
+        const p = await preflight(app, url);
+        expect(p.statusCode, url).toBe(204);
+        expect(p.headers['access-control-allow-origin']).toBe('*');
+        expect(String(p.headers['access-control-allow-methods'])).toContain('POST');
+        expect(String(p.headers['access-control-allow-headers'])).toMatch(/X-API-Key/);
+        expect(p.headers['access-control-max-age']).toBe('86400');
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('an origin list allows those origins only; an empty list sends no CORS headers', async () => {
+    const listed = makeServer({ corsOrigins: ['https://app.example'] });
+    const none = makeServer({ corsOrigins: [] });
+    try {
+      const post = (app: FastifyInstance, origin: string) => app.inject({ method: 'POST', url: '/', headers: { origin, 'content-type': 'application/json' }, payload: JSON.stringify(rpc('getIndexerSlot')) });
+      const allowed = await post(listed, 'https://app.example');
+      expect(allowed.headers['access-control-allow-origin']).toBe('https://app.example');
+      expect(String(allowed.headers.vary)).toMatch(/Origin/);
+      const other = await post(listed, 'https://evil.example');
+      expect(other.statusCode).toBe(200); // CORS is the browser's check; the server only withholds the header
+      expect(other.headers['access-control-allow-origin']).toBeUndefined();
+      const plain = await post(none, 'https://app.example');
+      expect(plain.headers['access-control-allow-origin']).toBeUndefined();
+      expect((await preflight(none)).headers['access-control-allow-origin']).toBeUndefined();
+    } finally {
+      await Promise.all([listed.close(), none.close()]);
+    }
+  });
+});
+
 describe('openapi.json', () => {
   it('lists every method and alias with its params schema', async () => {
     const app = makeServer();

@@ -157,15 +157,19 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
         { headers: { 'x-api-key': 'good-key' }, payload: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'getIndexerSlot', pad: 'x'.repeat(3000) }) }, // 413
       ];
       for (const c of cases) {
-        const want = await server.inject({ method: 'POST', url: '/', headers: { 'content-type': 'application/json', ...c.headers }, payload: c.payload });
-        const got = await fetch(base, { method: 'POST', headers: { 'content-type': 'application/json', ...c.headers }, body: c.payload });
+        const headers = { 'content-type': 'application/json', origin: 'https://app.example', ...c.headers };
+        const want = await server.inject({ method: 'POST', url: '/', headers, payload: c.payload });
+        const got = await fetch(base, { method: 'POST', headers, body: c.payload });
         const text = await got.text();
-        expect({ status: got.status, type: got.headers.get('content-type'), length: got.headers.get('content-length'), text }, c.payload.slice(0, 60)).toEqual({
+        const cors = (h: (n: string) => unknown) => ({ origin: h('access-control-allow-origin'), expose: h('access-control-expose-headers') });
+        expect({ status: got.status, type: got.headers.get('content-type'), length: got.headers.get('content-length'), ...cors((n) => got.headers.get(n)), text }, c.payload.slice(0, 60)).toEqual({
           status: want.statusCode,
           type: want.headers['content-type'],
           length: String(want.headers['content-length']),
+          ...cors((n) => want.headers[n]),
           text: want.body,
         });
+        expect(got.headers.get('access-control-allow-origin')).toBe('*');
       }
       // A key with a burst of 1: the second call is throttled with Retry-After, like the fastify path.
       const first = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'tight' }, body: body(7, 'getIndexerSlot') });

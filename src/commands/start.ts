@@ -138,6 +138,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     redisUrl: config.redisUrl,
     bodyLimitBytes: config.bodyLimitBytes,
     httpErrorsAs200: config.httpErrorsAs200,
+    corsOrigins: config.corsOrigins,
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
     health: async () => ({
       indexedSlot: store.read((r) => r.lastSlot()),

@@ -47,6 +47,12 @@ export interface RpcServerOptions {
   redisUrl?: string;
   /** A ready limiter (overrides `redisUrl`; for tests or custom stores). Closed with the server. */
   rateLimiter?: RateLimiter;
+  /**
+   * CORS (browser clients, as Photon's server allows): origins allowed to call the API from a page.
+   * Default `['*']` (any origin, like Photon); a list of origins allows those only; `[]` sends no CORS
+   * headers. Preflights (`OPTIONS`) are answered without an API key.
+   */
+  corsOrigins?: string[];
   /** fastify `trustProxy` (use X-Forwarded-For for the client IP). Default false. */
   trustProxy?: boolean | string | string[];
   /** Called once per response (e.g. prom-client histogram). Must not throw (errors are logged). */

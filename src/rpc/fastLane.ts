@@ -41,6 +41,10 @@ export interface FastLaneOptions {
   chargeBatch: (principal: Principal, n: number) => void;
   bodyLimitBytes: number;
   httpErrorsAs200: boolean;
+  /** Add the any-origin CORS headers of the CORS plugin (server.ts) to every reply. */
+  corsAnyOrigin: boolean;
+  /** Their `Access-Control-Expose-Headers` value. */
+  corsExposedHeaders: string;
   onMetrics?: (m: RequestMetrics) => void;
   /** Logs an unexpected error (a bug or a store failure). */
   logError: (err: unknown) => void;
@@ -51,11 +55,16 @@ export interface FastLaneOptions {
  * `POST /`, so the caller passes it on to fastify.
  */
 export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const exposed = o.corsExposedHeaders;
+  /** A reply's headers (object literals: no spread on the hot path). */
+  const headers = o.corsAnyOrigin
+    ? (length: number): Record<string, string | number> => ({ 'access-control-allow-origin': '*', 'access-control-expose-headers': exposed, 'content-type': JSON_TYPE, 'content-length': length })
+    : (length: number): Record<string, string | number> => ({ 'content-type': JSON_TYPE, 'content-length': length });
   // Successful replies of a turn go out together at its end (see ReplyBatch for why).
   const batch = new ReplyBatch<ServerResponse>(
     (res, text) => {
       if (res.destroyed) return;
-      res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
+      res.writeHead(200, headers(Buffer.byteLength(text)));
       res.end(text);
     },
     (err) => o.logError(err),
@@ -76,7 +85,7 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
     const status = o.httpErrorsAs200 ? 200 : d.status;
     if (!res.destroyed) {
       const text = stringifyJson(errorEnvelope(id, d.code, d.message));
-      res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text), ...d.headers });
+      res.writeHead(status, Object.assign(headers(Buffer.byteLength(text)), d.headers));
       res.end(text);
     }
     finish(res, started, method, status, d.code);

@@ -14,6 +14,7 @@
  * as is, and successful replies of one event-loop turn are written together at its end (`ReplyBatch`, replyBatch.ts).
  */
 import { createServer } from 'node:http';
+import fastifyCors from '@fastify/cors';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, redactUrl } from './auth.ts';
@@ -37,6 +38,10 @@ import type { RateLimiter } from './rateLimit.ts';
 import { RedisRateLimiter } from './rateLimitRedis.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** Request headers a browser page may send (preflight `Access-Control-Allow-Headers`): the API's and the reference prover's. */
+const CORS_ALLOWED_HEADERS = ['Content-Type', 'Authorization', 'X-API-Key', 'X-Requested-With', 'X-Async', 'X-Sync'];
+/** Reply headers a page may read beside the simple ones (429's Retry-After). */
+const CORS_EXPOSED_HEADERS = 'Retry-After';
 /** The caller when no guard ran (no API key configured, no rate limit): may call every method. */
 const ANONYMOUS: Principal = { id: 'anonymous', methods: null };
 /** Idle keep-alive connections are closed after this (fastify's default; above common load-balancer idle timeouts). */
@@ -105,9 +110,14 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   let closing = false;
   let guardSync: (apiKey: string | undefined, ip: string) => Principal = () => ANONYMOUS;
   let chargeBatch: (principal: Principal, n: number) => void | Promise<void> = () => {};
+  const corsOrigins = options.corsOrigins ?? ['*'];
+  const corsAny = corsOrigins.includes('*');
+  // The lane adds the any-origin CORS headers itself; an origin list (Vary, per-origin answers) stays with the plugin.
   const lane =
-    !requestLogs && !options.trustProxy && (!anyLimit || memoryLimiter) && process.env.REFRACT_FAST_LANE !== '0'
+    !requestLogs && !options.trustProxy && (!anyLimit || memoryLimiter) && (corsOrigins.length === 0 || corsAny) && process.env.REFRACT_FAST_LANE !== '0'
       ? createFastLane({
+          corsAnyOrigin: corsAny,
+          corsExposedHeaders: CORS_EXPOSED_HEADERS,
           ctx,
           guard: needsGuard ? (apiKey, ip) => guardSync(apiKey, ip) : null,
           chargeBatch: (principal, n) => chargeBatch(principal, n) as void,
@@ -145,6 +155,18 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     trustProxy: options.trustProxy ?? false,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
+
+  if (corsOrigins.length > 0) {
+    // Registered before the routes: its onRequest hook runs before the API-key guard, so preflights
+    // (which carry no key) are answered.
+    void app.register(fastifyCors, {
+      origin: corsAny ? '*' : corsOrigins,
+      methods: ['GET', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
+      allowedHeaders: CORS_ALLOWED_HEADERS,
+      exposedHeaders: CORS_EXPOSED_HEADERS,
+      maxAge: 86_400,
+    });
+  }
 
   const limiter: RateLimiter | null = !anyLimit
     ? null
