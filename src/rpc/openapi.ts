@@ -4,6 +4,7 @@
  * `POST /<method>` whose body is the JSON-RPC envelope with that method's params; `POST /` accepts
  * any of them.
  */
+import { MAX_BATCH_REQUESTS } from './batch.ts';
 import { z } from 'zod';
 import type { MethodDefinition } from './methods/index.ts';
 
@@ -85,9 +86,12 @@ export function buildOpenApi(methods: readonly MethodDefinition[], info: { title
   paths['/'] = {
     post: {
       operationId: 'jsonRpc',
-      summary: 'JSON-RPC 2.0 endpoint for every method',
+      summary: 'JSON-RPC 2.0 endpoint for every method; a batch (array of up to 1000 requests) gets an array of responses in order',
       tags: ['ZK Compression'],
-      requestBody: { required: true, content: { 'application/json': { schema: { oneOf: rootBodies } } } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { oneOf: [...rootBodies, { type: 'array', minItems: 1, maxItems: MAX_BATCH_REQUESTS, items: { oneOf: rootBodies } }] } } },
+      },
       responses: { '200': { description: 'JSON-RPC result' }, default: { description: 'JSON-RPC error', content: { 'application/json': { schema: ERROR_RESPONSE } } } },
     },
   };
