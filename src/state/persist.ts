@@ -73,6 +73,8 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
       collectIndexedUpdates(event, entry.updates);
     }
   }
+  // An address reused within the batch ends on its live account, whatever the order (store.ts relinkAddress).
+  for (const u of updates) for (const { account } of u.outputs) if (account.address) w.relinkAddress(account);
   for (const { info, updates: ups } of indexedByTree.values()) persistIndexedUpdates(w, info, ups);
   for (const { info, leaves } of leavesByTree.values()) {
     stats.leavesWritten += leaves.length;

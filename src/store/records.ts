@@ -84,6 +84,11 @@ export function decodeAccount(hash: Bytes32, buf: Uint8Array): AccountRecord {
   };
 }
 
+/** Whether an encoded account is spent (no full decode). */
+export function isSpentRecord(buf: Uint8Array): boolean {
+  return (buf[0]! & F_SPENT) !== 0;
+}
+
 /** Returns a copy of an encoded account with the spent flag set or cleared (no full decode). */
 export function withSpent(buf: Uint8Array, spent: boolean): Buffer {
   const out = Buffer.from(buf);

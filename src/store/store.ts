@@ -29,6 +29,7 @@ import {
   encodeNode,
   encodeTransaction,
   encodeU128,
+  isSpentRecord,
   withSpent,
 } from './records.ts';
 
@@ -488,6 +489,20 @@ export class WriteView extends ReadView {
       this.addTokenBalance(token.owner, token.mint, token.amount);
     }
     return true;
+  }
+
+  /**
+   * Points the address index at account `a` (by hash) when that account exists and is unspent; no-op
+   * otherwise. Run for a batch's outputs after its spends: an address that moves from account to
+   * account within one batch then ends on the live one, whatever order the batch's transactions were
+   * applied in (`insertAccount` writes the index as each output comes, `spendAccount` clears it).
+   */
+  relinkAddress(a: Pick<AccountRecord, 'hash' | 'address'>): void {
+    if (!a.address) return;
+    const raw = this.get('accounts', a.hash);
+    if (!raw || isSpentRecord(raw)) return;
+    const cur = this.get('accByAddress', a.address);
+    if (!cur || Buffer.compare(cur, a.hash) !== 0) this.put('accByAddress', a.address, a.hash);
   }
 
   /**
