@@ -56,7 +56,11 @@ describe('ingest thread of refract start', () => {
     for (const d of [threaded, single, onMain, mainPrepare]) await until('the replay to be indexed', async () => ((await rpc(d, 'getIndexerSlot')).result ?? 0) >= target);
 
     // The thread's batches reach the main thread's metrics.
-    const metrics = await (await fetch(`${urlOf(threaded)}/metrics`)).text();
+    const metricsReply = await fetch(`${urlOf(threaded)}/metrics`, { headers: { origin: 'https://page.example' } });
+    // CORS covers the API, never the metrics (a page in a visitor's browser must not read them).
+    expect(metricsReply.headers.get('access-control-allow-origin')).toBeNull();
+    expect((await fetch(`${urlOf(threaded)}/health`, { headers: { origin: 'https://page.example' } })).headers.get('access-control-allow-origin')).toBe('*');
+    const metrics = await metricsReply.text();
     expect(Number(/^refract_indexer_slot (\d+)$/m.exec(metrics)![1])).toBeGreaterThanOrEqual(target);
     expect(Number(/^refract_ingest_outputs_total (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(0);
     expect(Number(/^refract_ingest_batch_duration_seconds_count (\d+)$/m.exec(metrics)![1])).toBeGreaterThan(0);

@@ -436,6 +436,31 @@ describe('decodeBlockJson on get_lanon_voting_signatures/270893658', () => {
       expect(decodeBlockJson(json, 1).transactions[i]!.groups).toEqual([]);
       expect(() => skimFilter(['not-a-key'])).toThrow(DecodeError);
     });
+
+    it('a v0 message without well-formed meta.loadedAddresses is decoded in full, so a lookup-loaded program cannot hide', () => {
+      // A v0 Light fixture with the account-compression program's key replaced: a v0 transaction that
+      // names neither program (its other instructions still decode).
+      const f = fixtures.find((x) => x.json.version === 0)!;
+      const bytes = Buffer.from(f.json.transaction[0], 'base64');
+      const acp = Buffer.from(bs58.decode(ACCOUNT_COMPRESSION_PROGRAM_ID));
+      for (let at = bytes.indexOf(acp); at >= 0; at = bytes.indexOf(acp)) bytes.fill(7, at, at + 32);
+      expect(bytes[1 + 64 * bytes[0]!]! & 0x80).toBe(0x80);
+      const tx = { transaction: [bytes.toString('base64'), 'base64'], meta: clone(f.json.meta) };
+      const base = { ...json, transactions: [tx] };
+      expect(decodeBlockJson(base, 1).transactions[0]!.groups).toEqual([]); // well formed: skimmed
+      expect(decodeBlockJson(base, 1, null).transactions[0]!.groups.length).toBeGreaterThan(0);
+      const v0 = 0;
+      for (const broken of [undefined, null, {}, { writable: [] }, { writable: 'x', readonly: [] }]) {
+        const bad = clone(base);
+        if (broken === undefined) delete bad.transactions[v0].meta.loadedAddresses;
+        else bad.transactions[v0].meta.loadedAddresses = broken;
+        const skim = decodeBlockJson(bad, 1);
+        const fullDecode = decodeBlockJson(bad, 1, null);
+        // Same outcome as the full decode: rejected alike, or decoded alike (never a silent plain row).
+        expect(skim.undecodable, JSON.stringify(broken)).toEqual(fullDecode.undecodable);
+        expect(skim.transactions.map((t) => [t.signature, t.groups.length > 0])).toEqual(fullDecode.transactions.map((t) => [t.signature, t.groups.length > 0]));
+      }
+    });
   });
 
   it('rejects missing block fields like Photon', () => {

@@ -56,6 +56,8 @@ describe('RemoteBackend: malformed answers', () => {
     // JSON-RPC: Photon's answer to any non-2xx prover reply (photon.md §3: UnexpectedError); /prove: passed on.
     expect(proverErrorToRpc(refused).kind).toBe('internal');
     expect(PROVE_HTTP_ERRORS.remote_refused).toEqual({ status: 400, code: 'proving_error' });
+    // A proving_error with a 5xx status is the prover's failure, not a refusal.
+    expect((await failure(remoteAnswering(500, JSON.stringify({ code: 'proving_error', message: 'panic' })))).code).toBe('remote_failed');
   });
 
   test('an error code that is an Object.prototype key is not taken as a code', async () => {

@@ -16,6 +16,8 @@ import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
 import { METHOD_NAMES } from '../src/rpc/methods/index.ts';
 import { BN254_MODULUS } from '../src/rpc/schemas.ts';
 import { buildServer } from '../src/rpc/server.ts';
+import { runBatch } from '../src/rpc/batch.ts';
+import { loadConfig } from '../src/config/config.ts';
 import { redactUrl } from '../src/rpc/auth.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -340,6 +342,14 @@ describe('bad input table: status, code and message', () => {
     expect(mixed.body[1].error.code).toBe(-32003);
   });
 
+  it('a batch whose responses together pass the size cap fails as a whole', async () => {
+    const anyone = { id: 'x', methods: null };
+    const items = [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerSlot', undefined, 2)];
+    const run = async (max: number) => runBatch(makeCtx(), items, anyone, undefined, () => {}, max);
+    await expect(run(1000)).resolves.toBe(JSON.stringify(items.map((r) => ({ jsonrpc: '2.0', id: r.id, result: 42 }))));
+    await expect(run(40)).rejects.toThrow(/^Invalid request: the batch's responses come to 0\.0 MB, more than 0\.0 MB; send fewer requests per batch$/);
+  });
+
   it('a batch of n requests spends n rate-limit tokens', async () => {
     const server = makeServer({ rateLimit: { ratePerSecond: 1, burst: 3 } });
     try {
@@ -352,11 +362,11 @@ describe('bad input table: status, code and message', () => {
       const batch = await post(server, [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerSlot', undefined, 2)]);
       expect(batch.status).toBe(429);
       expect(batch.body.error.code).toBe(-32005);
-      // A refused batch spends nothing: a token later (fake-free: 1 s at 1/s) one single request passes.
+      // A refused batch costs its first token, as any refused request whose body was read: no free retries.
       await new Promise((r) => setTimeout(r, 1100));
       const batch2 = await post(server, [rpc('getIndexerSlot', undefined, 1), rpc('getIndexerSlot', undefined, 2)]);
-      expect(batch2.status).toBe(429); // ≈1.1 tokens: not enough for 2
-      expect((await post(server, rpc('getIndexerSlot'))).status).toBe(200); // still there for one
+      expect(batch2.status).toBe(429); // ≈1.1 tokens: not enough for 2; the guard's one is spent
+      expect((await post(server, rpc('getIndexerSlot'))).status).toBe(429);
     } finally {
       await server.close();
     }
@@ -630,6 +640,12 @@ describe('CORS (browser clients; Photon allows any origin)', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('config: REFRACT_CORS_ORIGINS takes a comma-separated list, or none', () => {
+    expect(loadConfig({ env: {} }).corsOrigins).toEqual(['*']);
+    expect(loadConfig({ env: { REFRACT_CORS_ORIGINS: 'https://a.example, https://b.example' } }).corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+    expect(loadConfig({ env: { REFRACT_CORS_ORIGINS: 'none' } }).corsOrigins).toEqual([]);
   });
 
   it('an origin list allows those origins only; an empty list sends no CORS headers', async () => {

@@ -138,7 +138,12 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
       env: {},
       bodyLimitBytes: 2048,
       rateLimit: { ratePerSecond: 1000, burst: 1000 },
-      apiKeys: ['good-key', { key: 'slot-only', methods: ['getIndexerSlot'] }, { key: 'tight', rateLimit: { ratePerSecond: 0.01, burst: 1 } }],
+      apiKeys: [
+        'good-key',
+        { key: 'slot-only', methods: ['getIndexerSlot'] },
+        { key: 'tight', rateLimit: { ratePerSecond: 0.01, burst: 1 } },
+        { key: 'batch3', rateLimit: { ratePerSecond: 0.01, burst: 3 } },
+      ],
     });
     await server.listen({ port: 0, host: '127.0.0.1' });
     const base = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}/`;
@@ -171,6 +176,19 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
         });
         expect(got.headers.get('access-control-allow-origin')).toBe('*');
       }
+      // Batches on the lane spend one token per request: over the burst → 400 (its first token spent),
+      // then 2 of the 2 left, then 429 at the guard.
+      const batchOf = (n: number) => `[${Array.from({ length: n }, (_, i) => body(20 + i, 'getIndexerSlot')).join(',')}]`;
+      const overBurst = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'batch3' }, body: batchOf(4) });
+      expect(overBurst.status).toBe(400);
+      expect((await overBurst.json()).error.message).toBe("Invalid request: batch of 4 requests is more than the rate limit's burst of 3 requests");
+      const two = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'batch3' }, body: batchOf(2) });
+      expect(two.status).toBe(200);
+      expect(await two.json()).toHaveLength(2);
+      const refused = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'batch3' }, body: batchOf(2) });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect((await refused.json()).error.code).toBe(-32005);
       // A key with a burst of 1: the second call is throttled with Retry-After, like the fastify path.
       const first = await fetch(base, { method: 'POST', headers: { 'x-api-key': 'tight' }, body: body(7, 'getIndexerSlot') });
       expect(first.status).toBe(200);
@@ -182,9 +200,11 @@ describe('hot lane with API keys, rate limits and a body limit', () => {
       expect(viaFastify.statusCode).toBe(429);
       expect(viaFastify.headers['retry-after']).toBe(second.headers.get('retry-after'));
       // Every request, lane or fastify, reached the metrics callback with its method and status.
-      expect(seen).toHaveLength(cases.length * 2 + 3);
+      expect(seen).toHaveLength(cases.length * 2 + 3 + 3);
       expect(seen.filter((m) => m.method === 'getIndexerSlot' && m.status === 200).length).toBeGreaterThanOrEqual(3);
-      expect(seen.filter((m) => m.status === 429).map((m) => m.rpcErrorCode)).toEqual([-32005, -32005]);
+      expect(seen.filter((m) => m.status === 429).map((m) => m.rpcErrorCode)).toEqual([-32005, -32005, -32005]);
+      // (The refused batch was stopped by the guard before its body was read: labelled (unknown).)
+      expect(seen.filter((m) => m.method === '(batch)').map((m) => m.status)).toEqual(expect.arrayContaining([400, 200]));
     } finally {
       await server.close();
     }

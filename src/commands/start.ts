@@ -149,7 +149,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     }),
   });
   if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), unavailableReason: () => prover.unavailableReason(), apiKeys: config.apiKeys, rateLimit: config.rateLimit });
-  app.get('/metrics', async (_req, reply) => {
+  // No CORS here: a page in a visitor's browser must not read an internal deployment's metrics.
+  app.get('/metrics', { config: { cors: false } }, async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });

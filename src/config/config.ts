@@ -98,7 +98,8 @@ function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof 
     if (v === undefined || v === '') continue;
     if (type === 'number') out[key] = Number(v);
     else if (type === 'boolean') out[key] = parseEnvBoolean(name, v);
-    else if (type === 'list') out[key] = v.split(',').map((s) => s.trim()).filter(Boolean);
+    // `none` is the empty list (an empty variable means "not set").
+    else if (type === 'list') out[key] = v.trim().toLowerCase() === 'none' ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);
     else out[key] = v;
   }
   return out;

@@ -221,8 +221,10 @@ export class RemoteBackend implements ProofBackend {
 
   /**
    * Sends the job to the external prover.
-   * @throws ProverError `queue_unavailable` (unreachable), `timeout` (no answer in time or 408),
-   *   `remote_failed` (non-2xx, with the prover's code and message), `malformed_request` (400 malformed_body)
+   * @throws ProverError `queue_unavailable` (unreachable, or its 503 queue_unavailable), `timeout` (no
+   *   answer in time, 408 or its proof_timeout), `remote_refused` (a 4xx proving_error: it refused the
+   *   statement), `remote_failed` (any other non-2xx, its malformed_body included, or a 200 without a
+   *   proof; with the prover's code and message)
    */
   async prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof> {
     const f = this.opts.fetch ?? fetch;
@@ -260,7 +262,8 @@ export class RemoteBackend implements ProofBackend {
       const code = typeof b?.code === 'string' ? b.code : undefined;
       const message = typeof b?.message === 'string' ? b.message : text.slice(0, 200);
       throw new ProverError(
-        (code && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined) || (res.status === 408 ? 'timeout' : 'remote_failed'),
+        (code === 'proving_error' && res.status >= 500 ? 'remote_failed' : code && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined) ||
+          (res.status === 408 ? 'timeout' : 'remote_failed'),
         `external prover ${this.url} answered HTTP ${res.status}${code ? ` ${code}` : ''}: ${message}`,
         { status: res.status, code },
       );

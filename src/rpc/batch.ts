@@ -10,8 +10,9 @@
  *   acceptable as a whole: empty, or longer than {@link MAX_BATCH_REQUESTS} → one error response
  *   (`Invalid request: …`, 400), as JSON-RPC 2.0 §6 prescribes for an empty batch.
  * - Rate limits count every element: the guard took one token for the HTTP request, the server takes
- *   the other n − 1 before running the batch (429 for the whole batch when they are not there, and
- *   then nothing is spent; 400 for a batch larger than the bucket's burst).
+ *   the other n − 1 before running the batch (429 for the whole batch when they are not there, which
+ *   costs that first token as any refused request whose body was read; 400 for a batch larger than
+ *   the bucket's burst).
  * - Unlike Photon, an element without `id` (a notification) is answered like any request (id null),
  *   as single requests are.
  */
@@ -24,6 +25,11 @@ import { resultEnvelopeText } from './replyBatch.ts';
 
 /** Most requests in one batch (the API's other array limits are 1000 too). */
 export const MAX_BATCH_REQUESTS = 1000;
+/**
+ * Most characters of a batch's response array (≈ bytes: the JSON is ASCII but for rare string data).
+ * 1000 large pages could otherwise build one string of hundreds of MB (or past V8's string limit).
+ */
+export const MAX_BATCH_RESPONSE_CHARS = 64 * 1024 * 1024;
 
 /**
  * The element count of a batch body, after the whole-batch checks.
@@ -38,9 +44,12 @@ export function batchSize(body: readonly unknown[]): number {
 /**
  * Runs every request of a batch and returns the JSON text of the response array, in request order:
  * synchronously when every element is synchronous (LMDB reads), else as a promise that settles when
- * the last element has (it never rejects: failures are error responses).
+ * the last element has. An element's failure is its error response; the batch as a whole fails
+ * (throws, or rejects with, RpcError invalidRequest) only when the responses together exceed
+ * {@link MAX_BATCH_RESPONSE_CHARS}.
  * @param pathMethod the method named by the URL path (`POST /<method>`): every element must name it.
  * @param logError hears unexpected errors (a bug or a store failure), which reply `Internal server error`.
+ * @param maxResponseChars the response size cap (tests lower it).
  */
 export function runBatch(
   ctx: RpcContext,
@@ -48,6 +57,7 @@ export function runBatch(
   principal: Principal,
   pathMethod: string | undefined,
   logError: (err: unknown) => void,
+  maxResponseChars = MAX_BATCH_RESPONSE_CHARS,
 ): string | Promise<string> {
   const texts = new Array<string>(body.length);
   const pending: Promise<void>[] = [];
@@ -83,6 +93,13 @@ export function runBatch(
       fail(i, err);
     }
   }
-  const join = () => `[${texts.join(',')}]`;
+  const join = () => {
+    let chars = texts.length + 1;
+    for (const t of texts) chars += t.length;
+    if (chars > maxResponseChars) {
+      throw RpcError.invalidRequest(`the batch's responses come to ${(chars / 2 ** 20).toFixed(1)} MB, more than ${(maxResponseChars / 2 ** 20).toFixed(1)} MB; send fewer requests per batch`);
+    }
+    return `[${texts.join(',')}]`;
+  };
   return pending.length === 0 ? join() : Promise.all(pending).then(join);
 }

@@ -106,9 +106,20 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
       sendError(res, started, '(batch)', null, err);
       return;
     }
-    const out = runBatch(o.ctx, body, principal, undefined, o.logError);
+    let out: string | Promise<string>;
+    try {
+      out = runBatch(o.ctx, body, principal, undefined, o.logError);
+    } catch (err) {
+      sendError(res, started, '(batch)', null, err);
+      return;
+    }
     if (typeof out === 'string') sendResultText(res, started, '(batch)', out);
-    else void out.then((text) => sendResultText(res, started, '(batch)', text));
+    else {
+      out.then(
+        (text) => sendResultText(res, started, '(batch)', text),
+        (err: unknown) => sendError(res, started, '(batch)', null, err),
+      );
+    }
   };
 
   const onBody = (res: ServerResponse, started: number, principal: Principal, text: string) => {

@@ -24,9 +24,8 @@ export interface RateLimitDecision {
 /** A shared or local token-bucket store. */
 export interface RateLimiter {
   /**
-   * Take `cost` tokens (default 1; a batch of n requests takes n) from bucket `id` with parameters
-   * `cfg`, or none when fewer are there. A negative cost gives tokens back (capped at the burst by
-   * the next refill).
+   * Take `cost` tokens (default 1; a batch of n requests takes n − 1 more after its first) from bucket
+   * `id` with parameters `cfg`, or none when fewer are there.
    */
   take(id: string, cfg: RateLimitConfig, cost?: number): Promise<RateLimitDecision>;
   /** Resolve once usable (e.g. connected); the server waits for it (bounded) before listening. */

@@ -218,9 +218,10 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   };
   /**
    * The rest of a batch's rate-limit cost: the guard took one token for the HTTP request, a batch of
-   * n requests takes n − 1 more. All or none: a refused batch gives the guard's token back (a
-   * negative take). Synchronous with an in-memory limiter. Throws (or rejects with) RpcError 429 when
-   * the tokens are not there, 400 when n is above the bucket's burst (no wait would let it through).
+   * n requests takes n − 1 more, or none of them. A refused batch keeps costing the guard's token, as
+   * any request whose body was read (a refund would let a client send refused batches for free).
+   * Synchronous with an in-memory limiter. Throws (or rejects with) RpcError 429 when the tokens are
+   * not there, 400 when n is above the bucket's burst (no wait would let it through).
    */
   chargeBatch = (principal, n) => {
     const cfg = limiter && n > 1 ? rateLimitFor(principal, defaultLimit) : null;
@@ -228,14 +229,11 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     if (n > cfg.burst) throw RpcError.invalidRequest(`batch of ${n} requests is more than the rate limit's burst of ${cfg.burst} requests`);
     if (syncLimiter) {
       const d = syncLimiter.takeSync(principal.id, cfg, n - 1);
-      if (d.allowed) return;
-      syncLimiter.takeSync(principal.id, cfg, -1);
-      throw RpcError.rateLimited(d.retryAfterMs / 1000);
+      if (!d.allowed) throw RpcError.rateLimited(d.retryAfterMs / 1000);
+      return;
     }
-    return limiter.take(principal.id, cfg, n - 1).then(async (d) => {
-      if (d.allowed) return;
-      await limiter.take(principal.id, cfg, -1);
-      throw RpcError.rateLimited(d.retryAfterMs / 1000);
+    return limiter.take(principal.id, cfg, n - 1).then((d) => {
+      if (!d.allowed) throw RpcError.rateLimited(d.retryAfterMs / 1000);
     });
   };
   const guard = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
@@ -292,21 +290,32 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
     if (s) s.label = '(batch)';
     const pathMethod = (req.params as { method?: string } | undefined)?.method;
     const principal = s?.principal ?? ANONYMOUS;
+    // Never throws: a failure of the whole batch (its responses too large) is sent as the error reply.
     const run = (): Promise<unknown> | undefined => {
-      const out = runBatch(ctx, body, principal, pathMethod, (err) => req.log.error({ err }, 'unexpected error'));
+      let out: string | Promise<string>;
+      try {
+        out = runBatch(ctx, body, principal, pathMethod, (err) => req.log.error({ err }, 'unexpected error'));
+      } catch (err) {
+        sendError(req, reply, null, err);
+        return undefined;
+      }
       if (typeof out === 'string') {
         batch.add(reply, out);
         return undefined;
       }
-      return out.then((text) => {
-        batch.add(reply, text);
-        return reply;
-      });
+      return out.then(
+        (text) => {
+          batch.add(reply, text);
+          return reply;
+        },
+        (err: unknown) => sendError(req, reply, null, err),
+      );
     };
     try {
       const charged = chargeBatch(principal, batchSize(body));
       if (!charged) return run();
-      return charged.then(run, (err: unknown) => sendError(req, reply, null, err));
+      // Settles with `reply` (a thenable: settles once the batched reply has gone out), as rpcHandler does.
+      return charged.then(() => run() ?? reply, (err: unknown) => sendError(req, reply, null, err));
     } catch (err) {
       sendError(req, reply, null, err);
       return undefined;

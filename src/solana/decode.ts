@@ -620,9 +620,11 @@ const DEFAULT_SKIM = skimFilter();
  * Result: `{signature, error, isVote: false, groups: []}`, the same signature, error and vote flag as
  * the full decode, without decoding the message or the inner instructions (on a real block ≈26 µs of
  * ≈28 per transaction). Null — decode in full — for anything else: a program named (a chance match in
- * other bytes only costs the full decode), a message-first (v1) envelope, or a transaction whose
- * signatures, `meta.err`, `meta.innerInstructions` or `meta.loadedAddresses` are not plainly well
- * formed, so that the full decode reports them. Not checked here: the message after the signatures.
+ * other bytes only costs the full decode), a message-first (v1) envelope, 128 signatures or more, or a
+ * transaction whose signatures, `meta.err`, `meta.innerInstructions` or `meta.loadedAddresses` are not
+ * plainly well formed (a v0 message without both `loadedAddresses` lists included), so that the full
+ * decode reports them. Not checked here: the message after its version byte, and that
+ * `loadedAddresses` has as many entries as the message's lookups select.
  */
 function skimTransaction(bytes: Uint8Array, meta: unknown, filter: SkimFilter): TransactionInfo | null {
   if (bytes.length === 0 || bytes[0]! & 0x80) return null;
@@ -633,6 +635,12 @@ function skimTransaction(bytes: Uint8Array, meta: unknown, filter: SkimFilter): 
   if (inner !== undefined && inner !== null && !Array.isArray(inner)) return null;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   for (const needle of filter.raw) if (buf.indexOf(needle) >= 0) return null;
+  // Legacy / v0: a signature count below 128 (one byte; more, or a v1 envelope, goes to the full
+  // decode), then the 64-byte signatures, then the message.
+  const count = bytes[0]!;
+  const off = 1;
+  const messageAt = off + 64 * count;
+  if (count === 0 || bytes.length <= messageAt) return null;
   const loaded = m.loadedAddresses;
   if (loaded !== undefined && loaded !== null) {
     if (typeof loaded !== 'object') return null;
@@ -642,16 +650,13 @@ function skimTransaction(bytes: Uint8Array, meta: unknown, filter: SkimFilter): 
       for (const a of list) if (typeof a !== 'string' || filter.ids.includes(a)) return null;
     }
   }
-  // Legacy / v0: compact-u16 signature count, then the 64-byte signatures.
-  let count = 0;
-  let off = 0;
-  for (let shift = 0; ; shift += 7) {
-    if (off >= bytes.length || off === 3) return null;
-    const b = bytes[off++]!;
-    count |= (b & 0x7f) << shift;
-    if (!(b & 0x80)) break;
+  // A v0 message (version prefix byte) may load accounts, programs included, from lookup tables: they
+  // are checked above through meta.loadedAddresses, so that list must be there and well formed (the
+  // full decode also checks its size against the message's lookups, which this skim does not read).
+  if (bytes[messageAt]! & 0x80) {
+    const l = loaded as Record<string, unknown> | null | undefined;
+    if (typeof l !== 'object' || l === null || !Array.isArray(l.writable) || !Array.isArray(l.readonly)) return null;
   }
-  if (count === 0 || bytes.length < off + 64 * count) return null;
   return {
     signature: base58EncodeFixed(bytes.subarray(off, off + 64)),
     error: m.err === null ? null : JSON.stringify(m.err),
