@@ -73,8 +73,19 @@ describe('daemon crash safety', () => {
       d.kill('SIGKILL');
       await exited(d);
     }
+    // The last run indexes until it is past slot 20 (a fixed sleep was too short on a loaded machine,
+    // where a start alone can take seconds), then stops cleanly.
     const last = node(args);
+    const indexed = async (): Promise<number> => {
+      try {
+        const r = await fetch(`http://127.0.0.1:${apiPort}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getIndexerSlot' }) });
+        return ((await r.json()) as { result?: number }).result ?? 0;
+      } catch {
+        return 0;
+      }
+    };
     await sleep(4000);
+    for (let i = 0; i < 120 && (await indexed()) <= 20; i++) await sleep(500);
     last.kill('SIGTERM');
     await exited(last);
     expect(last.exitCode).toBe(0);

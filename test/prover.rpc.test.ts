@@ -254,7 +254,7 @@ describe('--prover-url: an external Light-compatible prover', () => {
       const acc = syntheticAccount(11, 2);
       const e = await remote.prove({ accounts: [{ ...acc, root: syntheticAccount(12, 2).root }], addresses: [] }).catch((x) => x);
       expect(e).toBeInstanceOf(ProverError);
-      expect(e.code).toBe('remote_failed');
+      expect(e.code).toBe('remote_refused'); // its 400 proving_error
       expect(e.message).toMatch(/answered HTTP 400 proving_error: constraint not satisfied/);
     } finally {
       await srv.close();
