@@ -113,6 +113,9 @@ program
   .option('--no-progress', 'log lines instead of a progress bar')
   .option('--exit-on-stdin-close', 'exit when standard input closes (used by `refract start`\'s background setup, so it dies with its parent)')
   .action(async (o) => {
+    // Through process.exit, so the circom compilers it started are killed with it (snark.ts).
+    process.once('SIGTERM', () => process.exit(143));
+    process.once('SIGINT', () => process.exit(130));
     if (o.exitOnStdinClose) {
       process.stdin.on('end', () => process.exit(1));
       process.stdin.on('error', () => process.exit(1));

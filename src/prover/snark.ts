@@ -25,7 +25,7 @@
  *   before it is returned (workers/prove.ts). Without the addon ffjavascript's wasm serves.
  * - Compilation spawns the npm `circom2` compiler (circom 2.2.3 as WASI) in a child process.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { open, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -480,6 +480,10 @@ export interface CompileResult {
  * @param opts.includeDirs absolute include dirs (`-l`), e.g. node_modules (for `circomlib/…`) and circuits/
  * @throws ProverError `setup_failed` with the compiler output when circom fails
  */
+/** Compiler processes running now: killed when this process exits, so none outlives a stopped setup. */
+const compilers = new Set<ChildProcess>();
+let killOnExit = false;
+
 export async function compileCircuit(opts: {
   mainFile: string;
   outDir: string;
@@ -496,6 +500,17 @@ export async function compileCircuit(opts: {
   const t0 = performance.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe'] });
+    compilers.add(child);
+    if (!killOnExit) {
+      killOnExit = true;
+      // 'exit' runs on process.exit() and a normal end (the setup command turns SIGTERM/SIGINT and
+      // its --exit-on-stdin-close into process.exit); a compile left running would burn a core for
+      // minutes after its daemon stopped.
+      process.once('exit', () => {
+        for (const c of compilers) c.kill('SIGKILL');
+      });
+    }
+    child.on('close', () => compilers.delete(child));
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
