@@ -109,7 +109,9 @@ describe('reference prover request JSON (spec §2.2)', () => {
   test('malformed and unsupported requests', () => {
     const good = JSON.parse(JSON.stringify(toProverRequest(inputs)));
     expect(code(() => fromProverRequest({ ...good, circuitType: '' }))).toBe('malformed_request');
-    expect(code(() => fromProverRequest({ ...good, circuitType: 'inclusion' }))).toBe('malformed_request');
+    // A type the counts do not fit has no key: the reference's 400 proving_error (unsupported_shape).
+    expect(code(() => fromProverRequest({ ...good, circuitType: 'inclusion' }))).toBe('unsupported_shape');
+    expect(code(() => fromProverRequest({ ...good, newAddresses: [] }))).toBe('unsupported_shape'); // combined 1×0
     expect(code(() => fromProverRequest({ ...good, publicInputHash: '0x01' }))).toBe('unsupported_shape');
     expect(code(() => fromProverRequest({ ...good, stateTreeHeight: 32 }))).toBe('unsupported_shape');
     expect(code(() => fromProverRequest(null))).toBe('malformed_request');

@@ -267,8 +267,8 @@ function reqPath(v: unknown, what: string): Bytes32[] {
  * The reference prover's v1 request JSON → indexer-shaped inputs. Accepts what the Go server
  * accepts for v1: hex with or without `0x`, any length up to 32 bytes. Shape and range checks
  * are left to `buildCircuitInput`.
- * @throws ProverError `malformed_request` (missing/mistyped fields, bad hex, circuitType not
- *   matching the entries) or `unsupported_shape` (v2 `publicInputHash`, heights other than 26)
+ * @throws ProverError `malformed_request` (missing/mistyped fields, bad hex) or `unsupported_shape`
+ *   (circuitType not matching the entries, v2 `publicInputHash`, heights other than 26)
  */
 export function fromProverRequest(body: unknown): ValidityProofInputs {
   const o = reqObj(body, 'request');
@@ -283,7 +283,9 @@ export function fromProverRequest(body: unknown): ValidityProofInputs {
   if (!Array.isArray(addrIn)) malformed('newAddresses: expected an array');
   const expected = accIn.length > 0 ? (addrIn.length > 0 ? 'combined' : 'inclusion') : addrIn.length > 0 ? 'non-inclusion' : undefined;
   if (type !== expected) {
-    malformed(`circuitType "${type}" does not match ${accIn.length} account(s) and ${addrIn.length} address(es)`);
+    // The reference server routes by circuitType and the counts; a pair with no key is its 400
+    // proving_error (prover.md §2.2 routing step 4), not a malformed body.
+    throw new ProverError('unsupported_shape', `circuitType "${type}" does not match ${accIn.length} account(s) and ${addrIn.length} address(es): no such circuit`);
   }
   if (accIn.length > 0 && o.stateTreeHeight !== V1_TREE_HEIGHT) {
     throw new ProverError('unsupported_shape', `stateTreeHeight ${String(o.stateTreeHeight)} is not supported (v1: ${V1_TREE_HEIGHT})`);
