@@ -200,6 +200,13 @@ const ERROR_CODES: Record<string, ProverErrorCode> = {
   queue_unavailable: 'queue_unavailable',
 };
 
+/** Our code for an external prover's non-2xx answer: its HTTP `status` and its error `code`, if any. */
+function remoteErrorCode(status: number, code: string | undefined): ProverErrorCode {
+  if (code === 'proving_error' && status >= 500) return 'remote_failed'; // its own failure, not a refusal
+  if (code && Object.hasOwn(ERROR_CODES, code)) return ERROR_CODES[code]!;
+  return status === 408 ? 'timeout' : 'remote_failed';
+}
+
 /**
  * An external Light-compatible prover (`--prover-url`): `POST {url}/prove` with the reference
  * prover's v1 JSON; a 200 `{ar, bs, krs}` becomes the proof. Proofs are NOT verified against this
@@ -262,8 +269,7 @@ export class RemoteBackend implements ProofBackend {
       const code = typeof b?.code === 'string' ? b.code : undefined;
       const message = typeof b?.message === 'string' ? b.message : text.slice(0, 200);
       throw new ProverError(
-        (code === 'proving_error' && res.status >= 500 ? 'remote_failed' : code && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code] : undefined) ||
-          (res.status === 408 ? 'timeout' : 'remote_failed'),
+        remoteErrorCode(res.status, code),
         `external prover ${this.url} answered HTTP ${res.status}${code ? ` ${code}` : ''}: ${message}`,
         { status: res.status, code },
       );

@@ -100,14 +100,9 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
 
   /** A batch body (batch.ts): charged to the rate limit, run, answered with HTTP 200 and the response array. */
   const onBatch = (res: ServerResponse, started: number, principal: Principal, body: unknown[]) => {
-    try {
-      o.chargeBatch(principal, batchSize(body));
-    } catch (err) {
-      sendError(res, started, '(batch)', null, err);
-      return;
-    }
     let out: string | Promise<string>;
     try {
+      o.chargeBatch(principal, batchSize(body));
       out = runBatch(o.ctx, body, principal, undefined, o.logError);
     } catch (err) {
       sendError(res, started, '(batch)', null, err);

@@ -638,27 +638,25 @@ function skimTransaction(bytes: Uint8Array, meta: unknown, filter: SkimFilter): 
   // Legacy / v0: a signature count below 128 (one byte; more, or a v1 envelope, goes to the full
   // decode), then the 64-byte signatures, then the message.
   const count = bytes[0]!;
-  const off = 1;
-  const messageAt = off + 64 * count;
+  const messageAt = 1 + 64 * count;
   if (count === 0 || bytes.length <= messageAt) return null;
+  // A v0 message (version prefix byte) may load accounts, programs included, from lookup tables; they
+  // are checked through meta.loadedAddresses, so for v0 both lists must be there (the full decode
+  // also checks their sizes against the message's lookups, which this skim does not read).
+  const v0 = (bytes[messageAt]! & 0x80) !== 0;
   const loaded = m.loadedAddresses;
-  if (loaded !== undefined && loaded !== null) {
+  if (loaded === undefined || loaded === null) {
+    if (v0) return null;
+  } else {
     if (typeof loaded !== 'object') return null;
     for (const list of [(loaded as Record<string, unknown>).writable, (loaded as Record<string, unknown>).readonly]) {
-      if (list === undefined) continue;
+      if (list === undefined && !v0) continue;
       if (!Array.isArray(list)) return null;
       for (const a of list) if (typeof a !== 'string' || filter.ids.includes(a)) return null;
     }
   }
-  // A v0 message (version prefix byte) may load accounts, programs included, from lookup tables: they
-  // are checked above through meta.loadedAddresses, so that list must be there and well formed (the
-  // full decode also checks its size against the message's lookups, which this skim does not read).
-  if (bytes[messageAt]! & 0x80) {
-    const l = loaded as Record<string, unknown> | null | undefined;
-    if (typeof l !== 'object' || l === null || !Array.isArray(l.writable) || !Array.isArray(l.readonly)) return null;
-  }
   return {
-    signature: base58EncodeFixed(bytes.subarray(off, off + 64)),
+    signature: base58EncodeFixed(bytes.subarray(1, 65)),
     error: m.err === null ? null : JSON.stringify(m.err),
     isVote: false,
     groups: [],
