@@ -17,7 +17,7 @@
  *   as single requests are.
  */
 import type { Principal } from './auth.ts';
-import type { RpcContext } from './context.ts';
+import { type RpcContext, isThenable } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './json.ts';
@@ -73,9 +73,9 @@ export function runBatch(
       const env = readEnvelope(item);
       const def = resolveMethod(env, pathMethod);
       const result = invoke(ctx, def, env, principal);
-      if (result !== null && typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+      if (isThenable(result)) {
         pending.push(
-          (result as Promise<unknown>).then(
+          result.then(
             (value) => {
               try {
                 texts[i] = resultEnvelopeText(env.id, value);

@@ -18,6 +18,11 @@ import type { Bytes32 } from '../types.ts';
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>;
 
+/** Whether `v` is a promise (anything with a `then` method) rather than a plain value. */
+export function isThenable(v: unknown): v is Promise<unknown> {
+  return v !== null && typeof (v as { then?: unknown } | undefined)?.then === 'function';
+}
+
 /** Light tree types (u64 on chain): StateV1=1, AddressV1=2, StateV2=3, AddressV2=4. */
 export type TreeType = 1 | 2 | 3 | 4;
 

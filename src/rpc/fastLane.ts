@@ -16,7 +16,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extractApiKey } from './auth.ts';
 import { batchSize, runBatch } from './batch.ts';
 import type { Principal } from './auth.ts';
-import type { RpcContext } from './context.ts';
+import { type RpcContext, isThenable } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
 import { drainUnreadBody } from './drain.ts';
@@ -135,9 +135,9 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
       const def = resolveMethod(env, undefined);
       method = env.method;
       const result = invoke(o.ctx, def, env, principal);
-      if (result !== null && typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+      if (isThenable(result)) {
         const m = method;
-        (result as Promise<unknown>).then(
+        result.then(
           (value) => {
             try {
               sendResult(res, started, m, env.id, value);

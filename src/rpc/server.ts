@@ -22,7 +22,7 @@ import { batchSize, runBatch } from './batch.ts';
 import type { Principal } from './auth.ts';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_RATE_LIMIT } from './config.ts';
 import type { RpcServerOptions } from './config.ts';
-import type { RpcContext } from './context.ts';
+import { type RpcContext, isThenable } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
 import type { JsonRpcId } from './dispatch.ts';
 import { drainUnreadBody } from './drain.ts';
@@ -332,10 +332,10 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
       const def = resolveMethod(env, (req.params as { method?: string } | undefined)?.method);
       if (s) s.label = env.method; // a known name or alias: bounded label set
       const result = invoke(ctx, def, env, s?.principal ?? ANONYMOUS);
-      if (result !== null && typeof (result as { then?: unknown } | undefined)?.then === 'function') {
+      if (isThenable(result)) {
         // Settles with `reply` (a thenable: settles once the batched reply has gone out), so fastify
         // never sees an empty result while the reply waits for the end of the turn.
-        return (result as Promise<unknown>).then(
+        return result.then(
           (value) => {
             try {
               sendResult(reply, env.id, value);

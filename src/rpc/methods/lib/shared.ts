@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Bytes32 } from '../../../types.ts';
-import type { AccountRecord, Awaitable, RpcContext } from '../../context.ts';
+import { type AccountRecord, type Awaitable, type RpcContext, isThenable } from '../../context.ts';
 import { RpcError } from '../../errors.ts';
 import { hash, optional, pubkey } from '../../schemas.ts';
 
@@ -14,7 +14,7 @@ import { hash, optional, pubkey } from '../../schemas.ts';
  * accepting one that returns promises: no promise, no microtask per step on the hot path.
  */
 export function andThen<T, R>(value: Awaitable<T>, f: (v: T) => R): R | Promise<Awaited<R>> {
-  if (value !== null && typeof (value as { then?: unknown } | undefined)?.then === 'function') {
+  if (isThenable(value)) {
     return (value as Promise<T>).then(f) as Promise<Awaited<R>>;
   }
   return f(value as T);
