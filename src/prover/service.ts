@@ -101,7 +101,7 @@ export class ProofService {
   readonly timeoutMs: number;
   readonly asyncTtlMs: number;
   readonly asyncTimeoutMs: number;
-  /** In-process async jobs; with a job-keeping backend (BullMQ), verified completed results only (a cache). */
+  /** In-process async jobs; with a job-keeping backend (BullMQ), its completed jobs' verified proofs only (a cache). */
   private readonly jobs = new Map<string, AsyncJobStatus>();
 
   /** @param opts backend, metrics, timeouts, readiness and verifier (see `ProofServiceOptions`) */
@@ -231,22 +231,27 @@ export class ProofService {
   }
 
   /**
-   * The state of async job `jobId`: from BullMQ (any replica's jobs; a completed proof is checked and
-   * verified here as `prove` does, then cached until it expires; a proof that fails the check is
-   * reported `failed` with that error), or from this process's table.
-   * @returns undefined for an unknown job, or one that finished more than `asyncTtlMs` ago
+   * The state of async job `jobId`: from this process's table, or with BullMQ from the queue (any
+   * replica's jobs, as BullMQ reports their state; a completed proof is checked and verified here as
+   * `prove` does, once: the verified proof is cached for later polls; a proof that fails the check
+   * is reported `failed` with that error).
+   * @returns undefined for an unknown job, or one that finished more than `asyncTtlMs` ago (BullMQ:
+   *   the backend's `resultTtlSeconds`)
    * @throws ProverError `queue_unavailable` (Redis)
    */
   async status(jobId: string): Promise<AsyncJobStatus | undefined> {
     this.sweep();
-    const known = this.jobs.get(jobId);
-    if (known) return { ...known };
-    if (!keepsJobs(this.backend)) return undefined;
+    if (!keepsJobs(this.backend)) {
+      const known = this.jobs.get(jobId);
+      return known && { ...known };
+    }
     const s = await this.backend.jobStatus(jobId);
     if (!s) return undefined;
     const base = { jobId, circuitId: s.circuitId, createdAt: s.createdAt, finishedAt: s.finishedAt };
     if (s.state === 'failed') return { ...base, state: 'failed', error: s.error };
     if (s.state !== 'completed' || !s.result) return { ...base, state: s.state };
+    const cached = this.jobs.get(jobId);
+    if (cached?.proof && cached.createdAt === s.createdAt) return { ...cached };
     const r = s.result;
     try {
       const verifyMs = await this.check(s.circuitId, s.expectedPublicSignals, r);
