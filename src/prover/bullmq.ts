@@ -3,9 +3,14 @@
  * (`refract prover`, and the API's own local worker) drains it.
  *
  * Jobs
- * - Job id = SHA-256 of (circuit id, circom input): identical requests map to one job, so a second
- *   request while the first is queued or proving waits for the same proof, and one made within the
- *   result TTL (`removeOnComplete.age`, default 1 h) gets the stored proof at once (spec §5.5 dedup).
+ * - Job id = SHA-256 of (circuit id, circom input), written as a UUID (`proofJobId`): identical
+ *   requests map to one job, so a second request while the first is queued or proving waits for the
+ *   same proof, and one made within the result TTL (`removeOnComplete.age`, default 1 h) gets the
+ *   stored proof at once (spec §5.5 dedup).
+ * - Async jobs (`submit`, `POST /prove` with `X-Async: true`) are the same jobs, added without
+ *   waiting; their failures are kept for the result TTL too, and `jobStatus` reads any job's state
+ *   from BullMQ, so every API replica on the queue answers `GET /prove/status`. A job finished more
+ *   than the result TTL ago counts as unknown even before BullMQ's lazy clean-up removes it.
  * - Failures: input errors (constraint not satisfied, bad input, unknown circuit) fail at once
  *   (`UnrecoverableError`); a node without the circuit's keys hands the job back (delayed, no attempt
  *   used) for a node that has them, and fails it with `keys_missing` after `keysMissingHandbacks`;

@@ -9,6 +9,8 @@
  * |---|---|---|
  * | 400 | `malformed_body` | unreadable body, bad JSON or hex, missing circuitType / height, circuitType not matching the entries |
  * | 400 | `proving_error` | no circuit for the counts or heights, values out of range, unsatisfied constraints (wrong root, address out of range), keys missing |
+ * | 400 | `invalid_job_id` | `GET /prove/status`: `job_id` is not a UUID (no `job_id` at all: `malformed_body`) |
+ * | 404 | `job_not_found` | `GET /prove/status`: no such job, or it finished more than an hour ago |
  * | 401 | `unauthorized` | API keys are configured and the request has none or a wrong one (`X-API-Key` or `Authorization: Bearer`) |
  * | 403 | `forbidden` | the key's `methods` list has neither `getValidityProof` nor `getValidityProofV2` (a proof by any route is the same work) |
  * | 429 | `rate_limited` | the key's (or the default) rate limit, with `Retry-After`; /prove has its own buckets |
@@ -18,8 +20,9 @@
  * | 503 | `queue_unavailable` | the queue is full, Redis or the external prover is down, keys are still being built |
  *
  * Async (spec prover.md §2.3, §5.3; the reference's `server.go`): with header `X-Async: true` or
- * query `?async=true` (`X-Sync: true` / `?sync=true` is the default, synchronous), the inputs are
- * checked, the job is queued and the answer is 202
+ * query `?async=true` (it wins over `X-Sync: true`, as in the reference; without it the route is
+ * synchronous), the inputs are checked (input errors answer at once, as above), the job is queued
+ * and the answer is 202
  * `{job_id, status: "queued", circuit_type, queue, estimated_time, status_url, message}`; identical
  * inputs already queued, proving or proved give `status: "already_queued", deduplicated: true` and
  * the same `job_id` (a UUID-shaped hash of the inputs). `GET /prove/status?job_id=<id>` answers
@@ -28,8 +31,8 @@
  * `{job_id, status: "failed", message, error, code, failed_at, created_at, circuit_type}` (`code` is
  * the error's code as the sync route would answer it); 400 `malformed_body` without `job_id`, 400
  * `invalid_job_id` when it is not a UUID, 404 `job_not_found` for an unknown job or one that finished
- * more than an hour ago. Jobs live in the BullMQ queue (any API replica answers their status) or
- * in this process. Both routes take the same API keys, method rights and rate limit as the sync
+ * more than an hour ago. Jobs live in the BullMQ queue (any API replica answers their status) or,
+ * without Redis, in this process (the reference has async only with Redis). Both routes take the same API keys, method rights and rate limit as the sync
  * route (status polls have a bucket of their own, so polling does not use up the proof budget).
  *
  * The route lives in its own fastify plugin context, with its own body parser and error handler,
