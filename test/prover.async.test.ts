@@ -183,7 +183,7 @@ describe('async /prove, in-process queue', () => {
     expect([post.statusCode, post.body]).toEqual([405, '']);
   });
 
-  test('jobs are forgotten after the TTL (404); a full in-process queue refuses the submission with 503', async () => {
+  test('jobs are forgotten after the TTL (404) or beyond asyncMaxJobs; a full in-process queue refuses the submission with 503', async () => {
     const short = new ProofService({ backend: new LocalBackend(pool), timeoutMs: 60_000, asyncTtlMs: 300 });
     const srv = Fastify();
     registerProveRoute(srv, { service: short, env: {} });
@@ -192,6 +192,19 @@ describe('async /prove, in-process queue', () => {
     await sleep(400);
     expect((await status(srv, `?job_id=${sub.body.job_id}`)).status).toBe(404);
     await srv.close();
+
+    // At most asyncMaxJobs kept: a finished job makes room for a new one; a running one does not.
+    const capped = Fastify();
+    registerProveRoute(capped, { service: new ProofService({ backend: new LocalBackend(pool), asyncMaxJobs: 1 }), env: {} });
+    const x = await submit(capped, wrongRoot(38));
+    expect((await pollUntilDone(capped, x.body.job_id)).body.status).toBe('failed');
+    const y = await submit(capped, wrongRoot(39));
+    expect([y.status, y.body.status]).toEqual([202, 'queued']);
+    expect((await status(capped, `?job_id=${x.body.job_id}`)).status).toBe(404);
+    const z = await submit(capped, wrongRoot(40)); // y's witness is still being computed
+    expect(z).toMatchObject({ status: 503, body: { code: 'queue_unavailable', message: expect.stringMatching(/too many async proof jobs in progress \(1, limit 1\)/) } });
+    await pollUntilDone(capped, y.body.job_id);
+    await capped.close();
 
     const full = Fastify();
     registerProveRoute(full, { service: new ProofService({ backend: new LocalBackend(pool, { maxPending: 0 }) }), env: {} });

@@ -93,6 +93,12 @@ export interface ProofServiceOptions {
   asyncTtlMs?: number;
   /** Timeout of one in-process async job, ms (default 600 000). */
   asyncTimeoutMs?: number;
+  /**
+   * Most async jobs kept in this process (default 10 000): beyond it finished ones are forgotten,
+   * earliest submitted first, before their TTL (their status turns 404), and with none finished a new submission is
+   * refused with `queue_full`. Bounds the memory of the in-process table (~2 KB per proof).
+   */
+  asyncMaxJobs?: number;
 }
 
 /** See the module comment. One per process; `close()` closes the backend. */
@@ -208,6 +214,8 @@ export class ProofService {
     const jobId = proofJobId(circuitId, witness.input);
     const cur = this.jobs.get(jobId);
     if (cur && cur.state !== 'failed') return { jobId, circuitId, deduplicated: true, queue: LOCAL_QUEUE_NAME };
+    this.jobs.delete(jobId);
+    this.makeRoom();
     const entry: AsyncJobStatus = { jobId, circuitId, state: 'queued', createdAt: Date.now() };
     this.jobs.set(jobId, entry);
     const run = this.prove(inputs, {
@@ -264,11 +272,31 @@ export class ProofService {
         timings: { ...r.timings, verifyMs },
       };
       const done: AsyncJobStatus = { ...base, state: 'completed', proof };
-      this.jobs.set(jobId, done);
+      try {
+        this.makeRoom();
+        this.jobs.set(jobId, done);
+      } catch {
+        /* table full of running jobs: not cached, verified again next time */
+      }
       return { ...done };
     } catch (e) {
       return { ...base, state: 'failed', error: asProverError(e) };
     }
+  }
+
+  /**
+   * Makes room for one more entry in the async table: forgets finished jobs, earliest submitted
+   * first, while it is at `asyncMaxJobs`.
+   * @throws ProverError `queue_full` when every kept job is still queued or running
+   */
+  private makeRoom(): void {
+    const max = this.opts.asyncMaxJobs ?? 10_000;
+    if (this.jobs.size < max) return;
+    for (const [id, j] of this.jobs) {
+      if (this.jobs.size < max) return;
+      if (j.finishedAt !== undefined) this.jobs.delete(id);
+    }
+    if (this.jobs.size >= max) throw new ProverError('queue_full', `too many async proof jobs in progress (${this.jobs.size}, limit ${max}); retry later`);
   }
 
   /** Drops async jobs (and cached results) that finished more than `asyncTtlMs` ago. */
