@@ -71,15 +71,22 @@ export interface BackendDepth {
   threads?: Record<string, number>;
 }
 
+/** Options of one `ProofBackend.prove` call. */
+export interface ProveCallOptions {
+  timeoutMs: number;
+  onStart?: () => void;
+}
+
 /** Where proofs are made. */
 export interface ProofBackend {
   readonly kind: 'local' | 'bullmq' | 'remote';
   /**
    * Proves one job.
    * @param opts.timeoutMs per-request timeout (→ `ProverError('timeout')`)
+   * @param opts.onStart called once when a prover takes the job (local pool only; others ignore it)
    * @throws ProverError with the backend's failure (see the module comment of each backend)
    */
-  prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof>;
+  prove(job: ProofJob, opts: ProveCallOptions): Promise<BackendProof>;
   /** Current queue depth (for metrics and /health). */
   depth(): Promise<BackendDepth>;
   /** Stops accepting work and releases resources (a pool passed in by the caller is not closed). */
@@ -129,7 +136,7 @@ export class LocalBackend implements ProofBackend {
    * Proves through the pool.
    * @throws ProverError `queue_full` (maxPending reached), `timeout`, or the pool's errors
    */
-  async prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof> {
+  async prove(job: ProofJob, opts: ProveCallOptions): Promise<BackendProof> {
     const { circuitId, input } = job.witness;
     if (this.pending >= this.maxPending) {
       throw new ProverError('queue_full', `prover queue is full (${this.pending} proofs pending, limit ${this.maxPending}); retry later`, { pending: this.pending });
@@ -139,7 +146,7 @@ export class LocalBackend implements ProofBackend {
     const ac = new AbortController();
     const timeoutError = () =>
       new ProverError('timeout', `proof for ${circuitId} did not finish within ${(opts.timeoutMs / 1000).toFixed(1)} s (${ahead} proofs were ahead of it in the queue)`, { timeoutMs: opts.timeoutMs });
-    const run = this.pool.prove(circuitId, input, { signal: ac.signal });
+    const run = this.pool.prove(circuitId, input, { signal: ac.signal, onStart: opts.onStart });
     run.then(
       () => this.pending--,
       () => this.pending--,

@@ -3,9 +3,14 @@
  * (`refract prover`, and the API's own local worker) drains it.
  *
  * Jobs
- * - Job id = SHA-256 of (circuit id, circom input): identical requests map to one job, so a second
- *   request while the first is queued or proving waits for the same proof, and one made within the
- *   result TTL (`removeOnComplete.age`, default 1 h) gets the stored proof at once (spec §5.5 dedup).
+ * - Job id = SHA-256 of (circuit id, circom input), written as a UUID (`proofJobId`): identical
+ *   requests map to one job, so a second request while the first is queued or proving waits for the
+ *   same proof, and one made within the result TTL (`removeOnComplete.age`, default 1 h) gets the
+ *   stored proof at once (spec §5.5 dedup).
+ * - Async jobs (`submit`, `POST /prove` with `X-Async: true`) are the same jobs, added without
+ *   waiting; their failures are kept for the result TTL too, and `jobStatus` reads any job's state
+ *   from BullMQ, so every API replica on the queue answers `GET /prove/status`. A job finished more
+ *   than the result TTL ago counts as unknown even before BullMQ's lazy clean-up removes it.
  * - Failures: input errors (constraint not satisfied, bad input, unknown circuit) fail at once
  *   (`UnrecoverableError`); a node without the circuit's keys hands the job back (delayed, no attempt
  *   used) for a node that has them, and fails it with `keys_missing` after `keysMissingHandbacks`;
@@ -44,6 +49,8 @@ export const DEFAULT_QUEUE_NAME = 'refract-proofs';
 export interface ProofJobData {
   circuitId: string;
   input: CircuitInput;
+  /** The public signals the proof must have (decimal strings), so any API replica can check an async result (absent from older APIs). */
+  publicSignals?: string[];
   /** Times a node without this circuit's keys handed the job back to the queue. */
   handbacks?: number;
 }
@@ -66,12 +73,20 @@ export interface ProofJobResult {
 }
 
 /**
- * The job id of a proof: hex SHA-256 over the circuit id and the circom input JSON (inputs are
- * built deterministically by witness.ts, so identical requests give identical ids).
+ * The job id of a proof: the SHA-256 over the circuit id and the circom input JSON (inputs are
+ * built deterministically by witness.ts, so identical requests give identical ids), written as a
+ * UUID (its first 128 bits, with the RFC 9562 version 8 "custom" and variant bits set: 122 hash
+ * bits), so that it is also a valid `job_id` of the reference prover's `/prove/status` (which takes
+ * UUIDs). Example: `3f2a…-…-8…-…`, lowercase, 36 characters.
  */
 export function proofJobId(circuitId: string, input: CircuitInput): string {
-  return createHash('sha256').update(circuitId).update('\n').update(JSON.stringify(input)).digest('hex');
+  const h = createHash('sha256').update(circuitId).update('\n').update(JSON.stringify(input)).digest('hex');
+  const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
+
+/** A UUID in its canonical 8-4-4-4-12 hex form (any version; case-insensitive), as the reference's `uuid.Parse` accepts for job ids. */
+export const JOB_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Redis connection options for BullMQ from a URL. */
 function connection(url: string, worker: boolean) {
@@ -203,7 +218,7 @@ export class BullBackend implements ProofBackend {
       // A job that had failed before this request arrived is stale: remove it and enqueue afresh, once.
       for (let attempt = 0; attempt < 2 && r === 'stale'; attempt++) {
         if (attempt > 0) await this.queue.remove(jobId).catch(() => 0);
-        await this.enqueue(circuitId, input, jobId);
+        await this.enqueue(job, jobId);
         r = await this.waitForJob(jobId, Math.max(1, opts.timeoutMs - (performance.now() - t0)), submitted);
       }
       if (r === 'stale') throw new Error(`job ${jobId} keeps failing before it is waited for`);
@@ -223,26 +238,63 @@ export class BullBackend implements ProofBackend {
       }
       throw decodeFailure(msg, jobId);
     }
-    if (!r || !r.proof || !Array.isArray(r.publicSignals)) throw new ProverError('internal', `proof job ${jobId} completed without a proof`);
-    const totalMs = performance.now() - t0;
-    return {
-      proof: r.proof,
-      publicSignals: r.publicSignals,
-      verifiedLocally: r.node === NODE_ID,
-      provedBy: r.node,
-      provedByName: r.nodeName ?? nodeNameOf(r.node),
-      timings: {
-        // For a deduplicated job started before this request, there was no wait for this request.
-        queueMs: Math.max(0, Math.min(r.timings.queueMs, r.startedAt - submitted)) + r.timings.poolQueueMs,
-        witnessMs: r.timings.witnessMs,
-        proveMs: r.timings.proveMs,
-        verifyMs: r.timings.verifyMs,
-        totalMs,
-      },
-      batchSize: r.batchSize,
-      // Created before this request was made: another request caused it (a stored or joined result).
-      reused: (r.createdAt ?? r.startedAt) < submitted,
-    };
+    return toBackendProof(r, jobId, submitted, performance.now() - t0);
+  }
+
+  /**
+   * Async submission (`POST /prove` with `X-Async: true`): enqueues the job, or joins the identical
+   * one, and returns at once. A job found failed, or finished longer than `resultTtlSeconds` ago,
+   * is removed and enqueued afresh. Async jobs keep a failure for `resultTtlSeconds` too (not
+   * `failedTtlSeconds`), so that their status can say why.
+   * @returns the job id (`proofJobId`), whether an existing job was joined, and the queue name
+   * @throws ProverError `queue_full` (backlog), `queue_unavailable` (Redis)
+   */
+  async submit(job: ProofJob): Promise<{ jobId: string; deduplicated: boolean; queue: string }> {
+    const { circuitId, input } = job.witness;
+    const jobId = proofJobId(circuitId, input);
+    await this.checkBacklog(jobId);
+    const existing = await this.queue.getJob(jobId).catch((e: unknown) => this.redisFailed('cannot read the job', e));
+    if (existing) {
+      const state = await existing.getState().catch((e: unknown) => this.redisFailed('cannot read the job state', e));
+      const expired = state === 'completed' && this.finishedTooLongAgo(existing.finishedOn);
+      if (state !== 'failed' && state !== 'unknown' && !expired) return { jobId, deduplicated: true, queue: this.queue.name };
+      await this.queue.remove(jobId).catch((e: unknown) => this.redisFailed('cannot remove the finished job', e));
+    }
+    const ttl = this.opts.resultTtlSeconds ?? 3600;
+    await this.enqueue(job, jobId, ttl);
+    return { jobId, deduplicated: false, queue: this.queue.name };
+  }
+
+  /**
+   * The state of job `jobId` from BullMQ, as any API replica sees it: waiting / delayed /
+   * prioritized → `queued`, active → `processing`, `completed` with the node's proof, `failed` with
+   * its error. A job finished more than `resultTtlSeconds` ago counts as unknown (BullMQ removes old
+   * jobs only lazily).
+   * @returns undefined for an unknown (or expired) job
+   * @throws ProverError `queue_unavailable` (Redis)
+   */
+  async jobStatus(jobId: string): Promise<BackendJobStatus | undefined> {
+    const job = await this.queue.getJob(jobId).catch((e: unknown) => this.redisFailed('cannot read the job', e));
+    if (!job) return undefined;
+    const state = await job.getState().catch((e: unknown) => this.redisFailed('cannot read the job state', e));
+    if (state === 'unknown') return undefined;
+    const base = { jobId, circuitId: job.data.circuitId, createdAt: job.timestamp, expectedPublicSignals: job.data.publicSignals };
+    if (state === 'completed' || state === 'failed') {
+      if (this.finishedTooLongAgo(job.finishedOn)) return undefined;
+      const finishedAt = job.finishedOn ?? Date.now();
+      if (state === 'failed') return { ...base, state: 'failed', finishedAt, error: decodeFailure(job.failedReason || 'failed', jobId) };
+      const r = job.returnvalue;
+      if (!r || !r.proof || !Array.isArray(r.publicSignals)) {
+        return { ...base, state: 'failed', finishedAt, error: new ProverError('internal', `proof job ${jobId} completed without a proof`) };
+      }
+      return { ...base, state: 'completed', finishedAt, result: toBackendProof(r, jobId, job.timestamp, finishedAt - job.timestamp) };
+    }
+    return { ...base, state: state === 'active' ? 'processing' : 'queued' };
+  }
+
+  /** True when `finishedOn` (ms epoch) is more than `resultTtlSeconds` ago. */
+  private finishedTooLongAgo(finishedOn: number | undefined): boolean {
+    return finishedOn !== undefined && Date.now() - finishedOn > (this.opts.resultTtlSeconds ?? 3600) * 1000;
   }
 
   /**
@@ -259,18 +311,22 @@ export class BullBackend implements ProofBackend {
     throw new ProverError('queue_full', `proof queue ${this.queue.name} is full (${d.waiting} waiting, ${d.active} proving, limit ${limit}); retry later or add prover nodes`, { waiting: d.waiting, limit });
   }
 
-  /** Adds the job (or joins the identical one). @throws ProverError `queue_unavailable` */
-  private async enqueue(circuitId: string, input: CircuitInput, jobId: string): Promise<void> {
+  /**
+   * Adds the job (or joins the identical one); a failure is kept `failedTtlSeconds` (default 10 s),
+   * or `failedTtl` s when given (async jobs). @throws ProverError `queue_unavailable`
+   */
+  private async enqueue(job: ProofJob, jobId: string, failedTtl?: number): Promise<void> {
+    const { circuitId, input, publicSignals } = job.witness;
     try {
       await this.queue.add(
         'prove',
-        { circuitId, input },
+        { circuitId, input, publicSignals },
         {
           jobId,
           attempts: this.opts.attempts ?? 3,
           backoff: { type: 'exponential', delay: this.opts.backoffMs ?? 1000 },
           removeOnComplete: { age: this.opts.resultTtlSeconds ?? 3600 },
-          removeOnFail: { age: this.opts.failedTtlSeconds ?? 10 },
+          removeOnFail: { age: failedTtl ?? this.opts.failedTtlSeconds ?? 10 },
         },
       );
     } catch (e) {
@@ -337,6 +393,48 @@ export class BullBackend implements ProofBackend {
   async close(): Promise<void> {
     await Promise.allSettled([this.events.close(), this.queue.close()]);
   }
+}
+
+/** A job's state as `BullBackend.jobStatus` reports it. Times are ms epoch. */
+export interface BackendJobStatus {
+  jobId: string;
+  state: 'queued' | 'processing' | 'completed' | 'failed';
+  circuitId: string;
+  createdAt: number;
+  finishedAt?: number;
+  /** The public signals the producer expected (absent for jobs added by older APIs). */
+  expectedPublicSignals?: string[];
+  /** When completed: the node's proof (not verified here). */
+  result?: BackendProof;
+  /** When failed: the job's error. */
+  error?: ProverError;
+}
+
+/**
+ * A node's job result as a `BackendProof`.
+ * @param submitted ms epoch when the request was made (a job created earlier counts as `reused`)
+ * @param totalMs time from the request to the result
+ */
+function toBackendProof(r: ProofJobResult, jobId: string, submitted: number, totalMs: number): BackendProof {
+  if (!r || !r.proof || !Array.isArray(r.publicSignals)) throw new ProverError('internal', `proof job ${jobId} completed without a proof`);
+  return {
+    proof: r.proof,
+    publicSignals: r.publicSignals,
+    verifiedLocally: r.node === NODE_ID,
+    provedBy: r.node,
+    provedByName: r.nodeName ?? nodeNameOf(r.node),
+    timings: {
+      // For a deduplicated job started before this request, there was no wait for this request.
+      queueMs: Math.max(0, Math.min(r.timings.queueMs, r.startedAt - submitted)) + r.timings.poolQueueMs,
+      witnessMs: r.timings.witnessMs,
+      proveMs: r.timings.proveMs,
+      verifyMs: r.timings.verifyMs,
+      totalMs,
+    },
+    batchSize: r.batchSize,
+    // Created before this request was made: another request caused it (a stored or joined result).
+    reused: (r.createdAt ?? r.startedAt) < submitted,
+  };
 }
 
 /** A URL without credentials (for messages). */

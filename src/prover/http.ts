@@ -9,6 +9,8 @@
  * |---|---|---|
  * | 400 | `malformed_body` | unreadable body, bad JSON or hex, missing circuitType / height, circuitType not matching the entries |
  * | 400 | `proving_error` | no circuit for the counts or heights, values out of range, unsatisfied constraints (wrong root, address out of range), keys missing |
+ * | 400 | `invalid_job_id` | `GET /prove/status`: `job_id` is not a UUID (no `job_id` at all: `malformed_body`) |
+ * | 404 | `job_not_found` | `GET /prove/status`: no such job, or it finished more than an hour ago |
  * | 401 | `unauthorized` | API keys are configured and the request has none or a wrong one (`X-API-Key` or `Authorization: Bearer`) |
  * | 403 | `forbidden` | the key's `methods` list has neither `getValidityProof` nor `getValidityProofV2` (a proof by any route is the same work) |
  * | 429 | `rate_limited` | the key's (or the default) rate limit, with `Retry-After`; /prove has its own buckets |
@@ -17,6 +19,22 @@
  * | 500 | `unexpected_error` | the proof did not verify, a prover thread crashed, a bug |
  * | 503 | `queue_unavailable` | the queue is full, Redis or the external prover is down, keys are still being built |
  *
+ * Async (spec prover.md §2.3, §5.3; the reference's `server.go`): with header `X-Async: true` or
+ * query `?async=true` (it wins over `X-Sync: true`, as in the reference; without it the route is
+ * synchronous), the inputs are checked (input errors answer at once, as above), the job is queued
+ * and the answer is 202
+ * `{job_id, status: "queued", circuit_type, queue, estimated_time, status_url, message}`; identical
+ * inputs already queued, proving or proved give `status: "already_queued", deduplicated: true` and
+ * the same `job_id` (a UUID-shaped hash of the inputs). `GET /prove/status?job_id=<id>` answers
+ * 200 `{job_id, status: "completed", result: {proof: {ar, bs, krs}, proof_duration_ms}}`, or 202
+ * `{job_id, status: "queued" | "processing", message, created_at, circuit_type}`, or 202
+ * `{job_id, status: "failed", message, error, code, failed_at, created_at, circuit_type}` (`code` is
+ * the error's code as the sync route would answer it); 400 `malformed_body` without `job_id`, 400
+ * `invalid_job_id` when it is not a UUID, 404 `job_not_found` for an unknown job or one that finished
+ * more than an hour ago. Jobs live in the BullMQ queue (any API replica answers their status) or,
+ * without Redis, in this process (the reference has async only with Redis). Both routes take the same API keys, method rights and rate limit as the sync
+ * route (status polls have a bucket of their own, so polling does not use up the proof budget).
+ *
  * The route lives in its own fastify plugin context, with its own body parser and error handler,
  * so JSON-RPC handling on the same server is untouched. It is registered on the app returned by
  * `buildServer` (src/commands/start.ts) before the server listens.
@@ -24,8 +42,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from '../rpc/auth.ts';
 import { MemoryRateLimiter, type RateLimitConfig } from '../rpc/rateLimit.ts';
+import { JOB_ID_PATTERN } from './bullmq.ts';
+import { getCircuit } from './circuits.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
-import type { ProofService } from './service.ts';
+import type { AsyncJobStatus, ProofService } from './service.ts';
 import { fromProverRequest } from './witness.ts';
 
 /** HTTP status and reference-prover error code of a ProverError code (table in the module comment). */
@@ -54,7 +74,7 @@ export interface ProveRouteOptions {
   /** API keys (as `buildServer`'s `apiKeys`, merged with env `REFRACT_API_KEYS`); none → open. */
   apiKeys?: readonly (string | ApiKeyConfig)[];
   env?: Record<string, string | undefined>;
-  /** Route path (default `/prove`). */
+  /** Route path (default `/prove`); the async status route is `<path>/status`. */
   path?: string;
   /** Why the service getter has nothing (default "prover not available on this server"); shown in the 503. */
   unavailableReason?: () => string;
@@ -69,13 +89,60 @@ function sendError(reply: FastifyReply, status: number, code: string, message: s
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify({ code, message }));
 }
 
+function sendJson(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+/** The reference's `{code, message}` answer for a proving-core error (500s are logged). */
+function sendProverError(req: FastifyRequest, reply: FastifyReply, e: unknown): FastifyReply {
+  if (e instanceof ProverError) {
+    const m = PROVE_HTTP_ERRORS[e.code] ?? { status: 500, code: 'unexpected_error' };
+    if (m.status >= 500) req.log.error({ err: e }, `${req.method} ${req.url} failed`);
+    return sendError(reply, m.status, m.code, e.message);
+  }
+  req.log.error({ err: e }, `${req.method} ${req.url} failed`);
+  return sendError(reply, 500, 'unexpected_error', 'unexpected error');
+}
+
+/** True when header `name` or query parameter `param` is `true` (the reference compares exactly). */
+function flag(req: FastifyRequest, name: string, param: string): boolean {
+  const q = req.query as Record<string, unknown> | undefined;
+  return req.headers[name] === 'true' || q?.[param] === 'true';
+}
+
+/** Rough time of one proof by input count (snarkjs, spec prover.md §6.1), for the 202's `estimated_time`. */
+function estimatedTime(circuitId: string): string {
+  const c = getCircuit(circuitId);
+  const n = c.nAccounts + c.nAddresses;
+  return n <= 1 ? '1-3 seconds' : n <= 4 ? '3-10 seconds' : '10-30 seconds';
+}
+
+/** The status route's body and HTTP status for a job (module comment). */
+function statusBody(j: AsyncJobStatus): { status: number; body: Record<string, unknown> } {
+  const circuit_type = getCircuit(j.circuitId).kind;
+  const created_at = new Date(j.createdAt).toISOString();
+  if (j.state === 'completed' && j.proof) {
+    const t = j.proof.timings;
+    return { status: 200, body: { job_id: j.jobId, status: 'completed', result: { proof: j.proof.gnark, proof_duration_ms: Math.round(t.witnessMs + t.proveMs) } } };
+  }
+  if (j.state === 'failed') {
+    const err = j.error ?? new ProverError('internal', 'the job failed without an error');
+    const code = (PROVE_HTTP_ERRORS[err.code] ?? { code: 'unexpected_error' }).code;
+    const failed_at = new Date(j.finishedAt ?? Date.now()).toISOString();
+    return { status: 202, body: { job_id: j.jobId, status: 'failed', message: `Job processing failed: ${err.message}`, error: err.message, code, failed_at, created_at, circuit_type } };
+  }
+  const message = j.state === 'processing' ? 'Job is currently being processed' : 'Job is queued and waiting to be processed';
+  return { status: 202, body: { job_id: j.jobId, status: j.state, message, created_at, circuit_type } };
+}
+
 /**
- * Registers `POST /prove` (and 405 for other methods) on `app`, as a fastify plugin loaded on
- * `ready`. Call before `app.listen()`.
+ * Registers `POST /prove` and `GET /prove/status` (and 405 for other methods) on `app`, as a
+ * fastify plugin loaded on `ready`. Call before `app.listen()`.
  */
 export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions): void {
   const keys = new ApiKeyStore(loadApiKeys(opts.apiKeys, opts.env ?? process.env));
   const route = opts.path ?? '/prove';
+  const statusRoute = `${route}/status`;
   const getService = () => (typeof opts.service === 'function' ? opts.service() : opts.service);
   const limiter = new MemoryRateLimiter();
 
@@ -95,28 +162,64 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
       url: route,
       handler: async (_req, reply) => reply.code(405).send(''),
     });
+    child.route({
+      method: ['POST', 'PUT', 'DELETE', 'PATCH'],
+      url: statusRoute,
+      handler: async (_req, reply) => reply.code(405).send(''),
+    });
 
-    child.post(route, async (req: FastifyRequest, reply: FastifyReply) => {
+    /**
+     * API key, method rights and rate limit (bucket `<principal>` for proofs, `<principal>:status`
+     * for status polls). Returns false after sending the 401 / 403 / 429.
+     */
+    const guard = (req: FastifyRequest, reply: FastifyReply, bucket: '' | ':status'): boolean => {
       let principal;
       try {
         principal = keys.authenticate(extractApiKey(req), req.ip);
       } catch {
-        return sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
+        sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
+        return false;
       }
       try {
         authorizeMethod(principal, 'getValidityProofV2', 'getValidityProof'); // either name allows proofs
       } catch {
-        return sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (neither getValidityProof nor getValidityProofV2 is among its methods)`);
+        sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (neither getValidityProof nor getValidityProofV2 is among its methods)`);
+        return false;
       }
       const limit = rateLimitFor(principal, opts.rateLimit);
       if (limit) {
-        const d = limiter.takeSync(principal.id, limit);
+        const d = limiter.takeSync(principal.id + bucket, limit);
         if (!d.allowed) {
           const retry = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
           reply.header('retry-after', String(retry));
-          return sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${principal.id}': retry in ${retry} s`);
+          sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${principal.id}': retry in ${retry} s`);
+          return false;
         }
       }
+      return true;
+    };
+
+    child.get(statusRoute, async (req: FastifyRequest, reply: FastifyReply) => {
+      if (!guard(req, reply, ':status')) return reply;
+      const raw = (req.query as Record<string, unknown> | undefined)?.job_id;
+      const jobId = Array.isArray(raw) ? raw[0] : raw;
+      if (typeof jobId !== 'string' || jobId === '') return sendError(reply, 400, 'malformed_body', 'job_id parameter required');
+      if (!JOB_ID_PATTERN.test(jobId)) return sendError(reply, 400, 'invalid_job_id', 'Invalid job ID format. Job ID must be a valid UUID.');
+      const service = getService();
+      if (!service) return sendError(reply, 503, 'queue_unavailable', `prover not available: ${opts.unavailableReason?.() ?? 'not enabled on this server'}`);
+      let job: AsyncJobStatus | undefined;
+      try {
+        job = await service.status(jobId.toLowerCase());
+      } catch (e) {
+        return sendProverError(req, reply, e);
+      }
+      if (!job) return sendError(reply, 404, 'job_not_found', `Job with ID ${jobId} not found. It may have expired or never existed.`);
+      const { status, body } = statusBody(job);
+      return sendJson(reply, status, body);
+    });
+
+    child.post(route, async (req: FastifyRequest, reply: FastifyReply) => {
+      if (!guard(req, reply, '')) return reply;
       const text = typeof req.body === 'string' ? req.body : '';
       let body: unknown;
       try {
@@ -134,16 +237,26 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
       if (!service) return sendError(reply, 503, 'queue_unavailable', `prover not available: ${opts.unavailableReason?.() ?? 'not enabled on this server'}`);
       try {
         const inputs = fromProverRequest(body);
+        if (flag(req, 'x-async', 'async')) {
+          const sub = await service.submit(inputs);
+          const circuitType = getCircuit(sub.circuitId).kind;
+          return sendJson(reply, 202, {
+            job_id: sub.jobId,
+            status: sub.deduplicated ? 'already_queued' : 'queued',
+            ...(sub.deduplicated ? { deduplicated: true } : {}),
+            circuit_type: circuitType,
+            queue: sub.queue,
+            estimated_time: estimatedTime(sub.circuitId),
+            status_url: `${statusRoute}?job_id=${sub.jobId}`,
+            message: sub.deduplicated
+              ? `An identical ${circuitType} proof job is already queued, proving or proved. Use status_url to check progress.`
+              : `Proof generation queued for ${circuitType} circuit. Use status_url to check progress.`,
+          });
+        }
         const proof = await service.prove(inputs);
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(proof.gnark));
       } catch (e) {
-        if (e instanceof ProverError) {
-          const m = PROVE_HTTP_ERRORS[e.code] ?? { status: 500, code: 'unexpected_error' };
-          if (m.status >= 500) req.log.error({ err: e }, 'POST /prove failed');
-          return sendError(reply, m.status, m.code, e.message);
-        }
-        req.log.error({ err: e }, 'POST /prove failed');
-        return sendError(reply, 500, 'unexpected_error', 'unexpected error');
+        return sendProverError(req, reply, e);
       }
     });
   });

@@ -147,6 +147,7 @@ interface Job {
   circuitId: string;
   input: CircuitInput;
   enqueued: number;
+  onStart?: () => void;
   resolve: (r: ProveResult) => void;
   reject: (e: unknown) => void;
 }
@@ -159,6 +160,8 @@ export interface ProveOptions {
    * running in a thread is not interrupted (its result is delivered as usual).
    */
   signal?: AbortSignal;
+  /** Called once when a thread takes the job (it leaves the queue); for "processing" job states. Must not throw. */
+  onStart?: () => void;
 }
 
 /** The pool; see the module comment. Create one per process; `close()` on shutdown. */
@@ -253,6 +256,7 @@ export class ProverPool {
         circuitId,
         input,
         enqueued: performance.now(),
+        onStart: opts.onStart,
         resolve: (r) => {
           signal?.removeEventListener('abort', onAbort);
           resolve(r);
@@ -366,6 +370,7 @@ export class ProverPool {
   private dispatch(jobs: Job[]): void {
     const circuitId = jobs[0]!.circuitId;
     const t0 = performance.now();
+    for (const j of jobs) j.onStart?.();
     this.inFlight++;
     this.counters.tasks++;
     if (jobs.length > 1) this.counters.batchedJobs += jobs.length;

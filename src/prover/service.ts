@@ -14,7 +14,8 @@
  * request time per backend, proofs by node, and errors by circuit and code.
  */
 import type { Metrics } from '../metrics.ts';
-import type { BackendProof, ProofBackend } from './backend.ts';
+import type { BackendProof, ProofBackend, ProofJob } from './backend.ts';
+import { proofJobId, type BackendJobStatus } from './bullmq.ts';
 import { compressProof, snarkjsToGnark } from './encode.ts';
 import { ProverError } from './errors.ts';
 import type { ValidityProof } from './validity.ts';
@@ -22,6 +23,49 @@ import { buildCircuitInput, type ValidityProofInputs } from './witness.ts';
 
 /** Default per-request proof timeout (ms): above the slowest v1 circuit (inclusion ×8, ~10 s on 2 cores) with queueing room. */
 export const DEFAULT_PROOF_TIMEOUT_MS = 60_000;
+
+/** Async jobs (and their proofs or errors) are kept this long after they finish, ms (the reference's 1 h result TTL). */
+export const DEFAULT_ASYNC_TTL_MS = 3_600_000;
+
+/** An in-process async job gives up after this long, ms (the reference's 600 s job expiry, spec §5.4). */
+export const DEFAULT_ASYNC_TIMEOUT_MS = 600_000;
+
+/** Queue name reported for in-process async jobs (the BullMQ backend reports its queue's name). */
+export const LOCAL_QUEUE_NAME = 'in-process';
+
+/** State of an async proof job (`POST /prove` with `X-Async: true`). Times are ms epoch. */
+export interface AsyncJobStatus {
+  jobId: string;
+  /** `queued` (waiting), `processing` (a prover has it), `completed` (`proof` set), `failed` (`error` set). */
+  state: 'queued' | 'processing' | 'completed' | 'failed';
+  circuitId: string;
+  createdAt: number;
+  finishedAt?: number;
+  proof?: ValidityProof;
+  error?: ProverError;
+}
+
+/** The answer to an async submission. */
+export interface AsyncSubmission {
+  /** `proofJobId` of the inputs: a UUID-shaped hash, the same for identical inputs. */
+  jobId: string;
+  circuitId: string;
+  /** True when an identical job (queued, proving, or finished with a proof) was joined. */
+  deduplicated: boolean;
+  /** Where the job waits: the BullMQ queue name, or `in-process`. */
+  queue: string;
+}
+
+/** A backend that keeps jobs itself, so any API replica can report them (BullMQ). */
+interface JobKeepingBackend {
+  submit(job: ProofJob): Promise<{ jobId: string; deduplicated: boolean; queue: string }>;
+  jobStatus(jobId: string): Promise<BackendJobStatus | undefined>;
+}
+
+function keepsJobs(b: ProofBackend): b is ProofBackend & JobKeepingBackend {
+  const o = b as Partial<JobKeepingBackend>;
+  return typeof o.submit === 'function' && typeof o.jobStatus === 'function';
+}
 
 /** Verifies a proof against this process's verification key of `circuitId`. */
 export type ProofVerifier = (circuitId: string, proof: BackendProof['proof'], publicSignals: string[]) => Promise<boolean>;
@@ -45,28 +89,46 @@ export interface ProofServiceOptions {
    * prover with its own keys (`--prover-url`).
    */
   verifier?: ProofVerifier;
+  /** Async jobs are kept this long after they finish, then unknown, ms (default 1 h). BullMQ: set `resultTtlSeconds` of the backend alike. */
+  asyncTtlMs?: number;
+  /** Timeout of one in-process async job, ms (default 600 000). */
+  asyncTimeoutMs?: number;
+  /**
+   * Most async jobs kept in this process (default 10 000): beyond it finished ones are forgotten,
+   * earliest submitted first, before their TTL (their status turns 404), and with none finished a new submission is
+   * refused with `queue_full`. Bounds the memory of the in-process table (~2 KB per proof).
+   */
+  asyncMaxJobs?: number;
 }
 
 /** See the module comment. One per process; `close()` closes the backend. */
 export class ProofService {
   readonly backend: ProofBackend;
   readonly timeoutMs: number;
+  readonly asyncTtlMs: number;
+  readonly asyncTimeoutMs: number;
+  /** In-process async jobs; with a job-keeping backend (BullMQ), its completed jobs' verified proofs only (a cache). */
+  private readonly jobs = new Map<string, AsyncJobStatus>();
 
-  /** @param opts backend, metrics, timeout, readiness and verifier (see `ProofServiceOptions`) */
+  /** @param opts backend, metrics, timeouts, readiness and verifier (see `ProofServiceOptions`) */
   constructor(private readonly opts: ProofServiceOptions) {
     this.backend = opts.backend;
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_PROOF_TIMEOUT_MS;
+    this.asyncTtlMs = opts.asyncTtlMs ?? DEFAULT_ASYNC_TTL_MS;
+    this.asyncTimeoutMs = opts.asyncTimeoutMs ?? DEFAULT_ASYNC_TIMEOUT_MS;
   }
 
   /**
    * Proves `inputs` (accounts first, then addresses).
+   * @param call.timeoutMs this call's timeout (default the service's `timeoutMs`)
+   * @param call.onStart called when a local prover thread takes the job
    * @returns the proof with its encodings and timings (`timings.totalMs` is the whole request)
    * @throws ProverError: `unsupported_shape` / `invalid_input` (inputs), `not_ready` (keys), the
    *   backend's errors (`queue_full`, `timeout`, `queue_unavailable`, `witness_failed`, …),
    *   `verify_failed` (the proof does not verify with this process's vkey), `internal` (public
    *   signals differ from the inputs)
    */
-  async prove(inputs: ValidityProofInputs): Promise<ValidityProof> {
+  async prove(inputs: ValidityProofInputs, call: { timeoutMs?: number; onStart?: () => void } = {}): Promise<ValidityProof> {
     const t0 = performance.now();
     const m = this.opts.metrics;
     let circuitId = 'unknown';
@@ -75,22 +137,8 @@ export class ProofService {
       const witness = buildCircuitInput(inputs);
       circuitId = witness.circuitId;
       this.opts.readiness?.check(circuitId);
-      const r = await this.backend.prove({ witness, inputs }, { timeoutMs: this.timeoutMs });
-      if (r.publicSignals.length !== witness.publicSignals.length || r.publicSignals.some((s, i) => s !== witness.publicSignals[i])) {
-        throw new ProverError('internal', `${circuitId}: the proof's public signals differ from the inputs (proved by ${r.provedBy})`, {
-          expected: witness.publicSignals,
-          got: r.publicSignals,
-        });
-      }
-      let verifyMs = r.timings.verifyMs;
-      if (!r.verifiedLocally && this.opts.verifier) {
-        const tv = performance.now();
-        const ok = await this.opts.verifier(circuitId, r.proof, witness.publicSignals);
-        verifyMs += performance.now() - tv;
-        if (!ok) {
-          throw new ProverError('verify_failed', `the ${circuitId} proof made by ${r.provedBy} does not verify against this server's verification key (different keys on the prover node?)`);
-        }
-      }
+      const r = await this.backend.prove({ witness, inputs }, { timeoutMs: call.timeoutMs ?? this.timeoutMs, onStart: call.onStart });
+      const verifyMs = await this.check(circuitId, witness.publicSignals, r);
       const totalMs = performance.now() - t0;
       if (m && !r.reused) {
         // Proof work is counted once, by the request that caused it (not for a stored or joined result).
@@ -121,6 +169,142 @@ export class ProofService {
     }
   }
 
+  /**
+   * Checks a backend's proof: its public signals must equal `expected` (when known), and a proof not
+   * verified with this process's keys is verified here (when a verifier is set).
+   * @returns the verification time, ms (the backend's plus this one)
+   * @throws ProverError `internal` (public signals differ), `verify_failed`
+   */
+  private async check(circuitId: string, expected: readonly string[] | undefined, r: BackendProof): Promise<number> {
+    if (expected && (r.publicSignals.length !== expected.length || r.publicSignals.some((s, i) => s !== expected[i]))) {
+      throw new ProverError('internal', `${circuitId}: the proof's public signals differ from the inputs (proved by ${r.provedBy})`, {
+        expected,
+        got: r.publicSignals,
+      });
+    }
+    let verifyMs = r.timings.verifyMs;
+    if (!r.verifiedLocally && this.opts.verifier) {
+      const tv = performance.now();
+      const ok = await this.opts.verifier(circuitId, r.proof, expected ? [...expected] : r.publicSignals);
+      verifyMs += performance.now() - tv;
+      if (!ok) {
+        throw new ProverError('verify_failed', `the ${circuitId} proof made by ${r.provedBy} does not verify against this server's verification key (different keys on the prover node?)`);
+      }
+    }
+    return verifyMs;
+  }
+
+  /**
+   * Starts an async proof of `inputs` and returns at once (`POST /prove` with `X-Async: true`).
+   * Input errors and keys readiness are checked first, so they answer the submission itself. With a
+   * BullMQ backend the job goes to the queue (any API replica can then report it); otherwise it runs
+   * in this process's queue (timeout `asyncTimeoutMs`) and is kept `asyncTtlMs` after it finishes.
+   * Identical inputs map to one job id: a queued, running or completed job is joined
+   * (`deduplicated`), a failed one is started afresh.
+   * @throws ProverError `unsupported_shape` / `invalid_input` (inputs), `not_ready` (keys), and
+   *   immediate refusals of the queue: `queue_full`, `queue_unavailable`
+   */
+  async submit(inputs: ValidityProofInputs): Promise<AsyncSubmission> {
+    const witness = buildCircuitInput(inputs);
+    const { circuitId } = witness;
+    this.opts.readiness?.check(circuitId);
+    if (keepsJobs(this.backend)) return { ...(await this.backend.submit({ witness, inputs })), circuitId };
+
+    this.sweep();
+    const jobId = proofJobId(circuitId, witness.input);
+    const cur = this.jobs.get(jobId);
+    if (cur && cur.state !== 'failed') return { jobId, circuitId, deduplicated: true, queue: LOCAL_QUEUE_NAME };
+    this.jobs.delete(jobId);
+    this.makeRoom();
+    const entry: AsyncJobStatus = { jobId, circuitId, state: 'queued', createdAt: Date.now() };
+    this.jobs.set(jobId, entry);
+    const run = this.prove(inputs, {
+      timeoutMs: this.asyncTimeoutMs,
+      onStart: () => {
+        if (entry.state === 'queued') entry.state = 'processing';
+      },
+    });
+    run.then(
+      (proof) => Object.assign(entry, { state: 'completed', proof, finishedAt: Date.now() }),
+      (error: unknown) => Object.assign(entry, { state: 'failed', error: asProverError(error), finishedAt: Date.now() }),
+    );
+    // A refusal the queue gives at once (full, closed) answers the submission, as a failed enqueue
+    // does in the reference; anything later is the job's failure, reported by `status`.
+    const early = await Promise.race([run.then(() => undefined, (e: unknown) => asProverError(e)), new Promise<undefined>((r) => setImmediate(r, undefined))]);
+    if (early) {
+      if (this.jobs.get(jobId) === entry) this.jobs.delete(jobId);
+      throw early;
+    }
+    return { jobId, circuitId, deduplicated: false, queue: LOCAL_QUEUE_NAME };
+  }
+
+  /**
+   * The state of async job `jobId`: from this process's table, or with BullMQ from the queue (any
+   * replica's jobs, as BullMQ reports their state; a completed proof is checked and verified here as
+   * `prove` does, once: the verified proof is cached for later polls; a proof that fails the check
+   * is reported `failed` with that error).
+   * @returns undefined for an unknown job, or one that finished more than `asyncTtlMs` ago (BullMQ:
+   *   the backend's `resultTtlSeconds`)
+   * @throws ProverError `queue_unavailable` (Redis)
+   */
+  async status(jobId: string): Promise<AsyncJobStatus | undefined> {
+    this.sweep();
+    if (!keepsJobs(this.backend)) {
+      const known = this.jobs.get(jobId);
+      return known && { ...known };
+    }
+    const s = await this.backend.jobStatus(jobId);
+    if (!s) return undefined;
+    const base = { jobId, circuitId: s.circuitId, createdAt: s.createdAt, finishedAt: s.finishedAt };
+    if (s.state === 'failed') return { ...base, state: 'failed', error: s.error };
+    if (s.state !== 'completed' || !s.result) return { ...base, state: s.state };
+    const cached = this.jobs.get(jobId);
+    if (cached?.proof && cached.createdAt === s.createdAt) return { ...cached };
+    const r = s.result;
+    try {
+      const verifyMs = await this.check(s.circuitId, s.expectedPublicSignals, r);
+      const proof: ValidityProof = {
+        circuitId: s.circuitId,
+        compressedProof: compressProof(r.proof),
+        gnark: snarkjsToGnark(r.proof),
+        proof: r.proof,
+        publicSignals: r.publicSignals,
+        timings: { ...r.timings, verifyMs },
+      };
+      const done: AsyncJobStatus = { ...base, state: 'completed', proof };
+      try {
+        this.makeRoom();
+        this.jobs.set(jobId, done);
+      } catch {
+        /* table full of running jobs: not cached, verified again next time */
+      }
+      return { ...done };
+    } catch (e) {
+      return { ...base, state: 'failed', error: asProverError(e) };
+    }
+  }
+
+  /**
+   * Makes room for one more entry in the async table: forgets finished jobs, earliest submitted
+   * first, while it is at `asyncMaxJobs`.
+   * @throws ProverError `queue_full` when every kept job is still queued or running
+   */
+  private makeRoom(): void {
+    const max = this.opts.asyncMaxJobs ?? 10_000;
+    if (this.jobs.size < max) return;
+    for (const [id, j] of this.jobs) {
+      if (this.jobs.size < max) return;
+      if (j.finishedAt !== undefined) this.jobs.delete(id);
+    }
+    if (this.jobs.size >= max) throw new ProverError('queue_full', `too many async proof jobs in progress (${this.jobs.size}, limit ${max}); retry later`);
+  }
+
+  /** Drops async jobs (and cached results) that finished more than `asyncTtlMs` ago. */
+  private sweep(): void {
+    const cutoff = Date.now() - this.asyncTtlMs;
+    for (const [id, j] of this.jobs) if (j.finishedAt !== undefined && j.finishedAt < cutoff) this.jobs.delete(id);
+  }
+
   /** Waiting / active jobs of the backend. */
   depth() {
     return this.backend.depth();
@@ -130,4 +314,9 @@ export class ProofService {
   async close(): Promise<void> {
     await this.backend.close();
   }
+}
+
+/** Any thrown value as a ProverError (others become `internal`). */
+function asProverError(e: unknown): ProverError {
+  return e instanceof ProverError ? e : new ProverError('internal', `prover error: ${(e as Error)?.message ?? String(e)}`);
 }
