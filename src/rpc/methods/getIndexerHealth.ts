@@ -1,10 +1,14 @@
 /**
  * getIndexerHealth: `"ok"`, or `Node is behind {n} slots` when the Solana RPC's slot is more than
  * `config.healthMaxSlotLag` (default 20) ahead of the indexed slot. Params are ignored.
- * A failing Solana RPC gives `Internal server error` (Photon: UnexpectedError).
+ * Errors, in Photon's order: nothing indexed (`Record Not Found: No data has been indexed`), then the
+ * Solana RPC: unreachable, timed out or non-2xx → `Solana RPC unavailable: getSlot: <url> …`; a JSON-RPC
+ * error of the node → `Solana RPC error: getSlot: <its message>`; an answer that is not a slot number
+ * → `Solana RPC error: getSlot returned …` (all HTTP 503, code -32000; the URL has no credentials or
+ * api-key value). Photon answers these as `Internal server error`; Refract says which dependency failed.
  */
 import { z } from 'zod';
-import { RpcError } from '../errors.ts';
+import { RpcError, fromSolanaError } from '../errors.ts';
 import { defineMethod } from './lib/define.ts';
 import { requireSlot } from './lib/shared.ts';
 
@@ -16,12 +20,16 @@ export const getIndexerHealth = defineMethod({
   params: z.unknown().meta({ description: 'Ignored' }),
   async handler(ctx) {
     const indexed = await requireSlot(ctx);
-    let chain: bigint;
+    let answer: unknown;
     try {
-      chain = BigInt(await ctx.getSolanaSlot());
+      answer = await ctx.getSolanaSlot();
     } catch (err) {
-      throw RpcError.internal(err);
+      throw fromSolanaError(err) ?? RpcError.internal(err);
     }
+    if (!(typeof answer === 'bigint' || (typeof answer === 'number' && Number.isSafeInteger(answer) && answer >= 0))) {
+      throw RpcError.unavailable(`Solana RPC error: getSlot returned ${(JSON.stringify(answer) ?? String(answer)).slice(0, 80)}, not a slot number`);
+    }
+    const chain = BigInt(answer);
     const behind = chain - indexed;
     if (behind > BigInt(ctx.config.healthMaxSlotLag)) throw RpcError.staleSlot(behind);
     return 'ok';
