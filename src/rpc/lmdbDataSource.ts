@@ -25,7 +25,7 @@ import { getNewAddressProof } from '../query/addressProofs.ts';
 import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
 import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
-import { SolanaRpc, SolanaRpcError, SolanaUnavailableError } from '../solana/rpcClient.ts';
+import { SolanaRpc, SolanaRpcError, SolanaUnavailableError, requestTarget, scrubUrl } from '../solana/rpcClient.ts';
 import type { AccountRecord as StoredAccount } from '../store/records.ts';
 import { ReadView, type SignatureEntry, type Store } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
@@ -133,10 +133,13 @@ export function jsonRpcResultText(body: string): string | undefined {
  */
 export class SolanaTransactionSource implements TransactionFetcher {
   private id = 0;
+  private readonly target: { url: string; headers: Record<string, string> };
   constructor(
     readonly url: string,
     private readonly timeoutMs = 30_000,
-  ) {}
+  ) {
+    this.target = requestTarget(url);
+  }
 
   /**
    * Raw result text, or null when the node answers `null` (unknown signature). Throws
@@ -146,9 +149,9 @@ export class SolanaTransactionSource implements TransactionFetcher {
   async getTransaction(signature: string): Promise<string | null> {
     let res: Response;
     try {
-      res = await fetch(this.url, {
+      res = await fetch(this.target.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...this.target.headers },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: ++this.id,
@@ -158,13 +161,13 @@ export class SolanaTransactionSource implements TransactionFetcher {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} unreachable (${(err as Error).message})`, { cause: err });
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
     let text: string;
     try {
       text = await res.text();
     } catch (err) {
-      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answer could not be read (${(err as Error).message})`, { cause: err });
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answer could not be read (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
     let body: { result?: unknown; error?: { code: number; message: string } } | null;
     try {

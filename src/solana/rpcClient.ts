@@ -29,6 +29,35 @@ export function displayUrl(url: string): string {
 }
 
 /**
+ * Where to send requests for `url`: fetch refuses URLs with credentials (`https://user:pass@host`),
+ * so user and password (percent-decoded) become an `Authorization: Basic …` header and are removed
+ * from the URL. A URL without credentials (or that does not parse) is returned as is, with no headers.
+ */
+export function requestTarget(url: string): { url: string; headers: Record<string, string> } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { url, headers: {} };
+  }
+  if (!u.username && !u.password) return { url, headers: {} };
+  const user = decodeURIComponent(u.username);
+  const password = decodeURIComponent(u.password);
+  u.username = '';
+  u.password = '';
+  return { url: u.toString(), headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` } };
+}
+
+/** `message` with every occurrence of `url` (and of its fetch form) replaced by `displayUrl(url)`. */
+export function scrubUrl(message: string, url: string): string {
+  const shown = displayUrl(url);
+  let out = message.split(url).join(shown);
+  const target = requestTarget(url).url;
+  if (target !== url) out = out.split(target).join(displayUrl(target));
+  return out;
+}
+
+/**
  * The Solana node could not be asked: unreachable, timed out, a non-2xx status without a JSON-RPC
  * error, or a body that is not JSON-RPC. `message` is `<method>: <url> <what happened>` with the URL
  * redacted (`displayUrl`).
@@ -71,10 +100,18 @@ export interface SolanaRpcOptions {
 /** Talks to one Solana JSON-RPC endpoint. */
 export class SolanaRpc {
   private id = 0;
+  /** Where requests go (credentials moved to a header, see `requestTarget`). */
+  private readonly target: { url: string; headers: Record<string, string> };
+  /**
+   * @param url the node's JSON-RPC URL; `user:password@` in it is sent as HTTP Basic auth and never
+   *   shown in errors (`displayUrl`)
+   */
   constructor(
     readonly url: string,
     private readonly opts: SolanaRpcOptions = {},
-  ) {}
+  ) {
+    this.target = requestTarget(url);
+  }
 
   /**
    * Sends one request; resolves `result`. Throws SolanaRpcError for a JSON-RPC error and
@@ -88,15 +125,15 @@ export class SolanaRpc {
     let text: string;
     const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
     try {
-      res = await fetch(this.url, {
+      res = await fetch(this.target.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...this.target.headers },
         body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
         signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
       text = await res.text();
     } catch (err) {
-      throw new SolanaUnavailableError(method, `${method}: ${url()} unreachable (${(err as Error).message})`, { cause: err });
+      throw new SolanaUnavailableError(method, `${method}: ${url()} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
     let body: { result?: T; error?: { code: number; message: string } };
     try {
