@@ -5,26 +5,16 @@
  * the RPC URL's credentials or api-key value. getIndexerHealth with the node down is driven through
  * the real `refract start` binary.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { SolanaRpc, SolanaUnavailableError, displayUrl } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
-import { REPO_ROOT, tempDir } from './helpers/photon.ts';
+import { tempDir } from './helpers/photon.ts';
+import { freePort, postRpc, startRefract, stopAll } from './helpers/refractBin.ts';
 import { fixtureStore, lmdbServer, registry, rpcCall, slot0 } from './helpers/rpcLmdb.ts';
-
-/** A TCP port nothing listens on (bound to 0 by the OS, then released). */
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** A fake Solana node on 127.0.0.1 answering every POST with `reply(method)`. */
 async function fakeNode(reply: (method: string) => { status: number; body: string }): Promise<{ url: string; close(): Promise<void> }> {
@@ -41,46 +31,7 @@ async function fakeNode(reply: (method: string) => { status: number; body: strin
   return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-const children: ChildProcess[] = [];
-afterAll(async () => {
-  for (const c of children) {
-    if (c.exitCode === null && c.signalCode === null) {
-      c.kill('SIGTERM');
-      await new Promise((r) => c.once('exit', r));
-    }
-  }
-});
-
-/** `refract start …` (bin/refract.mjs); resolves once its API answers on `port`. */
-async function startBin(args: string[], port: number): Promise<ChildProcess> {
-  const c = spawn(process.execPath, [join(REPO_ROOT, 'bin/refract.mjs'), 'start', ...args, '--port', String(port), '--host', '127.0.0.1'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, REFRACT_LOG_LEVEL: 'error' },
-  });
-  children.push(c);
-  let stderr = '';
-  c.stderr!.on('data', (d) => (stderr += d));
-  const end = Date.now() + 60_000;
-  for (;;) {
-    if (c.exitCode !== null) throw new Error(`refract start exited with ${c.exitCode}: ${stderr}`);
-    try {
-      await post(port, 'getIndexerSlot');
-      return c;
-    } catch {
-      if (Date.now() > end) throw new Error(`refract start did not answer within 60 s: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-}
-
-async function post(port: number, method: string, params?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`http://127.0.0.1:${port}/`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+afterAll(stopAll);
 
 describe('getIndexerHealth with the Solana node down (refract start)', () => {
   it('answers 503 -32000 naming getSlot and the redacted URL, not Internal server error', async () => {
@@ -93,9 +44,9 @@ describe('getIndexerHealth with the Solana node down (refract start)', () => {
     const closed = await freePort();
     const port = await freePort();
     const rpcUrl = `http://127.0.0.1:${closed}/?api-key=SECRET-KEY-123`;
-    await startBin(['--db', db, '--no-prover', '--rpc-url', rpcUrl], port);
+    await startRefract(['--db', db, '--no-prover', '--rpc-url', rpcUrl], port);
 
-    const r = await post(port, 'getIndexerHealth');
+    const r = await postRpc(port, 'getIndexerHealth');
     expect(r.status).toBe(503);
     expect(r.body.error.code).toBe(-32000);
     expect(r.body.error.message).toMatch(
@@ -104,7 +55,7 @@ describe('getIndexerHealth with the Solana node down (refract start)', () => {
     expect(r.body.error.message).not.toContain('SECRET-KEY-123');
     expect(r.body.error.message).not.toBe('Internal server error');
     // The rest of the API still serves the indexed state.
-    expect((await post(port, 'getIndexerSlot')).body.result).toBe(0);
+    expect((await postRpc(port, 'getIndexerSlot')).body.result).toBe(0);
   }, 90_000);
 });
 
