@@ -10,6 +10,9 @@ import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
+import { ProverError, type ProverErrorCode } from '../src/prover/errors.ts';
+import { proverErrorToRpc } from '../src/prover/validityProver.ts';
+import { describeError } from '../src/rpc/errors.ts';
 import { SolanaRpc, SolanaUnavailableError, displayUrl } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
@@ -206,5 +209,18 @@ describe('a closed store', () => {
     });
     expect(JSON.parse(batch.body)).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32000, message } }]);
     await app.close();
+  });
+});
+
+describe('prover failures in JSON-RPC', () => {
+  it('only a self-contradiction (and Photon\'s refused-statement case) stays Internal server error; the rest say why', () => {
+    const codes: ProverErrorCode[] = [
+      'unsupported_shape', 'invalid_input', 'malformed_request', 'witness_failed', 'keys_missing', 'verify_failed', 'worker_crashed',
+      'setup_failed', 'queue_full', 'timeout', 'queue_unavailable', 'not_ready', 'remote_failed', 'remote_refused', 'internal',
+    ];
+    const internal = codes.filter((c) => describeError(proverErrorToRpc(new ProverError(c, 'why'))).unexpected);
+    expect(internal).toEqual(['witness_failed', 'verify_failed', 'remote_refused', 'internal']);
+    const setup = describeError(proverErrorToRpc(new ProverError('setup_failed', 'non-inclusion_26_1: circom exited with 1')));
+    expect([setup.status, setup.code, setup.message]).toEqual([503, -32000, 'Prover not available: non-inclusion_26_1: circom exited with 1']);
   });
 });
