@@ -131,6 +131,8 @@ describe('the Solana client names the failure without secrets', () => {
   it('displayUrl hides user:password and the api-key value', () => {
     expect(displayUrl('https://user:pa55@rpc.example.com:8899/path?api-key=abc&x=1')).toBe('https://***@rpc.example.com:8899/path?api-key=***&x=1');
     expect(displayUrl('http://127.0.0.1:8899')).toBe('http://127.0.0.1:8899');
+    expect(displayUrl('http://u:p@ss@node.example/?api-key=k')).toBe('http://***@node.example/?api-key=***');
+    expect(displayUrl('http://token@node.example/rpc')).toBe('http://***@node.example/rpc');
   });
 
   it('an unreachable node with credentials in the URL: SolanaUnavailableError whose message has neither', async () => {

@@ -18,9 +18,13 @@ export function displayUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.username || u.password) {
-      // Only the userinfo part is replaced; everything else stays as the operator wrote it.
-      const at = url.indexOf('@', url.indexOf('//') + 2);
-      if (at > 0) out = `${url.slice(0, url.indexOf('//') + 2)}***${url.slice(at)}`;
+      // Only the userinfo part is replaced; everything else stays as the operator wrote it. The
+      // authority ends at the first '/', '?' or '#'; its last '@' ends the userinfo (as URL parses it).
+      const start = url.indexOf('//') + 2;
+      const rest = url.slice(start);
+      const end = rest.search(/[/?#]/);
+      const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf('@');
+      if (start >= 2 && at >= 0) out = `${url.slice(0, start)}***${rest.slice(at)}`;
     }
   } catch {
     // not a URL: nothing to strip
