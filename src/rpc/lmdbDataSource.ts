@@ -545,7 +545,9 @@ export class LmdbDataSource implements RpcDataSource {
    * Fetches the transaction from Solana, re-parses it at its own slot (opened accounts) and reads its
    * closed accounts from the store (`Record Not Found: Account not found` when one is missing or not
    * yet spent). The fetched JSON is returned verbatim. Null when Solana does not know the signature;
-   * `Service unavailable` (503) when no Solana RPC is configured.
+   * `Service unavailable` (503) when no Solana RPC is configured. The node failing throws the Solana
+   * client's errors, which the API answers 503 `Solana RPC unavailable: getTransaction: <url> …` or
+   * `Solana RPC error: getTransaction: …` (src/rpc/errors.ts `fromSolanaError`).
    */
   async getTransactionWithCompressionInfo(signature: string): Promise<TransactionCompressionInfoRecord | null> {
     const solana = this.solana;
