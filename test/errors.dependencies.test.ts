@@ -212,6 +212,13 @@ describe('a closed store', () => {
     expect(JSON.parse(batch.body)).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32000, message } }]);
     await app.close();
   });
+
+  it('every LMDB reader slot in use → 503 "Store unavailable: … retry"; other errors stay internal', () => {
+    const full = describeError(new Error('MDB_READERS_FULL: Environment maxreaders limit reached'));
+    expect([full.status, full.code, full.message, full.unexpected]).toEqual([503, -32000, 'Store unavailable: every LMDB reader slot is in use; retry', false]);
+    const bug = describeError(new Error('MDB_CORRUPTED: Located page was wrong type'));
+    expect([bug.status, bug.message, bug.unexpected]).toEqual([500, 'Internal server error', true]);
+  });
 });
 
 describe('prover failures in JSON-RPC', () => {
