@@ -15,10 +15,11 @@
  *    - then getValidityProofInputs: paths, roots, root seqs → root indices, low elements.
  * 3. Only v1 trees (height 26) can be proved by Refract's circuits; v2 trees get a clear error.
  * 4. `ProofService.prove`: witness → queue → proof → verification with the vkey → encodings.
- *    Errors map to JSON-RPC: input problems → `Validation Error`; keys not ready, queue full,
- *    timeout, queue or external prover down → 503 with the reason (`Prover not available: …` when
- *    keys are missing or being built); a proof that fails verification or an unsatisfied witness
- *    (the store contradicts itself) → `Internal server error` (logged, counted), never a proof.
+ *    Errors map to JSON-RPC: input problems → `Validation Error`; keys not ready or failing to
+ *    build, queue full, timeout, queue or external prover down → 503 with the reason (`Prover not
+ *    available: …` when keys are missing, being built or failed to build); a proof that fails
+ *    verification or an unsatisfied witness (the store contradicts itself), and an external prover
+ *    refusing the statement (as Photon) → `Internal server error` (logged, counted), never a proof.
  *
  * The returned record also carries `slot` (the read's slot) so the method's `context.slot`
  * matches the data.
@@ -80,9 +81,13 @@ export function proverErrorToRpc(e: unknown): RpcError {
       return RpcError.unavailable(`Prover not available: ${e.message}`);
     case 'remote_failed':
       return RpcError.unavailable(`External prover failed: ${e.message}`);
+    case 'setup_failed':
+      return RpcError.unavailable(`Prover not available: ${e.message}`);
     case 'worker_crashed':
       return RpcError.unavailable(`Prover failed: ${e.message}; retry`);
     default:
+      // witness_failed, verify_failed, internal: the store or the prover contradicts itself (a bug);
+      // remote_refused: Photon's answer to a prover refusing the statement (test/prover.remote.test.ts).
       return RpcError.internal(e);
   }
 }

@@ -1,10 +1,11 @@
 /**
- * Non-inclusion (exclusion-range) proofs for new addresses in v1 address trees (photon.md §2.6).
+ * Non-inclusion (exclusion-range) proofs for new addresses in address trees (photon.md §2.6).
  */
 import type { TreeInfo } from '../config/trees.ts';
 import { ZERO_BYTES } from '../merkle/zeroValues.ts';
 import { poseidon2 } from '../merkle/poseidon.ts';
-import { TOP_ELEMENT_V1, ZEROETH_ELEMENT_V1, elementHashV1 } from '../merkle/indexedConstants.ts';
+import { indexedLeafHashV2 } from '../light/hashing.ts';
+import { HIGHEST_ADDRESS_PLUS_ONE, TOP_ELEMENT_V1, ZEROETH_ELEMENT_V1, elementHashV1 } from '../merkle/indexedConstants.ts';
 import type { ReadView } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
 import { pathAndRoot } from './merkleProofs.ts';
@@ -27,28 +28,49 @@ export interface NewAddressProof {
 }
 
 /**
+ * The zeroeth element of an AddressV2 (batched) address tree: value 0, next index 0, next value
+ * 2^248−1 (photon.md §2.6); its leaf hash is Poseidon2(value, nextValue).
+ */
+const ZEROETH_ELEMENT_V2 = { value: new Uint8Array(32), nextIndex: 0, nextValue: HIGHEST_ADDRESS_PLUS_ONE };
+
+/**
+ * Photon's synthetic proof for a tree with no element yet (photon.md §2.6 "If there is no element"):
+ * the low element is the zeroeth element at leaf 0 and the siblings are those of the tree as created
+ * on chain, `height` of them bottom-up.
+ * - AddressV1: leaf 0 = zeroeth V1 `{0, next 1, 2^248−1}`, siblings `[hash(top element), Z1..Z(h−1)]`
+ *   (leaf 1 holds the top element), rootSeq 3.
+ * - AddressV2: leaf 0 = zeroeth V2 `{0, next 0, 2^248−1}` hashed Poseidon2(value, nextValue),
+ *   siblings `[Z0..Z(h−1)]`, rootSeq 0.
+ * The root folds Poseidon(cur, sibling) with the leaf always on the left (leaf index 0).
+ */
+export function emptyTreeAddressProof(info: TreeInfo, address: Bytes32): NewAddressProof {
+  const v1 = info.type === 'AddressV1';
+  const low = v1 ? ZEROETH_ELEMENT_V1 : ZEROETH_ELEMENT_V2;
+  const siblings = v1 ? [elementHashV1(TOP_ELEMENT_V1), ...ZERO_BYTES.slice(1, info.height)] : ZERO_BYTES.slice(0, info.height);
+  const proof = siblings.map((z) => Buffer.from(z));
+  let cur: Uint8Array = v1 ? elementHashV1(low) : indexedLeafHashV2(low.value, low.nextValue);
+  for (const sib of proof) cur = poseidon2(cur, sib);
+  return {
+    root: Buffer.from(cur),
+    address: Buffer.from(address),
+    lowerRangeAddress: Buffer.from(low.value),
+    higherRangeAddress: Buffer.from(low.nextValue),
+    nextIndex: low.nextIndex,
+    proof,
+    merkleTree: Buffer.from(info.treeBytes),
+    rootSeq: v1 ? 3n : 0n,
+    lowElementLeafIndex: 0,
+  };
+}
+
+/**
  * Proof that `address` lies strictly inside the range of its low element (the element with the
- * largest value below it). An empty tree yields Photon's synthetic proof over the zeroeth element
- * (proof [hash(top), Z1..], root folded with the leaf on the left, rootSeq 3 for AddressV1).
+ * largest value below it), with `info.height` siblings. A tree with no element yet (nothing indexed
+ * for it, e.g. a fresh store) yields Photon's synthetic proof (`emptyTreeAddressProof`).
  */
 export function getNewAddressProof(r: ReadView, info: TreeInfo, address: Bytes32): NewAddressProof {
   const low = r.indexedLowElement(info.treeBytes, address);
-  if (!low) {
-    const proof = [Buffer.from(elementHashV1(TOP_ELEMENT_V1)), ...ZERO_BYTES.slice(1, info.height).map((z) => Buffer.from(z))];
-    let cur: Uint8Array = elementHashV1(ZEROETH_ELEMENT_V1);
-    for (const sib of proof) cur = poseidon2(cur, sib);
-    return {
-      root: Buffer.from(cur),
-      address: Buffer.from(address),
-      lowerRangeAddress: Buffer.from(ZEROETH_ELEMENT_V1.value),
-      higherRangeAddress: Buffer.from(ZEROETH_ELEMENT_V1.nextValue),
-      nextIndex: ZEROETH_ELEMENT_V1.nextIndex,
-      proof,
-      merkleTree: Buffer.from(info.treeBytes),
-      rootSeq: info.type === 'AddressV1' ? 3n : 0n,
-      lowElementLeafIndex: 0,
-    };
-  }
+  if (!low) return emptyTreeAddressProof(info, address);
   const { proof, root, rootSeq } = pathAndRoot(r, info.treeBytes, info.height, low.leafIndex);
   return {
     root,

@@ -2,8 +2,10 @@
  * Errors as values, and the ONE place that maps them to HTTP status and JSON-RPC code/message.
  *
  * Methods, the data source and the prover throw `RpcError` with a `kind`; the server turns any
- * thrown value into `{status, code, message}` through `describeError`. Anything that is not an
- * `RpcError` becomes `Internal server error` (HTTP 500) and is logged, never shown.
+ * thrown value into `{status, code, message}` through `describeError`. Errors of the layers below
+ * that describe an expected condition are recognised too (query errors, the Solana client's errors,
+ * a closed LMDB environment: see `fromFrameworkError`). Anything else becomes `Internal server
+ * error` (HTTP 500) and is logged, never shown: that text is kept for bugs.
  *
  * Codes and messages follow Photon (photon.md §3.0) where Photon has the case; HTTP statuses follow
  * the Refract issue (Photon itself always answers 200).
@@ -23,7 +25,7 @@ export type RpcErrorKind =
   | 'forbidden' // key may not call this method
   | 'rateLimited' // token bucket empty
   | 'payloadTooLarge' // body above the configured limit
-  | 'unavailable' // a dependency (prover, Solana RPC) is not available
+  | 'unavailable' // a dependency (prover, Solana RPC, the store) is not available
   | 'internal'; // anything unexpected
 
 /** HTTP status and JSON-RPC code per kind, and the message prefix that goes before the detail. */
@@ -147,8 +149,46 @@ const QUERY_KINDS: Record<string, RpcErrorKind> = {
   StaleSlot: 'staleSlot',
 };
 
-/** Map errors that are not `RpcError`s: query-layer errors by shape, fastify's FST_ERR_* by code, else internal. */
+/**
+ * The Solana client's errors (src/solana/rpcClient.ts), recognised by `name` like QueryError (so this
+ * module imports nothing): the node could not be asked (`SolanaUnavailableError`: unreachable,
+ * timeout, non-2xx) or answered a JSON-RPC error (`SolanaRpcError`). Both are a dependency failure,
+ * 503 `-32000`, with the client's message, which names the method and the redacted URL (Photon
+ * answers `Internal server error` and keeps `RPC error: …` for its log). Null for other values.
+ */
+export function fromSolanaError(err: unknown): RpcError | null {
+  const e = err as { name?: unknown; message?: unknown } | null;
+  if (typeof e?.message !== 'string') return null;
+  if (e.name === 'SolanaUnavailableError') return new RpcError('unavailable', `Solana RPC unavailable: ${e.message}`, { cause: err });
+  if (e.name === 'SolanaRpcError') return new RpcError('unavailable', `Solana RPC error: ${e.message}`, { cause: err });
+  return null;
+}
+
+/**
+ * LMDB's own errors for conditions of the environment rather than bugs (lmdb-js words them
+ * `Can not <op> … closed database`, and `MDB_READERS_FULL` when every reader slot is taken): 503
+ * `Store unavailable: …`. Null for other values.
+ */
+export function fromStoreError(err: unknown): RpcError | null {
+  const message = (err as { message?: unknown } | null)?.message;
+  if (typeof message !== 'string') return null;
+  if (/closed database/i.test(message)) {
+    return new RpcError('unavailable', 'Store unavailable: the LMDB environment is closed (the server is shutting down)', { cause: err });
+  }
+  if (message.includes('MDB_READERS_FULL')) {
+    return new RpcError('unavailable', 'Store unavailable: every LMDB reader slot is in use; retry', { cause: err });
+  }
+  return null;
+}
+
+/**
+ * Map errors that are not `RpcError`s: query-layer errors by shape, the Solana client's errors by
+ * name (`fromSolanaError`), LMDB environment errors (`fromStoreError`), fastify's FST_ERR_* by code,
+ * else internal.
+ */
 function fromFrameworkError(err: unknown, bodyLimitBytes?: number): RpcError {
+  const dependency = fromSolanaError(err) ?? fromStoreError(err);
+  if (dependency) return dependency;
   const e = err as { name?: unknown; kind?: unknown; code?: unknown; statusCode?: unknown; message?: unknown } | null;
   if (e?.name === 'QueryError' && typeof e.kind === 'string' && typeof e.message === 'string') {
     const kind = Object.hasOwn(QUERY_KINDS, e.kind) ? QUERY_KINDS[e.kind] : undefined;

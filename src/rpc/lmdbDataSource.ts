@@ -25,7 +25,7 @@ import { getNewAddressProof } from '../query/addressProofs.ts';
 import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
 import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
-import { SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
+import { SolanaRpc, SolanaRpcError, SolanaUnavailableError, requestTarget, scrubUrl } from '../solana/rpcClient.ts';
 import type { AccountRecord as StoredAccount } from '../store/records.ts';
 import { ReadView, type SignatureEntry, type Store } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
@@ -133,21 +133,25 @@ export function jsonRpcResultText(body: string): string | undefined {
  */
 export class SolanaTransactionSource implements TransactionFetcher {
   private id = 0;
+  private readonly target: { url: string; headers: Record<string, string> };
   constructor(
     readonly url: string,
     private readonly timeoutMs = 30_000,
-  ) {}
+  ) {
+    this.target = requestTarget(url);
+  }
 
   /**
    * Raw result text, or null when the node answers `null` (unknown signature). Throws
-   * SolanaRpcError for a JSON-RPC error and Error naming the URL for transport failures.
+   * SolanaRpcError for a JSON-RPC error and SolanaUnavailableError naming the URL (without query
+   * string or credentials) for transport failures; the API answers both as 503 (src/rpc/errors.ts).
    */
   async getTransaction(signature: string): Promise<string | null> {
     let res: Response;
     try {
-      res = await fetch(this.url, {
+      res = await fetch(this.target.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...this.target.headers },
         body: JSON.stringify({
           jsonrpc: '2.0',
           id: ++this.id,
@@ -157,20 +161,25 @@ export class SolanaTransactionSource implements TransactionFetcher {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new Error(`getTransaction: ${redact(this.url)} unreachable (${(err as Error).message})`);
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
-    const text = await res.text();
-    let body: { result?: unknown; error?: { code: number; message: string } };
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (err) {
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answer could not be read (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
+    }
+    let body: { result?: unknown; error?: { code: number; message: string } } | null;
     try {
       body = JSON.parse(text);
     } catch {
-      throw new Error(`getTransaction: HTTP ${res.status}, body is not JSON`);
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answered HTTP ${res.status}, body is not JSON`);
     }
-    if (body.error) throw new SolanaRpcError(body.error.code, `getTransaction: ${body.error.message}`);
-    if (!res.ok) throw new Error(`getTransaction: HTTP ${res.status}`);
-    if (body.result === null || body.result === undefined) return null;
+    if (body?.error) throw new SolanaRpcError(body.error.code, `getTransaction: ${body.error.message}`);
+    if (!res.ok) throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answered HTTP ${res.status}`);
+    if (body?.result === null || body?.result === undefined) return null;
     const raw = jsonRpcResultText(text);
-    if (raw === undefined) throw new Error('getTransaction: response has no result member');
+    if (raw === undefined) throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answered without a JSON-RPC result member`);
     return raw;
   }
 }
@@ -536,7 +545,9 @@ export class LmdbDataSource implements RpcDataSource {
    * Fetches the transaction from Solana, re-parses it at its own slot (opened accounts) and reads its
    * closed accounts from the store (`Record Not Found: Account not found` when one is missing or not
    * yet spent). The fetched JSON is returned verbatim. Null when Solana does not know the signature;
-   * `Service unavailable` (503) when no Solana RPC is configured.
+   * `Service unavailable` (503) when no Solana RPC is configured. The node failing throws the Solana
+   * client's errors, which the API answers 503 `Solana RPC unavailable: getTransaction: <url> …` or
+   * `Solana RPC error: getTransaction: …` (src/rpc/errors.ts `fromSolanaError`).
    */
   async getTransactionWithCompressionInfo(signature: string): Promise<TransactionCompressionInfoRecord | null> {
     const solana = this.solana;

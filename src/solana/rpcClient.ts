@@ -1,7 +1,82 @@
 /**
  * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock, getTransaction, getFirstAvailableBlock,
  * getGenesisHash.
+ *
+ * Errors name the method and, for transport failures, the URL as `displayUrl` shows it (no
+ * credentials, no api-key value), so they can be shown to API callers (src/rpc/errors.ts maps both
+ * error types below to `503`).
  */
+import { redactUrl } from '../rpc/auth.ts';
+
+/**
+ * `url` fit for error messages and logs: user and password removed (`https://***@host/…`) and any
+ * `api-key` query value replaced by `***` (`redactUrl`). A string that is not a URL is returned with
+ * only the api-key redaction.
+ */
+export function displayUrl(url: string): string {
+  let out = url;
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) {
+      // Only the userinfo part is replaced; everything else stays as the operator wrote it. The
+      // authority ends at the first '/', '?' or '#'; its last '@' ends the userinfo (as URL parses it).
+      const start = url.indexOf('//') + 2;
+      const rest = url.slice(start);
+      const end = rest.search(/[/?#]/);
+      const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf('@');
+      if (start >= 2 && at >= 0) out = `${url.slice(0, start)}***${rest.slice(at)}`;
+    }
+  } catch {
+    // not a URL: nothing to strip
+  }
+  return redactUrl(out);
+}
+
+/**
+ * Where to send requests for `url`: fetch refuses URLs with credentials (`https://user:pass@host`),
+ * so user and password (percent-decoded) become an `Authorization: Basic …` header and are removed
+ * from the URL. A URL without credentials (or that does not parse) is returned as is, with no headers.
+ */
+export function requestTarget(url: string): { url: string; headers: Record<string, string> } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { url, headers: {} };
+  }
+  if (!u.username && !u.password) return { url, headers: {} };
+  const user = decodeURIComponent(u.username);
+  const password = decodeURIComponent(u.password);
+  u.username = '';
+  u.password = '';
+  return { url: u.toString(), headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` } };
+}
+
+/** `message` with every occurrence of `url` (and of its fetch form) replaced by `displayUrl(url)`. */
+export function scrubUrl(message: string, url: string): string {
+  const shown = displayUrl(url);
+  let out = message.split(url).join(shown);
+  const target = requestTarget(url).url;
+  if (target !== url) out = out.split(target).join(displayUrl(target));
+  return out;
+}
+
+/**
+ * The Solana node could not be asked: unreachable, timed out, a non-2xx status without a JSON-RPC
+ * error, or a body that is not JSON-RPC. `message` is `<method>: <url> <what happened>` with the URL
+ * redacted (`displayUrl`).
+ */
+export class SolanaUnavailableError extends Error {
+  constructor(
+    /** The JSON-RPC method that failed (e.g. `getSlot`). */
+    readonly method: string,
+    message: string,
+    opts?: { cause?: unknown },
+  ) {
+    super(message, opts);
+    this.name = 'SolanaUnavailableError';
+  }
+}
 
 /** A JSON-RPC error returned by the node (code and message as sent). */
 export class SolanaRpcError extends Error {
@@ -29,38 +104,50 @@ export interface SolanaRpcOptions {
 /** Talks to one Solana JSON-RPC endpoint. */
 export class SolanaRpc {
   private id = 0;
+  /** Where requests go (credentials moved to a header, see `requestTarget`). */
+  private readonly target: { url: string; headers: Record<string, string> };
+  /**
+   * @param url the node's JSON-RPC URL; `user:password@` in it is sent as HTTP Basic auth and never
+   *   shown in errors (`displayUrl`)
+   */
   constructor(
     readonly url: string,
     private readonly opts: SolanaRpcOptions = {},
-  ) {}
+  ) {
+    this.target = requestTarget(url);
+  }
 
   /**
-   * Sends one request; resolves `result`. Throws SolanaRpcError for a JSON-RPC error and Error for
-   * transport failures (non-2xx, timeout, invalid JSON, `signal` aborted), each naming the method.
+   * Sends one request; resolves `result`. Throws SolanaRpcError for a JSON-RPC error and
+   * SolanaUnavailableError for transport failures (unreachable, timeout, `signal` aborted, non-2xx,
+   * a body that is not JSON), each naming the method and the redacted URL, e.g.
+   * `getSlot: http://127.0.0.1:8899 unreachable (fetch failed)`.
    */
   async call<T>(method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
+    const url = () => displayUrl(this.url);
     let res: Response;
+    let text: string;
     const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
     try {
-      res = await fetch(this.url, {
+      res = await fetch(this.target.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...this.target.headers },
         body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
         signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
       });
+      text = await res.text();
     } catch (err) {
-      throw new Error(`${method}: ${this.url} unreachable (${(err as Error).message})`);
+      throw new SolanaUnavailableError(method, `${method}: ${url()} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
-    const text = await res.text();
     let body: { result?: T; error?: { code: number; message: string } };
     try {
       body = JSON.parse(text);
     } catch {
-      throw new Error(`${method}: HTTP ${res.status}, body is not JSON`);
+      throw new SolanaUnavailableError(method, `${method}: ${url()} answered HTTP ${res.status}, body is not JSON`);
     }
-    if (body.error) throw new SolanaRpcError(body.error.code, `${method}: ${body.error.message}`);
-    if (!res.ok) throw new Error(`${method}: HTTP ${res.status}`);
-    return body.result as T;
+    if (body?.error) throw new SolanaRpcError(body.error.code, `${method}: ${body.error.message}`);
+    if (!res.ok) throw new SolanaUnavailableError(method, `${method}: ${url()} answered HTTP ${res.status}`);
+    return body?.result as T;
   }
 
   /** Current slot at `confirmed` commitment. */

@@ -4,7 +4,7 @@
 import type { AddressWithTree, RpcContext } from '../../context.ts';
 import { encodeNewAddressProof, withContext } from '../../encode.ts';
 import { RpcError } from '../../errors.ts';
-import { requireSlot } from './shared.ts';
+import { slotOrZero } from './shared.ts';
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && Buffer.compare(a, b) === 0;
@@ -27,10 +27,15 @@ export async function checkAddressTrees(ctx: RpcContext, items: AddressWithTree[
   }
 }
 
-/** `{context, value: [NewAddressProof]}` in request order; empty → `Validation Error: No addresses provided`. */
+/**
+ * `{context, value: [NewAddressProof]}` in request order; empty → `Validation Error: No addresses
+ * provided`; a tree that is not a known address tree → `Invalid Public Key: field 'tree'`. A store
+ * with nothing indexed answers too: every address tree is empty, so each proof is the empty tree's
+ * (src/query/addressProofs.ts `emptyTreeAddressProof`) with `context.slot` 0.
+ */
 export async function newAddressProofs(ctx: RpcContext, items: AddressWithTree[]) {
   if (items.length === 0) throw RpcError.validation('No addresses provided');
-  const slot = await requireSlot(ctx);
+  const slot = await slotOrZero(ctx);
   await checkAddressTrees(ctx, items);
   const proofs = await ctx.data.getNewAddressProofs(items);
   return withContext(slot, proofs.map(encodeNewAddressProof));

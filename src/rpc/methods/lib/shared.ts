@@ -42,6 +42,15 @@ export async function requireSlot(ctx: RpcContext): Promise<bigint> {
   return indexedSlot(ctx);
 }
 
+/**
+ * The indexed slot, or 0 when nothing is indexed yet: the context slot of answers that exist on an
+ * empty store (new-address proofs over empty address trees, photon.md §2.6, whose reference snapshot
+ * has `context.slot` 0).
+ */
+export async function slotOrZero(ctx: RpcContext): Promise<bigint> {
+  return (await ctx.data.getIndexedSlot()) ?? 0n;
+}
+
 /** `{address?, hash?}` (Photon `CompressedAccountRequest`, unknown keys rejected). */
 export const accountIdParams = z
   .strictObject({ address: optional(pubkey), hash: optional(hash) })

@@ -5,7 +5,7 @@ import type { RpcContext, ValidityProofRecord, ValidityProofRequest, ValidityPro
 import { withContext } from '../../encode.ts';
 import { RpcError } from '../../errors.ts';
 import { checkAddressTrees } from './newAddressProofs.ts';
-import { requireSlot } from './shared.ts';
+import { requireSlot, slotOrZero } from './shared.ts';
 
 /** The configured prover, or `Prover not available: validity proofs are not enabled on this server` (HTTP 503). */
 export function requireProver(ctx: RpcContext): ValidityProver {
@@ -26,9 +26,10 @@ export function readSlot(record: ValidityProofRecord): bigint | undefined {
 /**
  * `{context: {slot}, value: encode(proof)}` for a non-empty `request`, proved in `mode` ('v1' or
  * 'v2', see `ValidityProver`). context.slot is the prover's read slot (`readSlot`), else the indexed
- * slot. Errors, in this order: no prover (503, `requireProver`), nothing indexed (`Record Not Found:
- * No data has been indexed`), an unknown address tree (`Invalid Public Key: field 'tree'`), then
- * whatever the prover throws.
+ * slot. Errors, in this order: no prover (503, `requireProver`), nothing indexed when the request
+ * has account hashes (`Record Not Found: No data has been indexed`; a request with only new addresses
+ * is proved against the empty address trees, context slot 0), an unknown address tree (`Invalid
+ * Public Key: field 'tree'`), then whatever the prover throws.
  */
 export async function proveWithContext<T>(
   ctx: RpcContext,
@@ -37,7 +38,7 @@ export async function proveWithContext<T>(
   encode: (proof: ValidityProofRecord) => T,
 ) {
   const prover = requireProver(ctx);
-  const slot = await requireSlot(ctx);
+  const slot = request.hashes.length > 0 ? await requireSlot(ctx) : await slotOrZero(ctx);
   await checkAddressTrees(ctx, request.newAddresses);
   const proof = await prover.getValidityProof(request, mode);
   return withContext(readSlot(proof) ?? slot, encode(proof));
