@@ -1,0 +1,109 @@
+/**
+ * Driving the real `refract` binary (bin/refract.mjs) as a user would: `startRefract` spawns
+ * `refract start --no-ingest` on a fresh store and a free port and resolves once GET /health answers;
+ * `runRefract` runs a command to completion (start-up errors).
+ *
+ * The child gets this process's environment without any inherited `REFRACT_*` variable (so a
+ * developer's own settings cannot change a test), plus the test's `env`; its working directory is a
+ * fresh temporary one (no `config/refract.json` is picked up by accident).
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { REFRACT_BIN } from '../../src/prover/readiness.ts';
+import { Indexer } from '../../src/ingest/indexer.ts';
+import { Store } from '../../src/store/store.ts';
+import { tempDir } from './photon.ts';
+import { registry, slot0 } from './rpcLmdb.ts';
+
+/** A port nothing listens on right now (the OS picks it). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      s.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function childEnv(env: Record<string, string>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = { ...process.env };
+  for (const k of Object.keys(out)) if (k.startsWith('REFRACT_')) delete out[k];
+  delete out.NODE_OPTIONS;
+  return { ...out, ...env };
+}
+
+/**
+ * A fresh store holding the empty slot-0 block (as Photon's harness indexes first): getIndexerSlot
+ * answers 0 instead of "No data has been indexed". Returns its directory, closed.
+ */
+export async function slotZeroDb(): Promise<string> {
+  const db = tempDir();
+  const store = new Store({ path: db });
+  new Indexer(store, registry).indexBlocks([slot0()]);
+  await store.close();
+  return db;
+}
+
+/** A running `refract start`. */
+export interface RefractDaemon {
+  /** `http://127.0.0.1:<port>` (no trailing slash). */
+  url: string;
+  child: ChildProcess;
+  /** Everything the daemon wrote to stderr so far (its pino log lines). */
+  stderr(): string;
+  /** SIGTERM, then wait for the exit (SIGKILL after 10 s). */
+  stop(): Promise<void>;
+}
+
+/**
+ * `refract start --no-ingest --host 127.0.0.1 --port <free> …args` with `env` added (and `--db <tmp>`
+ * unless `args` has a `--db`).
+ * Resolves once GET /health answers 200; rejects with the daemon's stderr if it exits first or is
+ * not up within 30 s. A port taken between the probe and the bind is retried with another.
+ */
+export async function startRefract(args: string[], env: Record<string, string> = {}): Promise<RefractDaemon> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const db = args.includes('--db') ? [] : ['--db', tempDir()];
+    const child = spawn(process.execPath, [REFRACT_BIN, 'start', '--no-ingest', ...db, '--host', '127.0.0.1', '--port', String(port), ...args], {
+      cwd: tempDir('refract-cwd-'),
+      env: childEnv(env),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 30_000;
+    let up = false;
+    while (!up && child.exitCode === null && Date.now() < deadline) {
+      up = await fetch(`${url}/health`).then((r) => r.ok, () => false);
+      if (!up) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (up) {
+      return {
+        url,
+        child,
+        stderr: () => err,
+        stop: async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          child.kill('SIGTERM');
+          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+          await exited;
+          clearTimeout(timer);
+        },
+      };
+    }
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+    if (attempt < 2 && err.includes('EADDRINUSE')) continue;
+    throw new Error(`refract start did not come up (exit ${child.exitCode}): ${err}`);
+  }
+}
+
+/** Runs `refract …args` to completion with `env` added (30 s at most): status and output. */
+export function runRefract(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), encoding: 'utf8', env: childEnv(env), timeout: 30_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
