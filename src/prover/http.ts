@@ -72,6 +72,15 @@ function sendError(reply: FastifyReply, status: number, code: string, message: s
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify({ code, message }));
 }
 
+/** Takes a token of bucket `id`: null when there was one, else the 429 `rate_limited` reply (with Retry-After, whole seconds ≥ 1). */
+function takeOr429(limiter: MemoryRateLimiter, reply: FastifyReply, id: string, limit: RateLimitConfig): FastifyReply | null {
+  const d = limiter.takeSync(id, limit);
+  if (d.allowed) return null;
+  const retry = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+  reply.header('retry-after', String(retry));
+  return sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${id}': retry in ${retry} s`);
+}
+
 /**
  * Registers `POST /prove` (and 405 for other methods) on `app`, as a fastify plugin loaded on
  * `ready`. Call before `app.listen()`.
@@ -104,20 +113,13 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
     });
 
     child.post(route, async (req: FastifyRequest, reply: FastifyReply) => {
-      const rateLimited = (id: string, limit: RateLimitConfig): FastifyReply | null => {
-        const d = limiter.takeSync(id, limit);
-        if (d.allowed) return null;
-        const retry = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
-        reply.header('retry-after', String(retry));
-        return sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${id}': retry in ${retry} s`);
-      };
       let principal;
       try {
         principal = keys.authenticate(extractApiKey(req), req.ip);
       } catch {
         // Failed logins spend the client IP's tokens, as on the JSON-RPC API (server.ts).
         if (defaultLimit) {
-          const refused = rateLimited(`unauthenticated:${req.ip}`, defaultLimit);
+          const refused = takeOr429(limiter, reply, `unauthenticated:${req.ip}`, defaultLimit);
           if (refused) return refused;
         }
         return sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
@@ -129,7 +131,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
       }
       const limit = rateLimitFor(principal, defaultLimit);
       if (limit) {
-        const refused = rateLimited(principal.id, limit);
+        const refused = takeOr429(limiter, reply, principal.id, limit);
         if (refused) return refused;
       }
       const text = typeof req.body === 'string' ? req.body : '';

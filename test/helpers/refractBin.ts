@@ -7,7 +7,7 @@
  * developer's own settings cannot change a test), plus the test's `env`; its working directory is a
  * fresh temporary one (no `config/refract.json` is picked up by accident).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { REFRACT_BIN } from '../../src/prover/readiness.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
@@ -60,7 +60,7 @@ export interface RefractDaemon {
  * `refract start --no-ingest --host 127.0.0.1 --port <free> …args` with `env` added (and `--db <tmp>`
  * unless `args` has a `--db`).
  * Resolves once GET /health answers 200; rejects with the daemon's stderr if it exits first or is
- * not up within 30 s. A port taken between the probe and the bind is retried with another.
+ * not up within 60 s. A port taken between the probe and the bind is retried with another.
  */
 export async function startRefract(args: string[], env: Record<string, string> = {}): Promise<RefractDaemon> {
   for (let attempt = 0; ; attempt++) {
@@ -75,7 +75,7 @@ export async function startRefract(args: string[], env: Record<string, string> =
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 60_000;
     let up = false;
     while (!up && child.exitCode === null && Date.now() < deadline) {
       up = await fetch(`${url}/health`).then((r) => r.ok, () => false);
@@ -102,8 +102,15 @@ export async function startRefract(args: string[], env: Record<string, string> =
   }
 }
 
-/** Runs `refract …args` to completion with `env` added (30 s at most): status and output. */
-export function runRefract(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), encoding: 'utf8', env: childEnv(env), timeout: 30_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+/** Runs `refract …args` to completion with `env` added (killed after 60 s): exit status and output. */
+export async function runRefract(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const status = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  clearTimeout(timer);
+  return { status, stdout, stderr };
 }
