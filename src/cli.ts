@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/index.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
 import { CIRCUIT_IDS } from './prover/circuits.ts';
-import { loadConfig } from './config/config.ts';
+import { loadConfig, parseRateLimit } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -19,6 +19,14 @@ const positive = (name: string) => (v: string) => {
   return n;
 };
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+/** `--rate-limit`: `off` or `<rps>[,<burst>]` (config.ts parseRateLimit), else a usage error naming the flag. */
+const rateLimitArg = (v: string) => {
+  try {
+    return parseRateLimit('--rate-limit', v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+};
 
 const program = new Command('refract').description('Indexer and Groth16 proving daemon for Light Protocol ZK-compressed state').showHelpAfterError();
 
@@ -60,6 +68,7 @@ program
   .option('--no-local-prover', 'with --redis-url: only enqueue; `refract prover` nodes prove')
   .option('--prover-url <url>', 'send proofs to an external (Light-compatible) prover instead')
   .option('--prover-api-key <key>', 'API key for --prover-url (sent as Authorization: Bearer)')
+  .option('--rate-limit <spec>', 'off, or <rps>[,<burst>] (burst default 2×rps): per API key, or per client IP while no key is configured (default: off while no key is configured, 100,200 per key once keys are)', rateLimitArg)
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
   .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
   .action(async (o) => {
@@ -80,6 +89,7 @@ program
         proverKernels: o.proverKernels,
         redisUrl: o.redisUrl,
         proverUrl: o.proverUrl,
+        rateLimit: o.rateLimit,
         logLevel: o.logLevel,
       },
     });

@@ -31,12 +31,10 @@ beforeAll(async () => {
   const config = join(dir, 'refract.json');
   // amt2 as Light's stateless.js names it: a batched address tree whose queue is the tree itself.
   writeFileSync(config, JSON.stringify({ trees: [{ tree: AMT2, queue: AMT2, type: 'AddressV2', height: 40, rootHistoryCapacity: 200 }] }));
-  port = await freePort();
   const closed = await freePort();
-  await startRefract(
-    ['--config', config, '--db', join(dir, 'db'), '--rpc-url', `http://127.0.0.1:${closed}`, '--keys', TEST_KEYS_DIR, '--no-build-keys', '--circuits', 'non-inclusion_26_1'],
-    port,
-  );
+  ({ port } = await startRefract([
+    '--config', config, '--db', join(dir, 'db'), '--rpc-url', `http://127.0.0.1:${closed}`, '--keys', TEST_KEYS_DIR, '--no-build-keys', '--circuits', 'non-inclusion_26_1',
+  ]));
 }, 90_000);
 
 afterAll(stopAll);

@@ -45,9 +45,8 @@ describe('getIndexerHealth with the Solana node down (refract start)', () => {
     await store.close();
 
     const closed = await freePort();
-    const port = await freePort();
     const rpcUrl = `http://127.0.0.1:${closed}/?api-key=SECRET-KEY-123`;
-    await startRefract(['--db', db, '--no-prover', '--rpc-url', rpcUrl], port);
+    const { port } = await startRefract(['--db', db, '--no-prover', '--rpc-url', rpcUrl]);
 
     const r = await postRpc(port, 'getIndexerHealth');
     expect(r.status).toBe(503);

@@ -38,8 +38,13 @@ export const configSchema = z
     proverUrl: z.string().url().optional(),
     ptau: z.string().optional(),
     redisUrl: z.string().optional(),
-    apiKeys: z.array(z.string()).default([]),
-    rateLimit: z.union([z.literal(false), z.object({ ratePerSecond: z.number().positive(), burst: z.number().int().positive() })]).default({ ratePerSecond: 100, burst: 200 }),
+    apiKeys: z.array(z.string().min(1)).default([]),
+    /**
+     * Default token bucket: per key once keys are configured, per client IP while the API is open;
+     * `false` = none. Absent = none while no key is configured, 100/s burst 200 per key once keys are
+     * (src/rpc/config.ts `resolveRateLimit`).
+     */
+    rateLimit: z.union([z.literal(false), z.object({ ratePerSecond: z.number().positive().finite(), burst: z.number().int().positive() }).strict()]).optional(),
     bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
     httpErrorsAs200: z.boolean().default(false),
     corsOrigins: z.array(z.string().min(1)).default(['*']),
@@ -53,7 +58,7 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 
 /** Environment variables and the config keys they set. */
-export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'number' | 'boolean' | 'list' }> = {
+export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'number' | 'boolean' | 'list' | 'rateLimit' }> = {
   REFRACT_DB: { key: 'db', type: 'string' },
   REFRACT_LMDB_WRITEMAP: { key: 'lmdbWritemap', type: 'boolean' },
   REFRACT_RPC_URL: { key: 'rpcUrl', type: 'string' },
@@ -66,7 +71,9 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
   REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
   REDIS_URL: { key: 'redisUrl', type: 'string' },
+  // The only place REFRACT_API_KEYS is read: the server and POST /prove get the keys from the config.
   REFRACT_API_KEYS: { key: 'apiKeys', type: 'list' },
+  REFRACT_RATE_LIMIT: { key: 'rateLimit', type: 'rateLimit' },
   REFRACT_HTTP_ERRORS_AS_200: { key: 'httpErrorsAs200', type: 'boolean' },
   REFRACT_CORS_ORIGINS: { key: 'corsOrigins', type: 'list' },
   REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
@@ -91,6 +98,37 @@ export function parseEnvBoolean(name: string, v: string | undefined): boolean | 
   throw new Error(`${name}: expected 1/true/yes/on or 0/false/no/off, got ${JSON.stringify(v)}`);
 }
 
+/**
+ * A comma-separated list as environment variables hold it: entries trimmed, blank ones dropped;
+ * `none` (any case) is the empty list (an empty variable means "not set" and is skipped before this).
+ */
+export function parseEnvList(v: string): string[] {
+  return v.trim().toLowerCase() === 'none' ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * Parses a rate-limit setting as written in `REFRACT_RATE_LIMIT` or `--rate-limit`: `off` (no limit),
+ * or `<rps>[,<burst>]` — sustained requests per second (a positive number, fractions allowed) and
+ * the bucket size (a positive integer; default 2 × rps rounded up). Throws Error naming `name`
+ * (the variable or flag) and saying why for anything else.
+ */
+export function parseRateLimit(name: string, v: string): { ratePerSecond: number; burst: number } | false {
+  const t = v.trim().toLowerCase();
+  const usage = 'expected off or <requests per second>[,<burst>], e.g. 100,200';
+  if (t === 'off') return false;
+  const parts = t.split(',').map((s) => s.trim());
+  if (parts.length > 2) throw new Error(`${name}: ${usage}, got ${JSON.stringify(v)}`);
+  const number = (s: string) => (/^(\d+(\.\d*)?|\.\d+)(e[+-]?\d+)?$/.test(s) ? Number(s) : NaN);
+  const ratePerSecond = number(parts[0]!);
+  if (!(ratePerSecond > 0) || !Number.isFinite(ratePerSecond)) {
+    throw new Error(`${name}: requests per second must be a positive number (${usage}), got ${JSON.stringify(parts[0])}`);
+  }
+  if (parts.length === 1) return { ratePerSecond, burst: Math.max(1, Math.ceil(2 * ratePerSecond)) };
+  const burst = number(parts[1]!);
+  if (!Number.isSafeInteger(burst) || burst < 1) throw new Error(`${name}: burst must be a positive integer (${usage}), got ${JSON.stringify(parts[1])}`);
+  return { ratePerSecond, burst };
+}
+
 function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof Config, unknown>> {
   const out: Partial<Record<keyof Config, unknown>> = {};
   for (const [name, { key, type }] of Object.entries(ENV_KEYS)) {
@@ -98,8 +136,8 @@ function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof 
     if (v === undefined || v === '') continue;
     if (type === 'number') out[key] = Number(v);
     else if (type === 'boolean') out[key] = parseEnvBoolean(name, v);
-    // `none` is the empty list (an empty variable means "not set").
-    else if (type === 'list') out[key] = v.trim().toLowerCase() === 'none' ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);
+    else if (type === 'rateLimit') out[key] = parseRateLimit(name, v);
+    else if (type === 'list') out[key] = parseEnvList(v);
     else out[key] = v;
   }
   return out;

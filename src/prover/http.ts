@@ -13,7 +13,7 @@
  * | 404 | `job_not_found` | `GET /prove/status`: no such job, or it finished more than an hour ago |
  * | 401 | `unauthorized` | API keys are configured and the request has none or a wrong one (`X-API-Key` or `Authorization: Bearer`) |
  * | 403 | `forbidden` | the key's `methods` list has neither `getValidityProof` nor `getValidityProofV2` (a proof by any route is the same work) |
- * | 429 | `rate_limited` | the key's (or the default) rate limit, with `Retry-After`; /prove has its own buckets |
+ * | 429 | `rate_limited` | the key's (or the default) rate limit, with `Retry-After`; /prove has its own buckets. As on the JSON-RPC API, requests with a missing or wrong key spend their client IP's tokens (a burst of them gets 429 instead of 401) |
  * | 405 | (empty body) | any method other than POST |
  * | 408 | `proof_timeout` | the proof did not finish within the per-request timeout |
  * | 500 | `unexpected_error` | the proof did not verify, a prover thread crashed, a bug |
@@ -41,7 +41,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from '../rpc/auth.ts';
-import { MemoryRateLimiter, type RateLimitConfig } from '../rpc/rateLimit.ts';
+import { resolveRateLimit } from '../rpc/config.ts';
+import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from '../rpc/rateLimit.ts';
 import { JOB_ID_PATTERN } from './bullmq.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
@@ -71,16 +72,18 @@ export const PROVE_HTTP_ERRORS: Record<ProverErrorCode, { status: number; code: 
 export interface ProveRouteOptions {
   /** The proof service, or a getter (undefined → 503 `queue_unavailable`: prover not available). */
   service: ProofService | (() => ProofService | undefined);
-  /** API keys (as `buildServer`'s `apiKeys`, merged with env `REFRACT_API_KEYS`); none → open. */
+  /** API keys (as `buildServer`'s `apiKeys`: `refract start` passes the config's); none → open. */
   apiKeys?: readonly (string | ApiKeyConfig)[];
+  /** As `buildServer`'s `env`: a record whose `REFRACT_API_KEYS` adds keys; default none (`process.env` is not read). */
   env?: Record<string, string | undefined>;
   /** Route path (default `/prove`); the async status route is `<path>/status`. */
   path?: string;
   /** Why the service getter has nothing (default "prover not available on this server"); shown in the 503. */
   unavailableReason?: () => string;
   /**
-   * Default per-caller rate limit (a key's own `rateLimit` wins), as the JSON-RPC API's; false or
-   * undefined: none. Buckets are this route's own (in memory).
+   * Default rate limit, as the JSON-RPC API's (`resolveRateLimit`): per key (a key's own `rateLimit`
+   * wins), or per client IP while open; `false`: none; undefined: none while open, 100/s burst 200
+   * per key once keys are configured. Buckets are this route's own (in memory).
    */
   rateLimit?: RateLimitConfig | false;
 }
@@ -135,12 +138,25 @@ function statusBody(j: AsyncJobStatus): { status: number; body: Record<string, u
   return { status: 202, body: { job_id: j.jobId, status: j.state, message, created_at, circuit_type } };
 }
 
+/** Takes a token of bucket `id`: null when there was one, else the 429 `rate_limited` reply (with Retry-After, whole seconds ≥ 1). */
+function takeOr429(limiter: MemoryRateLimiter, reply: FastifyReply, id: string, limit: RateLimitConfig): FastifyReply | null {
+  const d = limiter.takeSync(id, limit);
+  if (d.allowed) return null;
+  const retry = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+  reply.header('retry-after', String(retry));
+  return sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${id}': retry in ${retry} s`);
+}
+
 /**
  * Registers `POST /prove` and `GET /prove/status` (and 405 for other methods) on `app`, as a
  * fastify plugin loaded on `ready`. Call before `app.listen()`.
  */
 export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions): void {
-  const keys = new ApiKeyStore(loadApiKeys(opts.apiKeys, opts.env ?? process.env));
+  const keyConfigs = loadApiKeys(opts.apiKeys, opts.env);
+  for (const k of keyConfigs) if (k.rateLimit) checkRateLimitConfig(k.rateLimit);
+  const keys = new ApiKeyStore(keyConfigs);
+  const defaultLimit = resolveRateLimit(opts.rateLimit, keys.open);
+  if (defaultLimit) checkRateLimitConfig(defaultLimit);
   const route = opts.path ?? '/prove';
   const statusRoute = `${route}/status`;
   const getService = () => (typeof opts.service === 'function' ? opts.service() : opts.service);
@@ -177,6 +193,8 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
       try {
         principal = keys.authenticate(extractApiKey(req), req.ip);
       } catch {
+        // Failed logins spend the client IP's tokens, as on the JSON-RPC API (server.ts).
+        if (defaultLimit && takeOr429(limiter, reply, `unauthenticated:${req.ip}`, defaultLimit)) return false;
         sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
         return false;
       }
@@ -186,15 +204,9 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
         sendError(reply, 403, 'forbidden', `API key '${principal.id}' may not request proofs (neither getValidityProof nor getValidityProofV2 is among its methods)`);
         return false;
       }
-      const limit = rateLimitFor(principal, opts.rateLimit);
+      const limit = rateLimitFor(principal, defaultLimit);
       if (limit) {
-        const d = limiter.takeSync(principal.id + bucket, limit);
-        if (!d.allowed) {
-          const retry = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
-          reply.header('retry-after', String(retry));
-          sendError(reply, 429, 'rate_limited', `rate limit exceeded for '${principal.id}': retry in ${retry} s`);
-          return false;
-        }
+        if (takeOr429(limiter, reply, principal.id + bucket, limit)) return false;
       }
       return true;
     };

@@ -4,13 +4,15 @@
  *
  * A key is read from the `x-api-key` header, then `Authorization: Bearer <key>`, then the `api-key`
  * query parameter (the official client can only use the query form). Keys come from the server
- * options and from env `REFRACT_API_KEYS` (comma separated, unrestricted). With no key configured
- * the API is open (the server logs a warning at start).
+ * options: `refract start` passes the config's `apiKeys`, which `loadConfig` (src/config/config.ts)
+ * fills from the config file or env `REFRACT_API_KEYS` — the one place that variable is read. With no
+ * key configured the API is open (the server logs it at start).
  *
  * Keys are never stored or logged in clear: each is kept as its SHA-256 digest, and a presented key
  * is hashed and compared with every configured digest with `crypto.timingSafeEqual` (no early exit).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { parseEnvList } from '../config/config.ts';
 import { RpcError } from './errors.ts';
 import type { RateLimitConfig } from './rateLimit.ts';
 
@@ -51,25 +53,31 @@ function sha256(s: string): Buffer {
 }
 
 /**
- * Merge configured keys with env `REFRACT_API_KEYS` (comma separated; blanks ignored).
- * Strings become unrestricted keys. Throws on an empty key or a duplicate key.
+ * The keys a server uses: `configured` (strings become unrestricted keys), plus the comma-separated
+ * `REFRACT_API_KEYS` of `env` when an environment record is given explicitly (tests, embedding
+ * without `loadConfig`; nothing reads `process.env` here — `refract start` has the variable in its
+ * config's `apiKeys` already). Throws on an empty key, or on a key given twice (naming its label and
+ * where the copies came from).
  */
 export function loadApiKeys(
   configured: readonly (string | ApiKeyConfig)[] | undefined,
-  env: Record<string, string | undefined>,
+  env?: Record<string, string | undefined>,
 ): ApiKeyConfig[] {
-  const fromEnv = (env.REFRACT_API_KEYS ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
+  const fromEnv = env?.REFRACT_API_KEYS ? parseEnvList(env.REFRACT_API_KEYS) : [];
+  const n = configured?.length ?? 0;
+  const where = (i: number) => (i < n ? 'apiKeys' : "the env option's REFRACT_API_KEYS");
   const all = [...(configured ?? []), ...fromEnv].map((k) => (typeof k === 'string' ? { key: k } : k));
-  const seen = new Set<string>();
-  for (const k of all) {
-    if (!k.key) throw new Error('empty API key in configuration');
+  const seen = new Map<string, number>();
+  all.forEach((k, i) => {
+    if (!k.key) throw new Error(`empty API key in configuration (entry ${i + 1} of apiKeys)`);
     const d = sha256(k.key).toString('hex');
-    if (seen.has(d)) throw new Error(`duplicate API key (${k.name ?? `key-${d.slice(0, 8)}`})`);
-    seen.add(d);
-  }
+    const first = seen.get(d);
+    if (first !== undefined) {
+      const places = where(first) === where(i) ? `twice in ${where(i)}` : `in ${where(first)} and in ${where(i)}`;
+      throw new Error(`duplicate API key (${k.name ?? `key-${d.slice(0, 8)}`}): configured ${places}`);
+    }
+    seen.set(d, i);
+  });
   return all;
 }
 

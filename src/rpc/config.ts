@@ -10,8 +10,19 @@ import type { RateLimitConfig, RateLimiter } from './rateLimit.ts';
 export const DEFAULT_PORT = 8784;
 /** Default request body limit: 1 MiB. */
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
-/** Default per-key (or per-IP) bucket: 100 requests/s sustained, bursts of 200. */
+/** Default per-key bucket once API keys are configured: 100 requests/s sustained, bursts of 200. */
 export const DEFAULT_RATE_LIMIT: RateLimitConfig = { ratePerSecond: 100, burst: 200 };
+
+/**
+ * The default bucket a server applies (the JSON-RPC API and `POST /prove` alike): `configured` when
+ * given (`false` = none; per key, or per client IP while the API is open); when absent, none while no
+ * key is configured (`open`: the operator's own clients, like the reference indexer and prover) and
+ * `DEFAULT_RATE_LIMIT` per key once keys are.
+ */
+export function resolveRateLimit(configured: RateLimitConfig | false | undefined, open: boolean): RateLimitConfig | false {
+  if (configured !== undefined) return configured;
+  return open ? false : DEFAULT_RATE_LIMIT;
+}
 
 /** One finished request, for the metrics callback. */
 export interface RequestMetrics {
@@ -37,11 +48,17 @@ export interface RpcServerOptions {
   bodyLimitBytes?: number;
   /** Answer JSON-RPC errors with HTTP 200 (Photon/jsonrpsee behaviour) instead of 4xx/5xx. Default false. */
   httpErrorsAs200?: boolean;
-  /** API keys (strings or objects). Merged with env `REFRACT_API_KEYS`. None at all → open API. */
+  /** API keys (strings or objects; `refract start` passes the config's `apiKeys`). None at all → open API. */
   apiKeys?: readonly (string | ApiKeyConfig)[];
-  /** Environment to read `REFRACT_API_KEYS` from (default `process.env`). */
+  /**
+   * An environment record whose `REFRACT_API_KEYS` adds keys (tests, embedding without `loadConfig`).
+   * Default none: `process.env` is not read here (`loadConfig` reads the variable into `apiKeys`).
+   */
   env?: Record<string, string | undefined>;
-  /** Default bucket per key (or per IP when open); `false` disables rate limiting. Default 100/s, burst 200. */
+  /**
+   * Default bucket per key, or per client IP while the API is open; `false` disables rate limiting.
+   * Absent: none while no key is configured, 100/s burst 200 per key once keys are (`resolveRateLimit`).
+   */
   rateLimit?: RateLimitConfig | false;
   /** Redis URL for rate limits shared by replicas (ioredis). Without it buckets are in memory. */
   redisUrl?: string;

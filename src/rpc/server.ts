@@ -20,7 +20,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, redactUrl } from './auth.ts';
 import { batchSize, runBatch } from './batch.ts';
 import type { Principal } from './auth.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, DEFAULT_RATE_LIMIT } from './config.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT, resolveRateLimit } from './config.ts';
 import type { RpcServerOptions } from './config.ts';
 import { type RpcContext, isThenable } from './context.ts';
 import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
@@ -64,11 +64,11 @@ interface RequestState {
 export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): FastifyInstance {
   const bodyLimit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const httpErrorsAs200 = options.httpErrorsAs200 ?? false;
-  const defaultLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
-  if (defaultLimit) checkRateLimitConfig(defaultLimit);
-  const keyConfigs = loadApiKeys(options.apiKeys, options.env ?? process.env);
+  const keyConfigs = loadApiKeys(options.apiKeys, options.env);
   for (const k of keyConfigs) if (k.rateLimit) checkRateLimitConfig(k.rateLimit);
   const keys = new ApiKeyStore(keyConfigs);
+  const defaultLimit = resolveRateLimit(options.rateLimit, keys.open);
+  if (defaultLimit) checkRateLimitConfig(defaultLimit);
   const anyLimit = !!defaultLimit || keyConfigs.some((k) => k.rateLimit) || !!options.rateLimiter;
 
   const serializers = {
@@ -175,7 +175,14 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
         ? new RedisRateLimiter({ url: options.redisUrl, onError: warnOnce(app, 'rate limiter (redis) failed; allowing requests') })
         : new MemoryRateLimiter());
   logError = (err) => app.log.error({ err }, 'unexpected error');
-  if (keys.open) app.log.warn('no API keys configured: the JSON-RPC API is open to everyone (rate limits apply per IP)');
+  if (keys.open) {
+    app.log.warn(
+      { rateLimitPerIp: defaultLimit || null },
+      defaultLimit
+        ? `no API keys configured: the API is open to everyone, rate-limited per client IP (${defaultLimit.ratePerSecond} req/s, burst ${defaultLimit.burst})`
+        : 'no API keys configured: the API is open to everyone and unlimited (set REFRACT_API_KEYS for keys, REFRACT_RATE_LIMIT or --rate-limit for a per-IP limit)',
+    );
+  }
   app.decorateRequest('rpcState', null);
 
   // Body: any content type is parsed as JSON text (the official client sends application/json).
