@@ -181,10 +181,11 @@ program
   .option('--replay <dir...>', 'getTransaction JSON directories to serve first, in slot order', collect)
   .option('--replay-only', 'serve empty blocks after the replay instead of generating')
   .option('--seed <n>', 'generator seed', int('--seed'), 1)
+  .option('--keep-slots <n>', 'newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
   .action(async (o) => {
     const { startSimulator } = await import('./sim/simulator.ts');
     const { createLogger } = await import('./log.ts');
-    const sim = await startSimulator({ port: o.port, host: o.host, slotMs: o.slotMs, txsPerBlock: o.txsPerBlock, replay: o.replay?.flat(), replayOnly: !!o.replayOnly, seed: o.seed, log: createLogger('refract-simulate') });
+    const sim = await startSimulator({ port: o.port, host: o.host, slotMs: o.slotMs, txsPerBlock: o.txsPerBlock, replay: o.replay?.flat(), replayOnly: !!o.replayOnly, seed: o.seed, keepSlots: o.keepSlots, log: createLogger('refract-simulate') });
     const stop = () => void sim.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);

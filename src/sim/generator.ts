@@ -45,15 +45,29 @@ export interface GeneratorOptions {
   weights?: Partial<Record<'compress' | 'transfer' | 'tokenMint' | 'tokenTransfer' | 'createAddress', number>>;
 }
 
+/**
+ * What the generator remembers of an output it may spend later: only what a later transaction reads
+ * (its hash, leaf, owner, lamports, token), not the account's data, so long runs hold little per account.
+ */
 interface Held {
-  account: CompressedAccount;
   hash: Uint8Array;
   leafIndex: number;
   ownerIdx: number;
+  owner: Uint8Array;
+  lamports: bigint;
+  hasAddress: boolean;
   token?: { mint: Uint8Array; amount: bigint };
 }
 
+/** A new output: its account (for the event) and what is held of it. */
+interface Output {
+  account: CompressedAccount;
+  held: Held;
+  seq: bigint;
+}
+
 const DISC_TOKEN = Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0]);
+const TOKEN_PROGRAM = bs58.decode(COMPRESSED_TOKEN_PROGRAM_ID);
 const sha = (s: string) => createHash('sha256').update(s).digest();
 
 /** A deterministic stream of valid Light transactions over one state tree and the v1 address tree. */
@@ -123,12 +137,13 @@ export class LightTxGenerator {
     return b;
   }
 
-  private output(account: CompressedAccount, ownerIdx: number, token?: Held['token']): { held: Held; seq: bigint } {
+  private output(account: CompressedAccount, ownerIdx: number, token?: Held['token']): Output {
     const leafIndex = this.nextLeaf++;
     const seq = ++this.treeSeq;
-    const hash = compressedAccountHash(account, this.tree, leafIndex, 'v1');
-    const held: Held = { account, hash, leafIndex, ownerIdx, token };
-    return { held, seq };
+    // A copy in Node's shared Buffer pool: no ArrayBuffer of its own for each held account.
+    const hash = Buffer.from(compressedAccountHash(account, this.tree, leafIndex, 'v1'));
+    const held: Held = { hash, leafIndex, ownerIdx, owner: account.owner, lamports: account.lamports, hasAddress: account.address !== null, token };
+    return { account, held, seq };
   }
 
   private takeHeld(filter: (h: Held) => boolean): Held | undefined {
@@ -156,15 +171,15 @@ export class LightTxGenerator {
     data.set(mint, 0);
     data.set(this.owners[ownerIdx]!, 32);
     data.writeBigUInt64LE(amount, 64);
-    return { owner: bs58.decode(COMPRESSED_TOKEN_PROGRAM_ID), lamports: 0n, address: null, data: { discriminator: DISC_TOKEN, data, dataHash: this.fieldBytes() } };
+    return { owner: TOKEN_PROGRAM, lamports: 0n, address: null, data: { discriminator: DISC_TOKEN, data, dataHash: this.fieldBytes() } };
   }
 
   /** Builds the PublicTransactionEvent of a user transaction from inputs and outputs. */
-  private event(inputs: Held[], outs: { held: Held; seq: bigint }[], isCompress: boolean, lamports: bigint | null): PublicTransactionEvent {
+  private event(inputs: Held[], outs: Output[], isCompress: boolean, lamports: bigint | null): PublicTransactionEvent {
     return {
       inputCompressedAccountHashes: inputs.map((h) => h.hash),
       outputCompressedAccountHashes: outs.map((o) => o.held.hash),
-      outputCompressedAccounts: outs.map((o) => ({ compressedAccount: o.held.account, merkleTreeIndex: 0 })),
+      outputCompressedAccounts: outs.map((o) => ({ compressedAccount: o.account, merkleTreeIndex: 0 })),
       outputLeafIndices: outs.map((o) => o.held.leafIndex),
       sequenceNumbers: outs.length ? [{ treePubkey: this.tree, seq: outs[0]!.seq }] : [],
       relayFee: null,
@@ -186,18 +201,18 @@ export class LightTxGenerator {
           const ownerIdx = Math.floor(this.rand() * this.owners.length);
           return this.output({ owner: this.owners[ownerIdx]!, lamports: BigInt(1 + Math.floor(this.rand() * 1e9)), address: null, data: null }, ownerIdx);
         });
-        const total = outs.reduce((s, o) => s + o.held.account.lamports, 0n);
+        const total = outs.reduce((s, o) => s + o.account.lamports, 0n);
         outs.forEach((o) => this.hold(o.held));
         return { json: this.userTx(slot, this.event([], outs, true, total)), kind: k, outputs: n };
       }
       case 'transfer': {
-        const input = this.takeHeld((h) => !h.token && !h.account.address && h.account.lamports > 1n);
+        const input = this.takeHeld((h) => !h.token && !h.hasAddress && h.lamports > 1n);
         if (!input) return this.next(slot, 'compress');
         const to = Math.floor(this.rand() * this.owners.length);
-        const amount = 1n + BigInt(Math.floor(this.rand() * Number(input.account.lamports - 1n)));
+        const amount = 1n + BigInt(Math.floor(this.rand() * Number(input.lamports - 1n)));
         const outs = [
           this.output({ owner: this.owners[to]!, lamports: amount, address: null, data: null }, to),
-          this.output({ owner: input.account.owner, lamports: input.account.lamports - amount, address: null, data: null }, input.ownerIdx),
+          this.output({ owner: input.owner, lamports: input.lamports - amount, address: null, data: null }, input.ownerIdx),
         ];
         outs.forEach((o) => this.hold(o.held));
         this.pendingNullify.push(input.leafIndex);

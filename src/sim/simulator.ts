@@ -2,7 +2,15 @@
  * `refract simulate`: a local Solana JSON-RPC endpoint serving Light transactions as blocks at a
  * steady slot rate — generated (default) or replayed from getTransaction files (`--replay DIR...`,
  * then generated). Methods: getSlot, getBlock, getTransaction, getHealth, getBlockHeight,
- * getFirstAvailableBlock, getVersion. Blocks are built lazily when their slot is reached and kept.
+ * getFirstAvailableBlock, getVersion.
+ *
+ * Bounded like a pruned Solana node: blocks are generated in slot order, only when a getBlock asks
+ * for them (never past the asked slot, never ahead of the clock), and only the newest `keepSlots`
+ * generated blocks are kept, as compact JSON strings. Older slots answer getBlock with -32001
+ * `Block N cleaned up, does not exist on node. First available block: M` and getFirstAvailableBlock
+ * moves forward with them; a transaction signature is looked up in a signature → slot index kept for
+ * the same window (a pruned or unknown one gives `null`). Generation runs in slices of a few
+ * milliseconds, so a getBlock that must catch up over many slots never stalls the other requests.
  */
 import { createServer, type Server } from 'node:http';
 import bs58 from 'bs58';
@@ -27,12 +35,58 @@ export interface SimulatorOptions {
   replayOnly?: boolean;
   seed?: number;
   owners?: number;
+  /**
+   * Newest generated blocks kept (default {@link DEFAULT_KEEP_SLOTS}); older slots answer as pruned.
+   * An integer ≥ 1, else startSimulator throws a RangeError.
+   */
+  keepSlots?: number;
   log?: Logger;
 }
 
+/** Blocks the simulator keeps by default (≈ 20 minutes of 400 ms slots; ≈ 12 KB per 8-transaction block). */
+export const DEFAULT_KEEP_SLOTS = 3000;
+
+/** Longest stretch (ms) the generator runs before letting other requests in. */
+const GENERATE_SLICE_MS = 10;
+
+/** One kept block, as JSON text: what getBlock and getTransaction answer, without the object graph. */
 interface SimBlock {
-  json: Record<string, unknown>;
-  transactions: Map<string, Record<string, unknown>>;
+  slot: number;
+  /** The getBlock result without `transactions`, e.g. `{"blockHeight":5,…,"rewards":[]}`. */
+  header: string;
+  /** `blockTime` of the block (getTransaction repeats it). */
+  blockTime: unknown;
+  /** Each transaction's `{"transaction":…,"meta":…,"version":…}`, in block order. */
+  txs: string[];
+  /** Base58 first signature of each transaction, in block order. */
+  sigs: string[];
+}
+
+/** Counts describing what the simulator holds in memory. */
+export interface SimulatorStats {
+  /** Highest slot generated so far (0 before the first getBlock). */
+  generatedUpTo: number;
+  /** getFirstAvailableBlock: the oldest kept slot (1 until the window fills). */
+  firstAvailable: number;
+  /** Blocks held (≤ keepSlots). */
+  keptBlocks: number;
+  /** Signatures in the signature → slot index (those of the kept blocks). */
+  indexedSignatures: number;
+}
+
+/** A JSON-RPC error with its code, as the server sends it. */
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A result that is JSON text already (a kept block or transaction), written into the response as is. */
+class RawJson {
+  constructor(readonly text: string) {}
 }
 
 /** A running simulator. */
@@ -41,6 +95,8 @@ export interface Simulator {
   url: string;
   /** Current slot. */
   slot(): number;
+  /** What is held in memory now (kept blocks, indexed signatures, window). */
+  stats(): SimulatorStats;
   close(): Promise<void>;
 }
 
@@ -78,52 +134,122 @@ function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>
   gen.continueTree(nextLeaf, lastSeq);
 }
 
-/** Starts the simulator; resolves once it listens. */
+/** Base58 first signature of a block transaction: base64 wire `[tx, 'base64']`, or a JSON-encoded one. */
+function firstSignature(transaction: unknown): string {
+  if (Array.isArray(transaction) && typeof transaction[0] === 'string') {
+    // 1 byte (signature count, < 128) + 64 bytes of signature: the first 88 base64 characters hold them.
+    return bs58.encode(Buffer.from(transaction[0].slice(0, 88), 'base64').subarray(1, 65));
+  }
+  const sig = (transaction as { signatures?: unknown[] } | null)?.signatures?.[0];
+  if (typeof sig !== 'string') throw new Error('simulator: a replayed transaction has neither base64 wire bytes nor signatures[0]');
+  return sig;
+}
+
+/**
+ * Starts the simulator; resolves once it listens. Throws a RangeError when `keepSlots` is not an
+ * integer ≥ 1, and the listen error (EADDRINUSE…) when the port cannot be bound.
+ */
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
+  if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
   const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1 });
   const replayTxs = (opts.replay ?? []).flatMap((dir) => listFiles(dir).map((f) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>));
   replayTxs.sort((a, b) => (a.slot as number) - (b.slot as number));
-  const replayBySlot: Record<string, unknown>[][] = [];
+  // Slot s serves replayBySlot[s - 1]; an entry is dropped once its block is made (slots are made once, in order).
+  const replayBySlot: (Record<string, unknown>[] | undefined)[] = [];
   for (const tx of replayTxs) {
     const last = replayBySlot[replayBySlot.length - 1];
     if (last && last[0]!.slot === tx.slot) last.push(tx);
     else replayBySlot.push([tx]);
   }
+  const replaySlots = replayBySlot.length;
   continueAfterReplay(gen, replayTxs);
   const blocks = new Map<number, SimBlock>();
+  const slotOfSignature = new Map<string, number>();
   let builtUpTo = 0;
   const started = Date.now();
   const slotMs = opts.slotMs ?? 400;
   const currentSlot = () => 1 + Math.floor((Date.now() - started) / slotMs);
+  const firstAvailable = () => Math.max(1, builtUpTo - keepSlots + 1);
 
-  const build = (slot: number): SimBlock | null => {
-    let b = blocks.get(slot);
-    if (b) return b;
-    for (let s = builtUpTo + 1; s <= slot; s++) {
-      builtUpTo = s;
-      const replay = replayBySlot[s - 1];
-      let json: Record<string, unknown>;
-      if (replay) {
-        json = {
-          blockHeight: s, blockTime: Math.floor(Date.now() / 1000), blockhash: sha(`b${s}`), parentSlot: s - 1, previousBlockhash: sha(`b${s - 1}`), rewards: [],
-          transactions: replay.map((t) => ({ transaction: t.transaction, meta: t.meta, version: t.version })),
-        };
-      } else if (opts.replayOnly) {
-        json = { blockHeight: s, blockTime: Math.floor(Date.now() / 1000), blockhash: sha(`b${s}`), parentSlot: s - 1, previousBlockhash: sha(`b${s - 1}`), rewards: [], transactions: [] };
-      } else {
-        json = gen.block(s, opts.txsPerBlock ?? 8).json;
-      }
-      const transactions = new Map<string, Record<string, unknown>>();
-      for (const t of json.transactions as { transaction: [string, string]; meta: unknown; version: unknown }[]) {
-        const wire = Buffer.from(t.transaction[0], 'base64');
-        const sig = bs58.encode(wire.subarray(1, 65));
-        transactions.set(sig, { slot: s, blockTime: json.blockTime, ...t });
-      }
-      blocks.set(s, { json, transactions });
+  /** Makes the block of slot builtUpTo + 1 (the same JSON as ever for the seed), keeps it and drops the one leaving the window. */
+  const buildNext = (): SimBlock => {
+    const s = builtUpTo + 1;
+    const replay = replayBySlot[s - 1];
+    let json: Record<string, unknown>;
+    if (replay) {
+      replayBySlot[s - 1] = undefined;
+      json = {
+        blockHeight: s, blockTime: Math.floor(Date.now() / 1000), blockhash: sha(`b${s}`), parentSlot: s - 1, previousBlockhash: sha(`b${s - 1}`), rewards: [],
+        transactions: replay.map((t) => ({ transaction: t.transaction, meta: t.meta, version: t.version })),
+      };
+    } else if (opts.replayOnly) {
+      json = { blockHeight: s, blockTime: Math.floor(Date.now() / 1000), blockhash: sha(`b${s}`), parentSlot: s - 1, previousBlockhash: sha(`b${s - 1}`), rewards: [], transactions: [] };
+    } else {
+      json = gen.block(s, opts.txsPerBlock ?? 8).json;
     }
-    b = blocks.get(slot);
-    return b ?? null;
+    const { transactions, ...rest } = json as { transactions: { transaction: unknown; meta: unknown; version: unknown }[]; blockTime?: unknown };
+    const block: SimBlock = {
+      slot: s,
+      header: JSON.stringify(rest),
+      blockTime: rest.blockTime,
+      txs: transactions.map((t) => JSON.stringify(t)),
+      sigs: transactions.map((t) => firstSignature(t.transaction)),
+    };
+    builtUpTo = s;
+    blocks.set(s, block);
+    for (const sig of block.sigs) slotOfSignature.set(sig, s);
+    const old = blocks.get(s - keepSlots);
+    if (old) {
+      blocks.delete(old.slot);
+      for (const sig of old.sigs) if (slotOfSignature.get(sig) === old.slot) slotOfSignature.delete(sig);
+    }
+    return block;
   };
+
+  // getBlock calls waiting for a slot not made yet; one generation loop serves them all, in slot order.
+  const waiting = new Map<number, { resolve(b: SimBlock): void; reject(e: unknown): void }[]>();
+  let target = 0;
+  let generating = false;
+  let closed = false;
+  const generate = async () => {
+    generating = true;
+    try {
+      while (builtUpTo < target && !closed) {
+        const sliceEnd = performance.now() + GENERATE_SLICE_MS;
+        do {
+          const b = buildNext();
+          const ws = waiting.get(b.slot);
+          if (ws) {
+            waiting.delete(b.slot);
+            for (const w of ws) w.resolve(b);
+          }
+        } while (builtUpTo < target && performance.now() < sliceEnd);
+        if (builtUpTo < target) await new Promise<void>((r) => setImmediate(r));
+      }
+    } catch (err) {
+      opts.log?.error({ err, slot: builtUpTo + 1 }, 'simulator: generating a block failed');
+      for (const ws of waiting.values()) for (const w of ws) w.reject(err);
+      waiting.clear();
+      target = builtUpTo;
+    } finally {
+      generating = false;
+    }
+  };
+  /** The block of `slot` (1 ≤ slot ≤ tip), generating up to it first when needed; null once pruned. */
+  const blockAt = (slot: number): SimBlock | null | Promise<SimBlock> => {
+    if (slot <= builtUpTo) return blocks.get(slot) ?? null;
+    if (closed) throw new RpcError(-32603, 'Internal error: the simulator is closing');
+    return new Promise<SimBlock>((resolve, reject) => {
+      const ws = waiting.get(slot);
+      if (ws) ws.push({ resolve, reject });
+      else waiting.set(slot, [{ resolve, reject }]);
+      target = Math.max(target, slot);
+      if (!generating) void generate();
+    });
+  };
+  const blockJson = (b: SimBlock) => new RawJson(`${b.header.slice(0, -1)}${b.header.length > 2 ? ',' : ''}"transactions":[${b.txs.join(',')}]}`);
+  const cleanedUp = (s: number) => new RpcError(-32001, `Block ${s} cleaned up, does not exist on node. First available block: ${firstAvailable()}`);
 
   const handle = (method: string, params: unknown[]): unknown => {
     const slot = currentSlot();
@@ -132,7 +258,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       case 'getBlockHeight':
         return slot;
       case 'getFirstAvailableBlock':
-        return 1;
+        return firstAvailable();
       case 'getGenesisHash':
         return sha('refract-simulator-genesis');
       case 'getHealth':
@@ -140,21 +266,31 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       case 'getVersion':
         return { 'solana-core': 'refract-simulator', 'feature-set': 0 };
       case 'getBlock': {
-        const s = Number(params[0]);
-        if (!Number.isInteger(s) || s < 1 || s > slot) throw Object.assign(new Error(`Block not available for slot ${s}`), { code: -32004 });
-        return build(s)!.json;
+        const s = params[0];
+        if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) throw new RpcError(-32602, `Invalid params: slot (params[0]) must be a non-negative integer, got ${JSON.stringify(s)}`);
+        if (s > slot) throw new RpcError(-32004, `Block not available for slot ${s}`);
+        if (s < firstAvailable()) throw cleanedUp(s);
+        const b = blockAt(s);
+        if (b === null) throw cleanedUp(s);
+        return b instanceof Promise ? b.then(blockJson) : blockJson(b);
       }
       case 'getTransaction': {
-        const sig = String(params[0]);
-        build(slot);
-        for (const b of blocks.values()) {
-          const t = b.transactions.get(sig);
-          if (t) return t;
+        const sig = params[0];
+        let bytes = 0;
+        try {
+          bytes = typeof sig === 'string' ? bs58.decode(sig).length : 0;
+        } catch {
+          // not base58: reported below
         }
-        return null;
+        if (bytes !== 64) throw new RpcError(-32602, `Invalid params: signature (params[0]) must be a base58 64-byte transaction signature, got ${JSON.stringify(sig)}`);
+        const s = slotOfSignature.get(sig as string);
+        const b = s === undefined ? undefined : blocks.get(s);
+        if (!b) return null; // unknown, or pruned with its block
+        const i = b.sigs.indexOf(sig as string);
+        return new RawJson(`{"slot":${b.slot},"blockTime":${JSON.stringify(b.blockTime) ?? 'null'},${b.txs[i]!.slice(1)}`);
       }
       default:
-        throw Object.assign(new Error(`Method not found: ${method}`), { code: -32601 });
+        throw new RpcError(-32601, `Method not found: ${method}`);
     }
   };
 
@@ -163,17 +299,28 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       let id: unknown = null;
-      let out: Record<string, unknown>;
+      const reply = (out: string) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(out);
+      };
+      const fail = (err: unknown) => {
+        const e = err as Error & { code?: unknown };
+        const code = err instanceof RpcError ? e.code : err instanceof SyntaxError ? -32700 : -32603;
+        reply(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: err instanceof SyntaxError ? `Parse error: ${e.message}` : e.message } }));
+      };
+      const succeed = (result: unknown) => {
+        const text = result instanceof RawJson ? result.text : JSON.stringify(result);
+        reply(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}`);
+      };
       try {
         const msg = JSON.parse(body) as { id?: unknown; method?: string; params?: unknown[] };
         id = msg.id ?? null;
-        out = { jsonrpc: '2.0', id, result: handle(String(msg.method), msg.params ?? []) };
+        const result = handle(String(msg.method), Array.isArray(msg.params) ? msg.params : []);
+        if (result instanceof Promise) result.then(succeed, fail);
+        else succeed(result);
       } catch (err) {
-        const e = err as Error & { code?: number };
-        out = { jsonrpc: '2.0', id, error: { code: e.code ?? -32700, message: e.message } };
+        fail(err);
       }
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(out));
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -183,6 +330,18 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 8899;
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
-  opts.log?.info({ url, slotMs, replaySlots: replayBySlot.length }, 'Solana RPC simulator listening');
-  return { server, url, slot: currentSlot, close: () => new Promise<void>((r) => server.close(() => r())) };
+  opts.log?.info({ url, slotMs, keepSlots, replaySlots }, 'Solana RPC simulator listening');
+  return {
+    server,
+    url,
+    slot: currentSlot,
+    stats: () => ({ generatedUpTo: builtUpTo, firstAvailable: firstAvailable(), keptBlocks: blocks.size, indexedSignatures: slotOfSignature.size }),
+    close: () => {
+      closed = true;
+      const err = new RpcError(-32603, 'Internal error: the simulator is closing');
+      for (const ws of waiting.values()) for (const w of ws) w.reject(err);
+      waiting.clear();
+      return new Promise<void>((r) => server.close(() => r()));
+    },
+  };
 }
