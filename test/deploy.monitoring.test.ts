@@ -173,7 +173,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** A `refract start` child on a free port; `ready` resolves once /health answers, rejects with its stderr if it exits first. */
+/**
+ * How long a step may take (daemon start, first indexed transaction): seconds when the machine is idle,
+ * far more on a shared 2-core one.
+ */
+const WAIT_MS = 90_000;
+/** A new address for a non-inclusion proof: the 32 bytes 0, 1, …, 31 (below the BN254 field modulus), base58. */
+const NEW_ADDRESS = '1thX6LZfHDZZKUs92febYZhYRcXddmzfzF2NvTkPNE';
+
+/** Starts `refract start ARGS` on a free port; resolves once its /health answers, rejects with its stderr if it exits first or after WAIT_MS. */
 async function startRefract(args: string[]): Promise<{ proc: ChildProcess; url: string }> {
   const port = await freePort();
   const proc = spawn(process.execPath, [join(REPO_ROOT, 'bin/refract.mjs'), 'start', ...args, '--port', String(port), '--host', '127.0.0.1', '--log-level', 'error'], {
@@ -187,18 +195,19 @@ async function startRefract(args: string[]): Promise<{ proc: ChildProcess; url: 
   exited.catch(() => {});
   const url = `http://127.0.0.1:${port}`;
   const up = (async () => {
-    for (let i = 0; i < 300; i++) {
+    for (const end = Date.now() + WAIT_MS; Date.now() < end; ) {
       try {
         if ((await fetch(`${url}/health`)).ok) return;
       } catch {}
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`refract start ${args.join(' ')}: /health did not answer within 30 s: ${stderr}`);
+    throw new Error(`refract start ${args.join(' ')}: /health did not answer within ${WAIT_MS / 1000} s: ${stderr}`);
   })();
   await Promise.race([up, exited]);
   return { proc, url };
 }
 
+/** One JSON-RPC call: HTTP status and parsed body. */
 async function rpc(url: string, method: string, params?: unknown): Promise<{ status: number; body: any }> {
   const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
   return { status: r.status, body: await r.json() };
@@ -223,28 +232,32 @@ describe('monitoring kit against a running daemon', () => {
   let main: { url: string };
   let bare: { url: string };
   let metrics: string;
+  let proof: { status: number; body: any };
 
   beforeAll(async () => {
     sim = await startSimulator({ port: 0, slotMs: 40, txsPerBlock: 4 });
     // Prover on (the default) without keys and without the background key build: fast, and its
-    // metrics registered as in production.
-    // A second daemon with neither prover nor ingest, started alongside (startup dominates the test's time).
+    // metrics registered as in production. A second daemon with neither prover nor ingest starts
+    // alongside (startup dominates the test's time).
     [main, bare] = await Promise.all([
       startRefract(['--db', tempDir(), '--rpc-url', sim.url, '--keys', tempDir(), '--no-build-keys', '--prover-threads', '1']),
       startRefract(['--db', tempDir(), '--no-prover', '--no-ingest']),
     ]);
-    // Traffic: wait for indexed slots (ingest batches), then a good call, an unknown method, a proof
-    // request the prover cannot serve yet (no keys), and a scrape so /metrics has labelled series.
-    for (let i = 0; i < 300; i++) {
+    // Traffic: wait for an indexed slot (ingest batches), then a good call, an unknown method, a
+    // validity proof for a new address (non-inclusion: no race with the simulator spending accounts),
+    // which the prover cannot serve (no keys), and a scrape, so /metrics has labelled series.
+    let slot: number | undefined;
+    for (const end = Date.now() + WAIT_MS; Date.now() < end && !slot; ) {
       const { body } = await rpc(main.url, 'getIndexerSlot');
-      if (typeof body.result === 'number' && body.result >= 1) break;
-      if (i === 299) throw new Error(`nothing indexed within 30 s: ${JSON.stringify(body)}`);
-      await new Promise((r) => setTimeout(r, 100));
+      slot = body.result;
+      if (!slot) await new Promise((r) => setTimeout(r, 100));
     }
+    if (!slot) throw new Error(`nothing indexed within ${WAIT_MS / 1000} s`);
+    proof = await rpc(main.url, 'getValidityProof', { newAddresses: [NEW_ADDRESS] });
     await rpc(main.url, 'noSuchMethod');
     await fetch(`${main.url}/metrics`);
     metrics = await (await fetch(`${main.url}/metrics`)).text();
-  }, 60_000);
+  }, 3 * WAIT_MS);
 
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
@@ -256,6 +269,9 @@ describe('monitoring kit against a running daemon', () => {
     expect(metrics).toMatch(/^refract_rpc_request_duration_seconds_count\{method="getIndexerSlot",status="200"\} [1-9]/m);
     expect(metrics).toMatch(/^refract_rpc_request_duration_seconds_count\{method="GET \/metrics",status="200"\} [1-9]/m);
     expect(metrics).toMatch(/^refract_ingest_batch_duration_seconds_count [1-9]/m);
+    expect(proof.body.error.message).toMatch(/^Prover not available: proving keys for non-inclusion_26_1 are not ready/);
+    expect(metrics).toMatch(/^refract_proof_errors_total\{circuit="non-inclusion_26_1",type="not_ready"\} 1$/m);
+    expect(metrics).toMatch(/^refract_proof_request_duration_seconds_count\{circuit="non-inclusion_26_1",backend="local",outcome="not_ready"\} 1$/m);
     expect(metrics).toMatch(/^refract_nodejs_eventloop_lag_p99_seconds /m);
   });
 
