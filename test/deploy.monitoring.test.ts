@@ -8,7 +8,7 @@
  * With `promtool` on the PATH, the rules are also checked and unit-tested (alerts.test.yml).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -214,6 +214,13 @@ async function rpc(url: string, method: string, params?: unknown): Promise<{ sta
 }
 
 const children: ChildProcess[] = [];
+/** Temporary stores and keys directories, removed after the daemons stopped. */
+const dirs: string[] = [];
+const tmp = () => {
+  const d = tempDir();
+  dirs.push(d);
+  return d;
+};
 const dashboard = JSON.parse(readFileSync(DASHBOARD, 'utf8'));
 const rules = ruleExprs(readFileSync(ALERTS, 'utf8'));
 const exprs = [...dashboardExprs(dashboard), ...rules];
@@ -240,8 +247,8 @@ describe('monitoring kit against a running daemon', () => {
     // metrics registered as in production. A second daemon with neither prover nor ingest starts
     // alongside (startup dominates the test's time).
     [main, bare] = await Promise.all([
-      startRefract(['--db', tempDir(), '--rpc-url', sim.url, '--keys', tempDir(), '--no-build-keys', '--prover-threads', '1']),
-      startRefract(['--db', tempDir(), '--no-prover', '--no-ingest']),
+      startRefract(['--db', tmp(), '--rpc-url', sim.url, '--keys', tmp(), '--no-build-keys', '--prover-threads', '1']),
+      startRefract(['--db', tmp(), '--no-prover', '--no-ingest']),
     ]);
     // Traffic: wait for an indexed slot (ingest batches), then a good call, an unknown method, a
     // validity proof for a new address (non-inclusion: no race with the simulator spending accounts),
@@ -260,8 +267,16 @@ describe('monitoring kit against a running daemon', () => {
   }, 3 * WAIT_MS);
 
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
+    await Promise.all(
+      children.map((c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return undefined;
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        return Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      }),
+    );
     await sim?.close();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
 
   it('the daemon exports the series the traffic made', () => {
