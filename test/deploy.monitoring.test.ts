@@ -292,6 +292,18 @@ describe('monitoring kit against a running daemon', () => {
 
   it('the dashboard and the rules have the expected parts', () => {
     expect(rules.map((r) => r.where)).toEqual(expect.arrayContaining(['rule RefractTargetDown', 'rule RefractIngestStopped', 'rule RefractIndexerLagging', 'rule RefractRejectedTransactions', 'rule RefractProofErrorRatioHigh', 'rule RefractProverQueueNearFull', 'rule RefractNoProofsServed']));
+    // Each alert has a severity, a summary and a description, and a case in the promtool unit tests.
+    const alertsText = readFileSync(ALERTS, 'utf8');
+    const unitTests = readFileSync(join(REPO_ROOT, 'deploy/prometheus/alerts.test.yml'), 'utf8');
+    const blocks = alertsText.split(/^\s*- alert: /m).slice(1);
+    expect(blocks.length).toBe(rules.length);
+    for (const b of blocks) {
+      const name = b.split('\n')[0]!.trim();
+      expect(b, name).toMatch(/^\s*severity: (critical|warning|info)$/m);
+      expect(b, name).toMatch(/^\s*summary: \S/m);
+      expect(b, name).toMatch(/^\s*description: \S/m);
+      expect(unitTests, name).toMatch(new RegExp(`alertname: ${name}$`, 'm'));
+    }
     // Every panel queries the datasource variable the importer picks.
     const ds = dashboard.templating.list.find((v: any) => v.type === 'datasource');
     expect(ds).toMatchObject({ name: 'DS_PROMETHEUS', query: 'prometheus' });
