@@ -643,6 +643,9 @@ export class Store {
   constructor(opts: StoreOptions) {
     this.root = open({
       path: opts.path,
+      // `--db` is always a directory: lmdb-js would otherwise take a path with a dot in its last
+      // component (`/tmp/tmp.Ab3x`, `./data.v2`) for a single-file store and fail to open it.
+      noSubdir: false,
       maxDbs: DB_NAMES.length + 2,
       mapSize: opts.mapSize ?? 64 * 1024 ** 3,
       readOnly: opts.readOnly ?? false,
