@@ -162,7 +162,10 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     await simulator?.close();
     throw e;
   }
-  log.info({ port: config.port, db: config.db, rpc: config.ingest ? config.rpcUrl : null, poseidon: poseidonInfo() }, 'refract listening');
+  // The bound port (with `--port 0` the OS picks one: a supervisor or test reads it from this line).
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  log.info({ port, db: config.db, rpc: config.ingest ? config.rpcUrl : null, poseidon: poseidonInfo() }, 'refract listening');
 
   // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();

@@ -1,0 +1,56 @@
+/**
+ * Operator details, through the bin. `--port 0`: the log line `refract listening` carries the port the
+ * OS bound (it said 0). `--db` is a directory whatever its name: lmdb-js takes a path whose last component has a dot
+ * (`mktemp -d` gives `/tmp/tmp.XXXX`) for a single-file store unless told otherwise, and
+ * `refract start` failed with "Is a directory". Driven through the bin, as an operator would.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REFRACT_BIN } from '../src/prover/readiness.ts';
+import { postRpc, runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
+import { PHOTON_DIR, tempDir } from './helpers/photon.ts';
+
+afterAll(stopAll);
+
+describe('--db with a dot in its name', () => {
+  it('refract index and refract start use it as a directory', async () => {
+    const db = join(tempDir(), 'tmp.Ab3x.v2');
+    mkdirSync(db); // as `mktemp -d` leaves it
+    const indexed = await runRefract(['index', '--db', db, '--transactions', join(PHOTON_DIR, 'transactions', 'lamport_transfers')]);
+    expect(indexed.stderr).not.toMatch(/Is a directory/);
+    expect(indexed.status).toBe(0);
+    expect(existsSync(join(db, 'data.mdb'))).toBe(true);
+    const d = await startRefract(['--db', db, '--no-prover']);
+    const slot = await postRpc(d, 'getIndexerSlot');
+    expect(slot.status).toBe(200);
+    expect(slot.body.result).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe('--port 0', () => {
+  it('the listening log line names the port the OS bound, and the API answers there', async () => {
+    const child = spawn(process.execPath, [REFRACT_BIN, 'start', '--no-ingest', '--no-prover', '--db', tempDir(), '--host', '127.0.0.1', '--port', '0'], {
+      cwd: tempDir('refract-cwd-'),
+      env: { ...process.env, REFRACT_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let err = '';
+        child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+          err += d;
+          const line = err.split('\n').find((l) => l.includes('"refract listening"'));
+          if (line) resolve(JSON.parse(line).port);
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+      });
+      expect(port).toBeGreaterThan(0);
+      expect((await postRpc(port, 'getIndexerSlot')).status).toBeLessThan(500);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }, 120_000);
+});
