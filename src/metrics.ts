@@ -29,6 +29,7 @@ export class Metrics {
   readonly proofDuration = new Histogram({ name: 'refract_proof_duration_seconds', help: 'Groth16 proof time (witness + prove) by circuit', labelNames: ['circuit'], buckets: [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2], registers: [this.registry] });
   readonly proofQueueWait = new Histogram({ name: 'refract_proof_queue_wait_seconds', help: 'Time a proof job waited before a worker took it', labelNames: ['circuit'], buckets: [0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6], registers: [this.registry] });
   readonly proofQueueDepth = new Gauge({ name: 'refract_proof_queue_depth', help: 'Proof jobs waiting', registers: [this.registry] });
+  readonly proofQueueCapacity = new Gauge({ name: 'refract_proof_queue_capacity', help: 'Bound of refract_proof_queue_depth (--max-queued-proofs): at it, new proofs are refused with "Prover busy"; 0 while this process has no proof queue (external prover, prover off)', registers: [this.registry] });
   readonly proofActive = new Gauge({ name: 'refract_proof_active_jobs', help: 'Proof jobs being proved', registers: [this.registry] });
   readonly proofBatchSize = new Histogram({ name: 'refract_proof_batch_size', help: 'Jobs handed to a worker in one task', buckets: [1, 2, 3, 4, 6, 8, 12, 16], registers: [this.registry] });
   readonly proofErrors = new Counter({ name: 'refract_proof_errors_total', help: 'Proof failures by circuit and type', labelNames: ['circuit', 'type'], registers: [this.registry] });

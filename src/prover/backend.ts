@@ -119,6 +119,9 @@ export interface LocalBackendOptions {
  * The in-process queue: a bounded number of proofs in front of a `ProverPool`. Proofs come back
  * verified by the pool's threads (same keys as this process), so `verifiedLocally` is true.
  */
+/** Default bound of waiting proof jobs (`--max-queued-proofs`), in-process and BullMQ alike. */
+export const DEFAULT_MAX_PENDING = 64;
+
 export class LocalBackend implements ProofBackend {
   readonly kind = 'local' as const;
   private pending = 0;
@@ -129,7 +132,7 @@ export class LocalBackend implements ProofBackend {
     readonly pool: ProverPool,
     private readonly opts: LocalBackendOptions = {},
   ) {
-    this.maxPending = opts.maxPending ?? 64;
+    this.maxPending = opts.maxPending ?? DEFAULT_MAX_PENDING;
   }
 
   /**

@@ -36,7 +36,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
-import { NODE_ID, NODE_NAME } from './backend.ts';
+import { DEFAULT_MAX_PENDING, NODE_ID, NODE_NAME } from './backend.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
@@ -303,7 +303,7 @@ export class BullBackend implements ProofBackend {
    * @throws ProverError `queue_full`, `queue_unavailable` (Redis)
    */
   private async checkBacklog(jobId: string): Promise<void> {
-    const limit = this.opts.maxWaiting ?? 64;
+    const limit = this.opts.maxWaiting ?? DEFAULT_MAX_PENDING;
     const d = await this.depth().catch((e: unknown) => this.redisFailed('cannot read the queue depth', e));
     if (d.waiting < limit) return;
     const state = await this.queue.getJobState(jobId).catch((e: unknown) => this.redisFailed('cannot read the job state', e));
