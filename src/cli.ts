@@ -46,7 +46,7 @@ program
   .option('--start-slot <n>', 'first slot to index when the store is behind it', int('--start-slot'))
   .option('--no-ingest', 'serve an existing store without polling')
   .option('--keys <dir>', 'proving keys directory (default ./keys); missing keys are built in the background')
-  .option('--ptau <file>', 'powers of tau for building missing keys (default: the INSECURE dev ptau if present, else a generated one)')
+  .option('--ptau <file>', 'powers of tau for building missing keys (default: the INSECURE dev ptau if present, else the public Hermez file (downloaded from $REFRACT_PTAU_URL, verified), else a generated INSECURE one)')
   .option('--no-prover', 'no validity proofs (getValidityProof answers "Prover not available")')
   .option('--no-build-keys', 'do not build missing keys in the background')
   .option('--circuits <ids>', 'serve (and build) only these comma-separated circuit ids (default all)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
