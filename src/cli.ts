@@ -108,7 +108,7 @@ program
   .option('--ptau <file>', 'prepared (phase 2) powers of tau, e.g. from a public ceremony')
   .option('--insecure-ptau', 'the --ptau file is a development one (recorded and announced as INSECURE)')
   .option('--circuits <ids>', `comma-separated circuit ids (default all: ${CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
-  .option('--dev-ptau-power <n>', 'generate an INSECURE development ptau of 2^N (default 16) when no --ptau is given', int('--dev-ptau-power'))
+  .option('--dev-ptau-power <n>', 'use an INSECURE development ptau of 2^N (generated when missing) when no --ptau is given, instead of downloading the public one', int('--dev-ptau-power'))
   .option('--force', 'rebuild even when cached')
   .option('--no-progress', 'log lines instead of a progress bar')
   .option('--exit-on-stdin-close', 'exit when standard input closes (used by `refract start`\'s background setup, so it dies with its parent)')
