@@ -193,6 +193,7 @@ describe('resolvePtau (setup without --ptau)', () => {
     const choice = await resolvePtau({ keysDir, ceremony: { baseUrl: srv.url, hashes: { 16: hash16 } } }, 13, () => {}, (m) => progress.push(m));
     expect(choice).toMatchObject({ file: path.join(keysDir, 'ptau', name16), power: 16, insecureDev: false });
     expect(choice.sha256).toBe(createHash('sha256').update(readFileSync(DEV_PTAU_16)).digest('hex'));
+    expect(progress[0]).toBe(`downloading the public ceremony powers of tau ${srv.url}${name16} to ${choice.file}`);
     expect(progress.at(-1)).toBe(`using the public ceremony powers of tau ${choice.file} (BLAKE2b-512 verified)`);
   });
 

@@ -484,7 +484,9 @@ export async function fetchCeremonyPtau(opts: CeremonyPtauOptions & {
     throw unreachable(`HTTP ${res.status} ${res.statusText}`.trim());
   }
   const total = Number(res.headers.get('content-length')) || undefined;
-  log('warn', `downloading the public ceremony powers of tau ${url}${total ? ` (${(total / 2 ** 20).toFixed(0)} MiB)` : ''} to ${file}`);
+  const what = `downloading the public ceremony powers of tau ${url}${total ? ` (${(total / 2 ** 20).toFixed(0)} MiB)` : ''} to ${file}`;
+  log('info', what);
+  opts.progress?.(what);
   await mkdir(dir, { recursive: true });
   await removeTemps(dir);
   const tmp = `${file}.tmp-${process.pid}`;
@@ -636,10 +638,10 @@ async function cachedEntry(keysDir: string, e: ManifestCircuit | undefined, sour
  * Compiles the circuits and creates their keys in `opts.keysDir` (see the module comment).
  * Terminates the snarkjs curve at the end so the process can exit.
  * @throws ProverError `unsupported_shape` for an unknown id, `setup_failed` for compile errors or an
- *   unusable ptau (not prepared, power too small)
+ *   unusable ptau (not prepared, power too small, a download that does not match its published hash)
+ * @returns `built` and `cached` in the caller's order of `opts.circuits` (building follows `setupOrder`)
  */
 export async function setupCircuits(opts: SetupOptions): Promise<SetupResult> {
-  // (ids in the caller's order; `built` / `cached` are reported in that order, building follows setupOrder)
   const ids = [...(opts.circuits ?? CIRCUIT_IDS)];
   ids.forEach(getCircuit);
   const log = opts.log ?? defaultLog;
