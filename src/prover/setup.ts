@@ -78,7 +78,7 @@ export interface SetupOptions {
   keysDir: string;
   /**
    * A prepared (phase-2) bn128 powers-of-tau file, e.g. Hermez `powersOfTau28_hez_final_16.ptau`.
-   * When omitted a development ptau is generated (INSECURE: one known contributor).
+   * When omitted: the public Hermez ceremony file (downloaded, verified) or, offline, a generated development ptau (INSECURE: one known contributor).
    */
   ptau?: string;
   /**
