@@ -3,9 +3,14 @@
  * compile the circuits and create their Groth16 keys (src/prover/setup.ts: cached, resumable).
  *
  * ptau: `--ptau FILE` (a prepared phase-2 file, e.g. from a public ceremony). Without it, the
- * development ptau `$REFRACT_DEV_PTAU` or `../shared/dev-ptau/pot16_dev.ptau` is used when present,
- * else one is generated (2^N, `--dev-ptau-power`, ~20 min for 2^16 on 2 cores). Both are INSECURE
- * (one known contributor) and announced as such.
+ * development ptau `$REFRACT_DEV_PTAU` or `../shared/dev-ptau/pot16_dev.ptau` is used when present;
+ * else the public Hermez file `powersOfTau28_hez_final_16.ptau` is downloaded from
+ * `$REFRACT_PTAU_URL` (default https://storage.googleapis.com/zkevm/ptau/; `off` disables) into
+ * `<keys>/ptau/` and checked against its published BLAKE2b-512 hash (setup.ts
+ * `fetchCeremonyPtau`); only when that download fails (offline: within 5 s) is an INSECURE
+ * development ptau generated (2^N, `--dev-ptau-power`, ~20 min for 2^16 on 2 cores; giving
+ * `--dev-ptau-power` skips the download). Development files (one known contributor) are announced
+ * as INSECURE.
  *
  * Output: a progress bar on a TTY (stderr), one log line per step otherwise; a JSON summary on stdout.
  */

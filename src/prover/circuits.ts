@@ -105,6 +105,31 @@ export const CIRCUITS: readonly CircuitSpec[] = Object.freeze([
 export const CIRCUIT_IDS: readonly string[] = Object.freeze(CIRCUITS.map((c) => c.id));
 
 const BY_ID = new Map(CIRCUITS.map((c) => [c.id, c]));
+
+/**
+ * The circuits a daemon serves most — one account (inclusion), one new address (non-inclusion),
+ * one of each (combined 1×1) — in the order `setupOrder` builds them first.
+ */
+export const PRIORITY_CIRCUIT_IDS: readonly string[] = Object.freeze(['inclusion_26_1', 'non-inclusion_26_1', 'combined_26_26_1_1']);
+
+/**
+ * The order setup builds circuits in, so the first proofs come soonest: `PRIORITY_CIRCUIT_IDS`
+ * first (in that order), then the rest by ascending constraints (cheapest first; registry order on
+ * ties). Duplicates are dropped.
+ * @param ids circuit ids (validated)
+ * @returns a new array with the same ids, reordered
+ * @throws ProverError `unsupported_shape` for an unknown id
+ */
+export function setupOrder(ids: readonly string[]): string[] {
+  const unique = [...new Set(ids)];
+  unique.forEach((id) => getCircuit(id));
+  const rank = (id: string) => {
+    const p = PRIORITY_CIRCUIT_IDS.indexOf(id);
+    return p >= 0 ? p - PRIORITY_CIRCUIT_IDS.length : 0;
+  };
+  const registry = (id: string) => CIRCUIT_IDS.indexOf(id);
+  return unique.sort((a, b) => rank(a) - rank(b) || (rank(a) < 0 ? 0 : getCircuit(a).constraints - getCircuit(b).constraints) || registry(a) - registry(b));
+}
 const BY_SHAPE = new Map(CIRCUITS.map((c) => [`${c.nAccounts}/${c.nAddresses}`, c]));
 
 /** Human-readable list of the supported (accounts, addresses) shapes, for error messages. */

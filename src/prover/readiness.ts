@@ -43,7 +43,7 @@ export interface BackgroundSetupState {
   startedAt: string;
   finishedAt?: string;
   exitCode?: number | null;
-  /** ptau used (`generated` when setup makes an INSECURE development one). */
+  /** ptau given to setup; without one, setup downloads the public ceremony file or, failing that, generates an INSECURE development one. */
   ptau: string;
   /** Last lines the setup printed (errors, progress). */
   lastLines: string[];
@@ -165,7 +165,8 @@ export class KeyReadiness {
   /**
    * Starts `refract setup --keys <keysDir>` for the served circuits in a child process (unless one
    * is already running), and polls the manifest until it exits.
-   * @param opts.ptau ptau file (`--ptau`); omitted → `defaultDevPtau()`, else setup generates one
+   * @param opts.ptau ptau file (`--ptau`); omitted → `defaultDevPtau()`, else setup downloads the
+   *   public ceremony file (`$REFRACT_PTAU_URL`) or, offline, generates an INSECURE development one
    * @param opts.ptauInsecure the ptau is a development file (announced as INSECURE)
    * @param opts.args extra CLI arguments (tests: `--dev-ptau-power 13`)
    * @returns the state object (also in `health()`)
@@ -191,7 +192,7 @@ export class KeyReadiness {
     } catch {
       /* not permitted: run at normal priority */
     }
-    const state: BackgroundSetupState = { state: 'running', pid: child.pid, startedAt: new Date().toISOString(), ptau: ptau ?? 'generated (INSECURE development ptau)', lastLines: [] };
+    const state: BackgroundSetupState = { state: 'running', pid: child.pid, startedAt: new Date().toISOString(), ptau: ptau ?? 'public ceremony (Hermez, downloaded and verified), else a generated INSECURE development ptau', lastLines: [] };
     this.setup = state;
     const log = this.opts.log ?? (() => {});
     log('warn', `proving keys missing in ${this.keysDir}: building them in the background (refract setup, pid ${child.pid}, ptau ${state.ptau}); validity proofs answer "Prover not available" until each circuit is ready`);

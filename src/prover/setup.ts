@@ -7,6 +7,11 @@
  * against the ptau + one random contribution → export the verification key (snarkjs JSON and the
  * groth16-solana byte layout) → copy the wasm → record hashes in `manifest.json`.
  *
+ * ptau (`resolvePtau`): the given file, else the public Hermez ceremony file (downloaded, verified
+ * against its published BLAKE2b-512 hash, cached in `<keysDir>/ptau/`), else — offline — a
+ * generated INSECURE development one. Circuits are built in `setupOrder` (most used first), each
+ * one's key made as soon as its compile is done.
+ *
  * Caching: a circuit is skipped when the manifest has the same source hash and ptau hash and its
  * files exist with the recorded sizes. Resumability: every output is written under a temporary
  * name and renamed; the manifest (the commit point) is rewritten after each circuit, so a killed
@@ -17,11 +22,12 @@
  */
 import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CIRCUIT_IDS, getCircuit, mainSource, type CircuitSpec } from './circuits.ts';
+import { CIRCUIT_IDS, getCircuit, mainSource, setupOrder, type CircuitSpec } from './circuits.ts';
 import { solanaVkeyToJson, vkeyToSolana } from './encode.ts';
 import { ProverError } from './errors.ts';
 import {
@@ -72,7 +78,7 @@ export interface SetupOptions {
   keysDir: string;
   /**
    * A prepared (phase-2) bn128 powers-of-tau file, e.g. Hermez `powersOfTau28_hez_final_16.ptau`.
-   * When omitted a development ptau is generated (INSECURE: one known contributor).
+   * When omitted: the public Hermez ceremony file (downloaded, verified) or, offline, a generated development ptau (INSECURE: one known contributor).
    */
   ptau?: string;
   /**
@@ -80,8 +86,17 @@ export interface SetupOptions {
    * `pot16_dev.ptau`): recorded as `insecureDev` in the manifest and announced loudly.
    */
   ptauInsecure?: boolean;
-  /** Power of a generated development ptau (default 16: every v1 circuit; 13 is enough for ×1 circuits). */
+  /**
+   * Power of a generated development ptau (default 16: every v1 circuit; 13 is enough for ×1 circuits).
+   * Given explicitly, setup wants the development ptau: no public ceremony file is fetched.
+   */
   devPtauPower?: number;
+  /**
+   * Without `ptau`: fetch the public Hermez ceremony file first (see `fetchCeremonyPtau`), falling
+   * back to a development ptau when it cannot be downloaded. `false` skips the fetch.
+   * Default: `{ baseUrl: ceremonyPtauUrl() }` (`$REFRACT_PTAU_URL`, `off` disables).
+   */
+  ceremony?: CeremonyPtauOptions | false;
   /** Circuit ids (default: all of `CIRCUIT_IDS`). */
   circuits?: readonly string[];
   /** Redo every circuit even when cached. */
@@ -249,6 +264,63 @@ export async function compileCircuits(opts: {
   return out;
 }
 
+/**
+ * Starts compiling `circuits` in the given order, `concurrency` at a time (default min(2, cores)),
+ * without waiting: `results[k]` settles when circuit k is compiled. After a failure no new compile
+ * starts (the later results then never settle; a caller awaiting in order stops at the failure).
+ * `stop()` starts no more compiles and resolves once the running ones have ended.
+ */
+function compileAhead(opts: {
+  buildDir: string;
+  circuits: readonly string[];
+  concurrency?: number;
+  force?: boolean;
+  onCompiled?: (c: CompiledCircuit, index: number) => void;
+}): { results: Promise<CompiledCircuit>[]; stop: () => Promise<void> } {
+  const settle: { resolve: (c: CompiledCircuit) => void; reject: (e: unknown) => void }[] = [];
+  const results = opts.circuits.map((_, k) => {
+    const p = new Promise<CompiledCircuit>((resolve, reject) => (settle[k] = { resolve, reject }));
+    p.catch(() => {}); // rejections are seen by the caller's await; never unhandled
+    return p;
+  });
+  let next = 0;
+  let stopped = false;
+  const lanes = Math.max(1, Math.min(opts.concurrency ?? Math.min(2, availableParallelism()), opts.circuits.length));
+  const ready = (async () => {
+    await mkdir(opts.buildDir, { recursive: true });
+    await removeTemps(opts.buildDir);
+  })();
+  const running = Promise.all(
+    Array.from({ length: lanes }, async () => {
+      try {
+        await ready;
+      } catch (e) {
+        stopped = true;
+        settle.forEach((s) => s.reject(e));
+        return;
+      }
+      while (!stopped && next < opts.circuits.length) {
+        const k = next++;
+        try {
+          const c = await compileCached(opts.circuits[k]!, opts.buildDir, { force: opts.force });
+          opts.onCompiled?.(c, k);
+          settle[k]!.resolve(c);
+        } catch (e) {
+          stopped = true;
+          settle[k]!.reject(e);
+        }
+      }
+    }),
+  );
+  return {
+    results,
+    stop: async () => {
+      stopped = true;
+      await running;
+    },
+  };
+}
+
 function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -274,16 +346,221 @@ async function removeTemps(dir: string): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Public ceremony ptau (Hermez / Polygon zkEVM)
+
+/** Default power of the ptau setup fetches or generates: 2^16 serves every v1 circuit (combined 4×2 needs 16), so keys of a subset stay valid when more circuits are added. */
+export const DEFAULT_PTAU_POWER = 16;
+
+/** Where the Hermez prepared phase-2 files are published (snarkjs README, "7. Prepare phase 2"). */
+export const DEFAULT_PTAU_URL = 'https://storage.googleapis.com/zkevm/ptau/';
+
+/**
+ * Published BLAKE2b-512 hashes of the Hermez prepared (phase 2) bn128 ptau files, by power
+ * (`powersOfTau28_hez_final_<kk>.ptau`, 54 contributions and a beacon), copied from the snarkjs
+ * README table. Each is the hash of the whole file, as `b2sum <file>` prints it.
+ */
+export const HERMEZ_PTAU_BLAKE2B: Readonly<Record<number, string>> = Object.freeze({
+  8: 'd6a8fb3a04feb600096c3b791f936a578c4e664d262e4aa24beed1b7a9a96aa5eb72864d628db247e9293384b74b36ffb52ca8d148d6e1b8b51e279fdf57b583',
+  9: '94f108a80e81b5d932d8e8c9e8fd7f46cf32457e31462deeeef37af1b71c2c1b3c71fb0d9b59c654ec266b042735f50311f9fd1d4cadce47ab234ad163157cb5',
+  10: '6cfeb8cda92453099d20120bdd0e8a5c4e7706c2da9a8f09ccc157ed2464d921fd0437fb70db42104769efd7d6f3c1f964bcf448c455eab6f6c7d863e88a5849',
+  11: '47c282116b892e5ac92ca238578006e31a47e7c7e70f0baa8b687f0a5203e28ea07bbbec765a98dcd654bad618475d4661bfaec3bd9ad2ed12e7abc251d94d33',
+  12: 'ded2694169b7b08e898f736d5de95af87c3f1a64594013351b1a796dbee393bd825f88f9468c84505ddd11eb0b1465ac9b43b9064aa8ec97f2b73e04758b8a4a',
+  13: '58efc8bf2834d04768a3d7ffcd8e1e23d461561729beaac4e3e7a47829a1c9066d5320241e124a1a8e8aa6c75be0ba66f65bc8239a0542ed38e11276f6fdb4d9',
+  14: 'eeefbcf7c3803b523c94112023c7ff89558f9b8e0cf5d6cdcba3ade60f168af4a181c9c21774b94fbae6c90411995f7d854d02ebd93fb66043dbb06f17a831c1',
+  15: '982372c867d229c236091f767e703253249a9b432c1710b4f326306bfa2428a17b06240359606cfe4d580b10a5a1f63fbed499527069c18ae17060472969ae6e',
+  16: '6a6277a2f74e1073601b4f9fed6e1e55226917efb0f0db8a07d98ab01df1ccf43eb0e8c3159432acd4960e2f29fe84a4198501fa54c8dad9e43297453efec125',
+  17: '6247a3433948b35fbfae414fa5a9355bfb45f56efa7ab4929e669264a0258976741dfbe3288bfb49828e5df02c2e633df38d2245e30162ae7e3bcca5b8b49345',
+  18: '7e6a9c2e5f05179ddfc923f38f917c9e6831d16922a902b0b4758b8e79c2ab8a81bb5f29952e16ee6c5067ed044d7857b5de120a90704c1d3b637fd94b95b13e',
+  19: 'bca9d8b04242f175189872c42ceaa21e2951e0f0f272a0cc54fc37193ff6648600eaf1c555c70cdedfaf9fb74927de7aa1d33dc1e2a7f1a50619484989da0887',
+  20: '89a66eb5590a1c94e3f1ee0e72acf49b1669e050bb5f93c73b066b564dca4e0c7556a52b323178269d64af325d8fdddb33da3a27c34409b821de82aa2bf1a27b',
+  21: '9aef0573cef4ded9c4a75f148709056bf989f80dad96876aadeb6f1c6d062391f07a394a9e756d16f7eb233198d5b69407cca44594c763ab4a5b67ae73254678',
+  22: '0d64f63dba1a6f11139df765cb690da69d9b2f469a1ddd0de5e4aa628abb28f787f04c6a5fb84a235ec5ea7f41d0548746653ecab0559add658a83502d1cb21b',
+  23: '3063a0bd81d68711197c8820a92466d51aeac93e915f5136d74f63c394ee6d88c5e8016231ea6580bec02e25d491f319d92e77f5c7f46a9caa8f3b53c0ea544f',
+  24: 'fa404d140d5819d39984833ca5ec3632cd4995f81e82db402371a4de7c2eae8687c62bc632a95b0c6aadba3fb02680a94e09174b7233ccd26d78baca2647c733',
+  25: '0377d860cdb09a8a31ea1b0b8c04335614c8206357181573bf294c25d5ca7dff72387224fbd868897e6769f7805b3dab02854aec6d69d7492883b5e4e5f35eeb',
+  26: '418dee4a74b9592198bd8fd02ad1aea76f9cf3085f206dfd7d594c9e264ae919611b1459a1cc920c2f143417744ba9edd7b8d51e44be9452344a225ff7eead19',
+  27: '10ffd99837c512ef99752436a54b9810d1ac8878d368fb4b806267bdd664b4abf276c9cd3c4b9039a1fa4315a0c326c0e8e9e8fe0eb588ffd4f9021bf7eae1a1',
+  28: '55c77ce8562366c91e7cda394cf7b7c15a06c12d8c905e8b36ba9cf5e13eb37d1a429c589e8eaba4c591bc4b88a0e2828745a53e170eac300236f5c1a326f41a',
+});
+
+/** File name of the Hermez ptau of `power` (8..28; 28 is the complete file, without a suffix). */
+export function hermezPtauName(power: number): string {
+  return power === 28 ? 'powersOfTau28_hez_final.ptau' : `powersOfTau28_hez_final_${String(power).padStart(2, '0')}.ptau`;
+}
+
+/**
+ * Base URL of the public ceremony files: `$REFRACT_PTAU_URL` (must be http(s); `off` disables the
+ * download → undefined), else `DEFAULT_PTAU_URL`. Always ends with `/`.
+ * @throws ProverError `setup_failed` when `$REFRACT_PTAU_URL` is not an http(s) URL
+ */
+export function ceremonyPtauUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env.REFRACT_PTAU_URL?.trim();
+  if (v === undefined || v === '') return DEFAULT_PTAU_URL;
+  if (v.toLowerCase() === 'off') return undefined;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ProverError('setup_failed', `REFRACT_PTAU_URL "${v}" is not a URL (expected an http(s) base URL such as ${DEFAULT_PTAU_URL}, or "off")`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new ProverError('setup_failed', `REFRACT_PTAU_URL "${v}" must be http(s), not ${u.protocol}`);
+  }
+  return u.href.endsWith('/') ? u.href : `${u.href}/`;
+}
+
+/** Options of `fetchCeremonyPtau` that callers of `setupCircuits` may set. */
+export interface CeremonyPtauOptions {
+  /** Base URL the file name is appended to (default `ceremonyPtauUrl()`). */
+  baseUrl?: string;
+  /** Time allowed until the response headers arrive (DNS + connect + first byte), ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** The download is abandoned when no data arrives for this long, ms (default 30000). */
+  stallTimeoutMs?: number;
+  /** power → expected BLAKE2b-512 hex (default `HERMEZ_PTAU_BLAKE2B`). */
+  hashes?: Readonly<Record<number, string>>;
+}
+
+async function blake2bFile(file: string): Promise<string> {
+  const h = createHash('blake2b512');
+  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest('hex');
+}
+
+/**
+ * The public ceremony ptau of `power` in `dir`: reused when already there and its BLAKE2b-512 still
+ * matches, else downloaded from `<baseUrl><hermezPtauName(power)>` to `<name>.tmp-<pid>` while
+ * hashing, and renamed into place only when the hash matches the published one.
+ * @returns the absolute file path
+ * @throws ProverError `setup_failed` with `details.reason`:
+ *   `unreachable` — no response within `connectTimeoutMs`, connection/DNS error, HTTP status ≠ 200,
+ *   or the transfer stalled or broke off (callers fall back to a development ptau);
+ *   `mismatch` — the downloaded file's hash differs from the published one (file deleted, refused);
+ *   `unknown_power` — no published hash for `power`
+ */
+export async function fetchCeremonyPtau(opts: CeremonyPtauOptions & {
+  power: number;
+  dir: string;
+  log?: SnarkLog;
+  progress?: (message: string) => void;
+}): Promise<string> {
+  const hashes = opts.hashes ?? HERMEZ_PTAU_BLAKE2B;
+  const expected = hashes[opts.power];
+  const name = hermezPtauName(opts.power);
+  if (!expected) {
+    throw new ProverError('setup_failed', `no published hash for a 2^${opts.power} ceremony ptau (known powers: ${Object.keys(hashes).join(', ')})`, { reason: 'unknown_power' });
+  }
+  const log = opts.log ?? (() => {});
+  const dir = path.resolve(opts.dir);
+  const file = path.join(dir, name);
+  if (await exists(file)) {
+    opts.progress?.(`verifying ${name}`);
+    if ((await blake2bFile(file)) === expected) {
+      log('info', `using the public ceremony powers of tau ${file} (BLAKE2b-512 verified)`);
+      return file;
+    }
+    log('warn', `${file} does not match its published BLAKE2b-512 hash (corrupt?): downloading it again`);
+    await rm(file, { force: true });
+  }
+  const baseUrl = opts.baseUrl ?? ceremonyPtauUrl();
+  if (baseUrl === undefined) throw new ProverError('setup_failed', 'downloading the ceremony ptau is off (REFRACT_PTAU_URL=off)', { reason: 'unreachable' });
+  const url = new URL(name, baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).href;
+  const unreachable = (why: string) => new ProverError('setup_failed', `cannot download the public ceremony ptau ${url}: ${why}`, { reason: 'unreachable', url });
+
+  const ac = new AbortController();
+  const connectMs = opts.connectTimeoutMs ?? 5000;
+  let timer = setTimeout(() => ac.abort(), connectMs);
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: ac.signal });
+  } catch (e) {
+    clearTimeout(timer);
+    const err = e as Error & { cause?: { code?: string; message?: string } };
+    throw unreachable(ac.signal.aborted ? `no response within ${connectMs} ms` : (err.cause?.code ?? err.cause?.message ?? err.message));
+  }
+  clearTimeout(timer);
+  if (res.status !== 200 || !res.body) {
+    await res.body?.cancel().catch(() => {});
+    throw unreachable(`HTTP ${res.status} ${res.statusText}`.trim());
+  }
+  const total = Number(res.headers.get('content-length')) || undefined;
+  const what = `downloading the public ceremony powers of tau ${url}${total ? ` (${(total / 2 ** 20).toFixed(0)} MiB)` : ''} to ${file}`;
+  log('info', what);
+  opts.progress?.(what);
+  await mkdir(dir, { recursive: true });
+  await removeTemps(dir);
+  const tmp = `${file}.tmp-${process.pid}`;
+  const h = createHash('blake2b512');
+  const fh = await open(tmp, 'w');
+  const stallMs = opts.stallTimeoutMs ?? 30_000;
+  let stalled = false;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      stalled = true;
+      ac.abort();
+    }, stallMs);
+  };
+  let bytes = 0;
+  let shownPct = -1;
+  try {
+    arm();
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      arm();
+      h.update(chunk);
+      await fh.write(chunk);
+      bytes += chunk.length;
+      const pct = total ? Math.floor((bytes / total) * 10) * 10 : -1;
+      if (pct > shownPct) {
+        shownPct = pct;
+        opts.progress?.(`downloading ${name}: ${pct}%`);
+      }
+    }
+  } catch (e) {
+    await fh.close();
+    await rm(tmp, { force: true });
+    throw unreachable(stalled ? `no data for ${stallMs} ms after ${bytes} bytes` : `transfer broke off after ${bytes} bytes (${(e as Error).message})`);
+  } finally {
+    clearTimeout(timer);
+  }
+  await fh.close();
+  const got = h.digest('hex');
+  if (got !== expected) {
+    await rm(tmp, { force: true });
+    throw new ProverError(
+      'setup_failed',
+      `refusing ${url}: its BLAKE2b-512 is ${got}, the published hash of ${name} is ${expected} (${bytes} bytes received). ` +
+        `Check REFRACT_PTAU_URL, or download the file yourself and pass --ptau <file>`,
+      { reason: 'mismatch', url, expected, got },
+    );
+  }
+  await rename(tmp, file);
+  log('info', `verified ${file} against its published BLAKE2b-512 hash`);
+  return file;
+}
+
+// ---------------------------------------------------------------------------------------------
 // ptau
 
-interface PtauChoice {
+/** The ptau `setupCircuits` uses (recorded in the manifest). */
+export interface PtauChoice {
   file: string;
   sha256: string;
   power: number;
   insecureDev: boolean;
 }
 
-async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog, progress: (m: string) => void): Promise<PtauChoice> {
+/**
+ * Which ptau setup uses, in this order: `opts.ptau` (checked: prepared, large enough); else, unless
+ * `opts.devPtauPower` is given or `opts.ceremony` is false, the public Hermez file of power
+ * max(needPower, 16) fetched into `<keysDir>/ptau/` (or found there, re-verified); else — the
+ * download failed (offline, unreachable, HTTP error; logged as a warning) — the INSECURE development
+ * ptau `<keysDir>/ptau/dev_pot<N>.ptau`, generated when missing.
+ * @param needPower smallest power the selected circuits need (`requiredPtauPower`)
+ * @throws ProverError `setup_failed` for an unusable `opts.ptau`, a too small `devPtauPower`, or a
+ *   downloaded file that does not match its published hash (refused, not a fallback)
+ */
+export async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog, progress: (m: string) => void = () => {}): Promise<PtauChoice> {
   if (opts.ptau) {
     const info = await readPtauInfo(opts.ptau);
     if (!info.preparedPhase2) {
@@ -298,7 +575,26 @@ async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog,
     progress(`hashing ${opts.ptau}`);
     return { file: path.resolve(opts.ptau), sha256: (await digestFile(opts.ptau)).sha256, power: info.power, insecureDev: !!opts.ptauInsecure };
   }
-  const power = opts.devPtauPower ?? 16;
+  if (opts.devPtauPower === undefined && opts.ceremony !== false) {
+    const c = opts.ceremony ?? {};
+    const baseUrl = c.baseUrl ?? ceremonyPtauUrl();
+    if (baseUrl !== undefined) {
+      const power = Math.max(needPower, DEFAULT_PTAU_POWER);
+      try {
+        const file = await fetchCeremonyPtau({ ...c, baseUrl, power, dir: path.join(opts.keysDir, 'ptau'), log, progress });
+        const info = await readPtauInfo(file);
+        if (!info.preparedPhase2 || info.power < needPower) {
+          throw new ProverError('setup_failed', `${file} is not a prepared 2^${power} ptau (power ${info.power}, prepared: ${info.preparedPhase2})`);
+        }
+        progress(`using the public ceremony powers of tau ${file} (BLAKE2b-512 verified)`);
+        return { file, sha256: (await digestFile(file)).sha256, power: info.power, insecureDev: false };
+      } catch (e) {
+        if (!(e instanceof ProverError) || e.details?.reason !== 'unreachable') throw e;
+        log('warn', `${e.message}; falling back to an INSECURE development powers of tau`);
+      }
+    }
+  }
+  const power = opts.devPtauPower ?? DEFAULT_PTAU_POWER;
   if (power < needPower) {
     throw new ProverError('setup_failed', `devPtauPower ${power} is too small; the selected circuits need ≥ ${needPower}`);
   }
@@ -342,7 +638,8 @@ async function cachedEntry(keysDir: string, e: ManifestCircuit | undefined, sour
  * Compiles the circuits and creates their keys in `opts.keysDir` (see the module comment).
  * Terminates the snarkjs curve at the end so the process can exit.
  * @throws ProverError `unsupported_shape` for an unknown id, `setup_failed` for compile errors or an
- *   unusable ptau (not prepared, power too small)
+ *   unusable ptau (not prepared, power too small, a download that does not match its published hash)
+ * @returns `built` and `cached` in the caller's order of `opts.circuits` (building follows `setupOrder`)
  */
 export async function setupCircuits(opts: SetupOptions): Promise<SetupResult> {
   const ids = [...(opts.circuits ?? CIRCUIT_IDS)];
@@ -457,9 +754,14 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
       }
     }
 
-    // Phase 1: compile (parallel, cached by source hash).
+    // Build order (circuits.ts setupOrder): the most used circuits first. Compiles run ahead in
+    // that order (`compileConcurrency` at a time) while keys are made one circuit at a time (snarkjs
+    // uses every core) as soon as each compile is done, so the first circuits are usable long before
+    // the last one is compiled.
+    const rank = new Map(setupOrder(ids).map((id, r) => [id, r]));
+    todo.sort((a, b) => rank.get(ids[a]!)! - rank.get(ids[b]!)!);
     for (const i of todo) emit({ circuitId: ids[i]!, index: i, stage: 'compile', fraction: frac() });
-    const compiled = await compileCircuits({
+    const compiles = compileAhead({
       buildDir,
       circuits: todo.map((i) => ids[i]!),
       concurrency: opts.compileConcurrency,
@@ -474,65 +776,68 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
         emit({ circuitId: c.id, index: i, stage: 'compiled', fraction: frac(), message: `${c.constraints} constraints${c.cached ? ' (cached build)' : ''}` });
       },
     });
+    try {
+      for (let k = 0; k < todo.length; k++) {
+        const i = todo[k]!;
+        const id = ids[i]!;
+        const spec = specs[i]!;
+        const c = await compiles.results[k]!;
+        const files = keyFiles(keysDir, id);
+        const tmp = (f: string) => `${f}.tmp-${process.pid}`;
+        const need = requiredPtauPower({ nConstraints: c.constraints, nPubInputs: c.nPubInputs, nPubOutputs: c.nPubOutputs });
+        if (need > ptau.power) {
+          throw new ProverError('setup_failed', `${id} needs a 2^${need} ptau; ${ptau.file} is 2^${ptau.power}`);
+        }
 
-    // Phase 2: keys, one circuit at a time (snarkjs uses every core).
-    for (let k = 0; k < todo.length; k++) {
-      const i = todo[k]!;
-      const id = ids[i]!;
-      const spec = specs[i]!;
-      const c = compiled[k]!;
-      const files = keyFiles(keysDir, id);
-      const tmp = (f: string) => `${f}.tmp-${process.pid}`;
-      const need = requiredPtauPower({ nConstraints: c.constraints, nPubInputs: c.nPubInputs, nPubOutputs: c.nPubOutputs });
-      if (need > ptau.power) {
-        throw new ProverError('setup_failed', `${id} needs a 2^${need} ptau; ${ptau.file} is 2^${ptau.power}`);
+        emit({ circuitId: id, index: i, stage: 'zkey', fraction: frac(), message: 'newZKey + contribution' });
+        let t = performance.now();
+        const contributionHash = await createZKey(c.r1csFile, ptau.file, tmp(files.zkey), log);
+        const zkeyMs = performance.now() - t;
+        done[i] = 0.95;
+
+        emit({ circuitId: id, index: i, stage: 'vkey', fraction: frac() });
+        t = performance.now();
+        const vkey = await exportVerificationKey(tmp(files.zkey), log);
+        if (vkey.nPublic !== spec.nPublic) {
+          throw new ProverError('setup_failed', `${id}: verification key has ${vkey.nPublic} public inputs, expected ${spec.nPublic}`);
+        }
+        await writeFile(tmp(files.vkey), JSON.stringify(vkey, null, 1) + '\n');
+        await writeFile(tmp(files.vkeySolana), JSON.stringify(solanaVkeyToJson(vkeyToSolana(vkey)), null, 1) + '\n');
+        await copyFile(c.wasmFile, tmp(files.wasm));
+        const vkeyMs = performance.now() - t;
+
+        for (const f of [files.wasm, files.vkey, files.vkeySolana, files.zkey]) await rename(tmp(f), f);
+        const timings = { compile: Math.round(c.compileMs), zkey: Math.round(zkeyMs), vkey: Math.round(vkeyMs) };
+        manifest.circuits[id] = {
+          id,
+          kind: spec.kind,
+          nAccounts: spec.nAccounts,
+          nAddresses: spec.nAddresses,
+          sourceHash: c.sourceHash,
+          constraints: c.constraints,
+          nPublic: spec.nPublic,
+          ptauSha256: ptau.sha256,
+          ptauPower: ptau.power,
+          contributionHash,
+          files: {
+            wasm: await digestFile(files.wasm),
+            zkey: await digestFile(files.zkey),
+            vkey: await digestFile(files.vkey),
+            vkeySolana: await digestFile(files.vkeySolana),
+          },
+          timingsMs: timings,
+          createdAt: new Date().toISOString(),
+        };
+        await writeManifest(keysDir, manifest);
+        built.push(id);
+        timingsMs[id] = timings;
+        done[i] = 1;
+        emit({ circuitId: id, index: i, stage: 'done', fraction: frac(), message: `zkey ${(zkeyMs / 1000).toFixed(1)} s` });
       }
-
-      emit({ circuitId: id, index: i, stage: 'zkey', fraction: frac(), message: 'newZKey + contribution' });
-      let t = performance.now();
-      const contributionHash = await createZKey(c.r1csFile, ptau.file, tmp(files.zkey), log);
-      const zkeyMs = performance.now() - t;
-      done[i] = 0.95;
-
-      emit({ circuitId: id, index: i, stage: 'vkey', fraction: frac() });
-      t = performance.now();
-      const vkey = await exportVerificationKey(tmp(files.zkey), log);
-      if (vkey.nPublic !== spec.nPublic) {
-        throw new ProverError('setup_failed', `${id}: verification key has ${vkey.nPublic} public inputs, expected ${spec.nPublic}`);
-      }
-      await writeFile(tmp(files.vkey), JSON.stringify(vkey, null, 1) + '\n');
-      await writeFile(tmp(files.vkeySolana), JSON.stringify(solanaVkeyToJson(vkeyToSolana(vkey)), null, 1) + '\n');
-      await copyFile(c.wasmFile, tmp(files.wasm));
-      const vkeyMs = performance.now() - t;
-
-      for (const f of [files.wasm, files.vkey, files.vkeySolana, files.zkey]) await rename(tmp(f), f);
-      const timings = { compile: Math.round(c.compileMs), zkey: Math.round(zkeyMs), vkey: Math.round(vkeyMs) };
-      manifest.circuits[id] = {
-        id,
-        kind: spec.kind,
-        nAccounts: spec.nAccounts,
-        nAddresses: spec.nAddresses,
-        sourceHash: c.sourceHash,
-        constraints: c.constraints,
-        nPublic: spec.nPublic,
-        ptauSha256: ptau.sha256,
-        ptauPower: ptau.power,
-        contributionHash,
-        files: {
-          wasm: await digestFile(files.wasm),
-          zkey: await digestFile(files.zkey),
-          vkey: await digestFile(files.vkey),
-          vkeySolana: await digestFile(files.vkeySolana),
-        },
-        timingsMs: timings,
-        createdAt: new Date().toISOString(),
-      };
-      await writeManifest(keysDir, manifest);
-      built.push(id);
-      timingsMs[id] = timings;
-      done[i] = 1;
-      emit({ circuitId: id, index: i, stage: 'done', fraction: frac(), message: `zkey ${(zkeyMs / 1000).toFixed(1)} s` });
+    } finally {
+      await compiles.stop(); // after a failure: no compiler outlives this call
     }
+    built.sort((a, b) => ids.indexOf(a) - ids.indexOf(b));
     if (todo.length === 0) await writeManifest(keysDir, manifest);
   } finally {
     await terminateCurve();

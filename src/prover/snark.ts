@@ -96,9 +96,16 @@ export function loadSnarkjs(): Promise<Snarkjs> {
   return snarkjsPromise;
 }
 
-function snarkLogger(log?: SnarkLog) {
+/**
+ * The logger object snarkjs expects, forwarding to `log`. It must have every method snarkjs calls:
+ * besides debug/info/warn/error, `powersOfTau.newAccumulator` calls `logger.log` every 100,000
+ * points (so from power 16 up), which crashed a generated 2^16 dev ptau when it was missing.
+ * @returns undefined when `log` is undefined (snarkjs then logs nothing)
+ */
+export function snarkLogger(log?: SnarkLog) {
   if (!log) return undefined;
   return {
+    log: (m: string) => log('info', String(m)),
     debug: (m: string) => log('debug', String(m)),
     info: (m: string) => log('info', String(m)),
     warn: (m: string) => log('warn', String(m)),
