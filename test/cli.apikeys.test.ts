@@ -81,6 +81,8 @@ describe('REFRACT_API_KEYS with refract start', () => {
     const tooBig = await post('/', { 'x-api-key': 'k1' }, batch(201));
     expect(tooBig.status).toBe(400);
     expect((await tooBig.json()).error.message).toMatch(/batch of 201 requests is more than the rate limit's burst of 200 requests/);
+    // The earlier tests and the refused batch spent a few of k1's tokens: 2.1 s refill the bucket (100/s).
+    await new Promise((r) => setTimeout(r, 2100));
     const full = await post('/', { 'x-api-key': 'k1' }, batch(200));
     expect(full.status).toBe(200);
     expect(((await full.json()) as unknown[]).length).toBe(200);
@@ -97,6 +99,8 @@ describe('where REFRACT_API_KEYS is read', () => {
   it('loadConfig reads it into apiKeys (env over the config file); the server does not read process.env again', () => {
     expect(loadConfig({ env: { REFRACT_API_KEYS: ' k1, k2 ,' } }).apiKeys).toEqual(['k1', 'k2']);
     expect(loadConfig({ env: { REFRACT_API_KEYS: 'none' } }).apiKeys).toEqual([]);
+    // Only separators or blanks would silently open the API: an error naming the variable.
+    for (const v of [',', ' , ', ' ']) expect(() => loadConfig({ env: { REFRACT_API_KEYS: v } })).toThrow(/REFRACT_API_KEYS: .* lists nothing; write none/);
     const saved = process.env.REFRACT_API_KEYS;
     process.env.REFRACT_API_KEYS = 'k1';
     try {

@@ -13,7 +13,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { ProverError, type ProverErrorCode } from '../src/prover/errors.ts';
 import { proverErrorToRpc } from '../src/prover/validityProver.ts';
 import { describeError } from '../src/rpc/errors.ts';
-import { SolanaRpc, SolanaUnavailableError, displayUrl } from '../src/solana/rpcClient.ts';
+import { SolanaRpc, SolanaUnavailableError, displayUrl, requestTarget } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
 import { freePort, postRpc, startRefract, stopAll } from './helpers/refractBin.ts';
@@ -45,16 +45,17 @@ describe('getIndexerHealth with the Solana node down (refract start)', () => {
     await store.close();
 
     const closed = await freePort();
-    const rpcUrl = `http://127.0.0.1:${closed}/?api-key=SECRET-KEY-123`;
+    // Providers put keys in the path, in `api-key` or in another parameter: none may show.
+    const rpcUrl = `http://127.0.0.1:${closed}/v2/SECRET-PATH-KEY?api-key=SECRET-KEY-123&token=SECRET-TOKEN`;
     const { port } = await startRefract(['--db', db, '--no-prover', '--rpc-url', rpcUrl]);
 
     const r = await postRpc(port, 'getIndexerHealth');
     expect(r.status).toBe(503);
     expect(r.body.error.code).toBe(-32000);
     expect(r.body.error.message).toMatch(
-      new RegExp(`^Solana RPC unavailable: getSlot: http://127\\.0\\.0\\.1:${closed}/\\?api-key=\\*\\*\\* unreachable \\(.+\\)$`),
+      new RegExp(`^Solana RPC unavailable: getSlot: http://127\\.0\\.0\\.1:${closed}/… unreachable \\(.+\\)$`),
     );
-    expect(r.body.error.message).not.toContain('SECRET-KEY-123');
+    for (const secret of ['SECRET-PATH-KEY', 'SECRET-KEY-123', 'SECRET-TOKEN']) expect(r.body.error.message).not.toContain(secret);
     expect(r.body.error.message).not.toBe('Internal server error');
     // The rest of the API still serves the indexed state.
     expect((await postRpc(port, 'getIndexerSlot')).body.result).toBe(0);
@@ -127,11 +128,21 @@ describe('getIndexerHealth: each Solana failure has its own message (in process)
 });
 
 describe('the Solana client names the failure without secrets', () => {
-  it('displayUrl hides user:password and the api-key value', () => {
-    expect(displayUrl('https://user:pa55@rpc.example.com:8899/path?api-key=abc&x=1')).toBe('https://***@rpc.example.com:8899/path?api-key=***&x=1');
+  it('displayUrl shows scheme, host and port only: user info, path and query (where providers put keys) are withheld', () => {
+    expect(displayUrl('https://user:pa55@rpc.example.com:8899/path?api-key=abc&x=1')).toBe('https://rpc.example.com:8899/…');
     expect(displayUrl('http://127.0.0.1:8899')).toBe('http://127.0.0.1:8899');
-    expect(displayUrl('http://u:p@ss@node.example/?api-key=k')).toBe('http://***@node.example/?api-key=***');
-    expect(displayUrl('http://token@node.example/rpc')).toBe('http://***@node.example/rpc');
+    expect(displayUrl('http://127.0.0.1:8899/')).toBe('http://127.0.0.1:8899');
+    expect(displayUrl('http://u:p@ss@node.example/?api-key=k')).toBe('http://node.example/…');
+    expect(displayUrl('http://token@node.example/rpc')).toBe('http://node.example/…');
+    expect(displayUrl('https://mainnet.example.com/v2/SECRETPATHKEY')).toBe('https://mainnet.example.com/…');
+    expect(displayUrl('https://rpc.example.com/?token=SECRETTOKEN')).toBe('https://rpc.example.com/…');
+    expect(displayUrl('not a url')).toBe('(invalid url)');
+  });
+
+  it('a raw % in the password (not an escape) is sent as written instead of failing start-up', () => {
+    const t = requestTarget('http://bob:50%off@127.0.0.1:1/');
+    expect(t.url).toBe('http://127.0.0.1:1/');
+    expect(Buffer.from(t.headers.authorization.slice('Basic '.length), 'base64').toString()).toBe('bob:50%off');
   });
 
   it('an unreachable node with credentials in the URL: SolanaUnavailableError whose message has neither', async () => {
@@ -140,7 +151,7 @@ describe('the Solana client names the failure without secrets', () => {
     const err = await solana.getSlot().then(() => null, (e: unknown) => e);
     expect(err).toBeInstanceOf(SolanaUnavailableError);
     const message = (err as Error).message;
-    expect(message.startsWith(`getSlot: http://***@127.0.0.1:${closed}/?api-key=*** unreachable (`)).toBe(true);
+    expect(message.startsWith(`getSlot: http://127.0.0.1:${closed}/… unreachable (`)).toBe(true);
     for (const secret of ['alice', 'pa55word', 'k3y']) expect(message).not.toContain(secret);
   });
 });
@@ -178,7 +189,7 @@ describe('getTransactionWithCompressionInfo with the Solana node down', () => {
       const r = await rpcCall(app, method, { signature: sig });
       expect(r.status, method).toBe(503);
       expect(r.body.error.code).toBe(-32000);
-      expect(r.body.error.message).toMatch(new RegExp(`^Solana RPC unavailable: getTransaction: http://127\\.0\\.0\\.1:${closed}/ unreachable \\(.+\\)$`));
+      expect(r.body.error.message).toMatch(new RegExp(`^Solana RPC unavailable: getTransaction: http://127\\.0\\.0\\.1:${closed}/… unreachable \\(.+\\)$`));
       expect(r.body.error.message).not.toContain('s3cret');
     }
     await app.close();

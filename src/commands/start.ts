@@ -30,6 +30,7 @@ import { type Simulator, startSimulator } from '../sim/simulator.ts';
 import { registerProveRoute } from '../prover/http.ts';
 import { ProverRuntime } from '../prover/runtime.ts';
 import { RefractValidityProver } from '../prover/validityProver.ts';
+import { displayUrl } from '../displayUrl.ts';
 
 /** True when a JSON-RPC `getHealth` at `url` answers within 1 s. */
 async function answers(url: string): Promise<boolean> {
@@ -165,7 +166,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   // The bound port (with `--port 0` the OS picks one: a supervisor or test reads it from this line).
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info({ port, db: config.db, rpc: config.ingest ? config.rpcUrl : null, poseidon: poseidonInfo() }, 'refract listening');
+  log.info({ port, db: config.db, rpc: config.ingest ? displayUrl(config.rpcUrl) : null, poseidon: poseidonInfo() }, 'refract listening');
 
   // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();

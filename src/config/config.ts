@@ -101,9 +101,14 @@ export function parseEnvBoolean(name: string, v: string | undefined): boolean | 
 /**
  * A comma-separated list as environment variables hold it: entries trimmed, blank ones dropped;
  * `none` (any case) is the empty list (an empty variable means "not set" and is skipped before this).
+ * Throws Error naming the variable when it holds only separators or blanks (`","`, `" "`): for
+ * `REFRACT_API_KEYS` that would silently open the API, so the empty list must be asked for as `none`.
  */
-export function parseEnvList(v: string): string[] {
-  return v.trim().toLowerCase() === 'none' ? [] : v.split(',').map((s) => s.trim()).filter(Boolean);
+export function parseEnvList(v: string, name = 'list'): string[] {
+  if (v.trim().toLowerCase() === 'none') return [];
+  const items = v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (items.length === 0) throw new Error(`${name}: ${JSON.stringify(v)} lists nothing; write none for the empty list`);
+  return items;
 }
 
 /**
@@ -137,7 +142,7 @@ function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof 
     if (type === 'number') out[key] = Number(v);
     else if (type === 'boolean') out[key] = parseEnvBoolean(name, v);
     else if (type === 'rateLimit') out[key] = parseRateLimit(name, v);
-    else if (type === 'list') out[key] = parseEnvList(v);
+    else if (type === 'list') out[key] = parseEnvList(v, name);
     else out[key] = v;
   }
   return out;

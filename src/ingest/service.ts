@@ -13,6 +13,7 @@ import type { IngestEvent } from './events.ts';
 import { type BatchResult, type Indexer, prepareBatch } from './indexer.ts';
 import { type PollerOptions, pollBlocks, sleep } from './poller.ts';
 import { type PreparedItem, preparedBatchesFromThread } from './prepareThread.ts';
+import { displayUrl } from '../displayUrl.ts';
 
 /** Options of the ingest loop. */
 export interface IngestOptions {
@@ -84,13 +85,13 @@ export async function resolveStartSlot(
       // Like Photon, the network start slot counts as the last indexed one: the stream starts after it.
       if (first > known.slot + 1) {
         throw new StartSlotUnavailable(
-          `${rpc.url} (${known.network}) has no blocks before slot ${first}, but Light Protocol state starts after slot ${known.slot}: index from an archival node, or pass --start-slot to accept an index without the earlier history`,
+          `${displayUrl(rpc.url)} (${known.network}) has no blocks before slot ${first}, but Light Protocol state starts after slot ${known.slot}: index from an archival node, or pass --start-slot to accept an index without the earlier history`,
         );
       }
       return { start: known.slot + 1, lastIndexed: null };
     } catch (err) {
       if (err instanceof StartSlotUnavailable) throw err;
-      opts.log?.warn({ err: (err as Error).message, rpc: rpc.url }, 'cannot ask the Solana node where to start; retrying in 2 s');
+      opts.log?.warn({ err: (err as Error).message, rpc: displayUrl(rpc.url) }, 'cannot ask the Solana node where to start; retrying in 2 s');
       if (opts.signal?.aborted) throw err;
       await sleep(2000, opts.signal);
       if (opts.signal?.aborted) throw err;
@@ -125,7 +126,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     throw err;
   }
   const { start, lastIndexed } = resolved;
-  opts.log.info({ start, lastIndexed, rpc: rpc.url }, 'ingest starting');
+  opts.log.info({ start, lastIndexed, rpc: displayUrl(rpc.url) }, 'ingest starting');
   let lastSlot = lastIndexed ?? 0;
   let tip = 0;
   const emit = opts.onEvent ?? (() => {});

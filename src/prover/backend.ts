@@ -18,6 +18,7 @@ import { ProverError, type ProverErrorCode } from './errors.ts';
 import type { ProverPool } from './pool.ts';
 import type { Groth16Proof } from './snark.ts';
 import { toProverRequest, type CircuitWitnessInput, type ValidityProofInputs } from './witness.ts';
+import { displayUrl } from '../displayUrl.ts';
 
 /** A proof request as backends take it: the circom input and the same inputs in indexer form. */
 export interface ProofJob {
@@ -226,6 +227,8 @@ function remoteErrorCode(status: number, code: string | undefined): ProverErrorC
 export class RemoteBackend implements ProofBackend {
   readonly kind = 'remote' as const;
   private readonly url: string;
+  /** The prover as messages, logs and the `refract_proofs_by_node_total` label show it (`displayUrl`: no credentials, path or query). */
+  private readonly shown: string;
   private active = 0;
 
   /** @param baseUrl the prover's base URL; `/prove` is appended */
@@ -234,6 +237,7 @@ export class RemoteBackend implements ProofBackend {
     private readonly opts: RemoteBackendOptions = {},
   ) {
     this.url = baseUrl.replace(/\/+$/, '') + '/prove';
+    this.shown = displayUrl(baseUrl);
   }
 
   /**
@@ -255,16 +259,16 @@ export class RemoteBackend implements ProofBackend {
     } catch (e) {
       this.active--;
       const err = e as Error;
-      if (err.name === 'TimeoutError') throw new ProverError('timeout', `external prover ${this.url} did not answer within ${(opts.timeoutMs / 1000).toFixed(1)} s`);
-      throw new ProverError('queue_unavailable', `external prover ${this.url} is unreachable: ${err.message}`);
+      if (err.name === 'TimeoutError') throw new ProverError('timeout', `external prover ${this.shown} did not answer within ${(opts.timeoutMs / 1000).toFixed(1)} s`);
+      throw new ProverError('queue_unavailable', `external prover ${this.shown} is unreachable: ${err.message}`);
     }
     let text: string;
     try {
       text = await res.text();
     } catch (e) {
       const err = e as Error;
-      if (err.name === 'TimeoutError') throw new ProverError('timeout', `external prover ${this.url} did not finish its answer within ${(opts.timeoutMs / 1000).toFixed(1)} s`);
-      throw new ProverError('remote_failed', `external prover ${this.url}: reading its answer failed: ${err.message}`);
+      if (err.name === 'TimeoutError') throw new ProverError('timeout', `external prover ${this.shown} did not finish its answer within ${(opts.timeoutMs / 1000).toFixed(1)} s`);
+      throw new ProverError('remote_failed', `external prover ${this.shown}: reading its answer failed: ${err.message}`);
     } finally {
       this.active--;
     }
@@ -280,7 +284,7 @@ export class RemoteBackend implements ProofBackend {
       const message = typeof b?.message === 'string' ? b.message : text.slice(0, 200);
       throw new ProverError(
         remoteErrorCode(res.status, code),
-        `external prover ${this.url} answered HTTP ${res.status}${code ? ` ${code}` : ''}: ${message}`,
+        `external prover ${this.shown} answered HTTP ${res.status}${code ? ` ${code}` : ''}: ${message}`,
         { status: res.status, code },
       );
     }
@@ -288,15 +292,15 @@ export class RemoteBackend implements ProofBackend {
     const hex = (v: unknown) => typeof v === 'string' && /^(0x)?[0-9a-fA-F]{1,64}$/.test(v);
     const pair = (v: unknown): v is [string, string] => Array.isArray(v) && v.length === 2 && v.every(hex);
     if (!g || !pair(g.ar) || !pair(g.krs) || !Array.isArray(g.bs) || g.bs.length !== 2 || !g.bs.every(pair)) {
-      throw new ProverError('remote_failed', `external prover ${this.url} answered 200 without a proof {ar, bs, krs}: ${text.slice(0, 200)}`);
+      throw new ProverError('remote_failed', `external prover ${this.shown} answered 200 without a proof {ar, bs, krs}: ${text.slice(0, 200)}`);
     }
     const totalMs = performance.now() - t0;
     return {
       proof: gnarkToSnarkjs(g),
       publicSignals: job.witness.publicSignals,
       verifiedLocally: false,
-      provedBy: this.url,
-      provedByName: this.url,
+      provedBy: this.shown,
+      provedByName: this.shown,
       timings: { queueMs: 0, witnessMs: 0, proveMs: totalMs, verifyMs: 0, totalMs },
       batchSize: 1,
     };

@@ -41,6 +41,7 @@ import { ProverError, type ProverErrorCode } from './errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
 import type { CircuitInput, Groth16Proof } from './snark.ts';
+import { displayUrl } from '../displayUrl.ts';
 
 /** Default BullMQ queue name. */
 export const DEFAULT_QUEUE_NAME = 'refract-proofs';
@@ -145,10 +146,10 @@ async function probeRedis(url: string, timeoutMs: number): Promise<void> {
     await withTimeout(
       r.connect().then(() => r.ping()),
       timeoutMs,
-      `Redis at ${redact(url)}`,
+      `Redis at ${displayUrl(url)}`,
     );
   } catch (e) {
-    throw new Error(`Redis at ${redact(url)}: ${(cause ?? (e as Error)).message}`);
+    throw new Error(`Redis at ${displayUrl(url)}: ${(cause ?? (e as Error)).message}`);
   } finally {
     r.disconnect();
   }
@@ -194,7 +195,7 @@ export class BullBackend implements ProofBackend {
     events.on('error', () => {});
     events.setMaxListeners(0); // two listeners per waiting request, removed when it settles
     try {
-      await withTimeout(Promise.all([queue.waitUntilReady(), events.waitUntilReady()]), opts.connectTimeoutMs ?? 5000, `Redis at ${redact(opts.redisUrl)}`);
+      await withTimeout(Promise.all([queue.waitUntilReady(), events.waitUntilReady()]), opts.connectTimeoutMs ?? 5000, `Redis at ${displayUrl(opts.redisUrl)}`);
     } catch (e) {
       // Not awaited: closing a QueueEvents that never connected does not return (see probeRedis).
       void Promise.allSettled([queue.close(), events.close()]);
@@ -336,7 +337,7 @@ export class BullBackend implements ProofBackend {
 
   /** Throws ProverError `queue_unavailable`: "`what` (Redis at <url>): <reason>". */
   private redisFailed(what: string, e: unknown): never {
-    throw new ProverError('queue_unavailable', `${what} (Redis at ${redact(this.opts.redisUrl)}): ${(e as Error)?.message ?? String(e)}`);
+    throw new ProverError('queue_unavailable', `${what} (Redis at ${displayUrl(this.opts.redisUrl)}): ${(e as Error)?.message ?? String(e)}`);
   }
 
   /**
@@ -437,15 +438,6 @@ function toBackendProof(r: ProofJobResult, jobId: string, submitted: number, tot
   };
 }
 
-/** A URL without credentials (for messages). */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname === '/' ? '' : u.pathname}`;
-  } catch {
-    return '(invalid url)';
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Consumer: prover nodes
@@ -585,7 +577,7 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
   );
   worker.on('error', () => {}); // connection hiccups: the worker reconnects by itself
   try {
-    await withTimeout(worker.waitUntilReady(), 5000, `Redis at ${redact(opts.redisUrl)}`);
+    await withTimeout(worker.waitUntilReady(), 5000, `Redis at ${displayUrl(opts.redisUrl)}`);
   } catch (e) {
     void worker.close(true).catch(() => {}); // not awaited: see probeRedis
     if (ownPool) await pool.close();

@@ -17,7 +17,7 @@
  * | 405 | (empty body) | any method other than POST |
  * | 408 | `proof_timeout` | the proof did not finish within the per-request timeout |
  * | 500 | `unexpected_error` | the proof did not verify, a prover thread crashed, a bug |
- * | 503 | `queue_unavailable` | the queue is full, Redis or the external prover is down, keys are still being built |
+ * | 503 | `queue_unavailable` | the queue is full, Redis or the external prover is down, keys are still being built or failed to build (`setup_failed`) |
  *
  * Async (spec prover.md §2.3, §5.3; the reference's `server.go`): with header `X-Async: true` or
  * query `?async=true` (it wins over `X-Sync: true`, as in the reference; without it the route is
@@ -64,7 +64,7 @@ export const PROVE_HTTP_ERRORS: Record<ProverErrorCode, { status: number; code: 
   remote_refused: { status: 400, code: 'proving_error' },
   verify_failed: { status: 500, code: 'unexpected_error' },
   worker_crashed: { status: 500, code: 'unexpected_error' },
-  setup_failed: { status: 500, code: 'unexpected_error' },
+  setup_failed: { status: 503, code: 'queue_unavailable' },
   internal: { status: 500, code: 'unexpected_error' },
 };
 

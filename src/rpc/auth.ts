@@ -63,7 +63,7 @@ export function loadApiKeys(
   configured: readonly (string | ApiKeyConfig)[] | undefined,
   env?: Record<string, string | undefined>,
 ): ApiKeyConfig[] {
-  const fromEnv = env?.REFRACT_API_KEYS ? parseEnvList(env.REFRACT_API_KEYS) : [];
+  const fromEnv = env?.REFRACT_API_KEYS ? parseEnvList(env.REFRACT_API_KEYS, 'REFRACT_API_KEYS') : [];
   const n = configured?.length ?? 0;
   const where = (i: number) => (i < n ? 'apiKeys' : "the env option's REFRACT_API_KEYS");
   const all = [...(configured ?? []), ...fromEnv].map((k) => (typeof k === 'string' ? { key: k } : k));

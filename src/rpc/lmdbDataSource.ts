@@ -26,6 +26,7 @@ import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
 import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
 import { SolanaRpc, SolanaRpcError, SolanaUnavailableError, requestTarget, scrubUrl } from '../solana/rpcClient.ts';
+import { displayUrl } from '../displayUrl.ts';
 import type { AccountRecord as StoredAccount } from '../store/records.ts';
 import { ReadView, type SignatureEntry, type Store } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
@@ -161,38 +162,29 @@ export class SolanaTransactionSource implements TransactionFetcher {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
-      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${displayUrl(this.url)} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
     let text: string;
     try {
       text = await res.text();
     } catch (err) {
-      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answer could not be read (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${displayUrl(this.url)} answer could not be read (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
     let body: { result?: unknown; error?: { code: number; message: string } } | null;
     try {
       body = JSON.parse(text);
     } catch {
-      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answered HTTP ${res.status}, body is not JSON`);
+      throw new SolanaUnavailableError('getTransaction', `getTransaction: ${displayUrl(this.url)} answered HTTP ${res.status}, body is not JSON`);
     }
     if (body?.error) throw new SolanaRpcError(body.error.code, `getTransaction: ${body.error.message}`);
-    if (!res.ok) throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answered HTTP ${res.status}`);
+    if (!res.ok) throw new SolanaUnavailableError('getTransaction', `getTransaction: ${displayUrl(this.url)} answered HTTP ${res.status}`);
     if (body?.result === null || body?.result === undefined) return null;
     const raw = jsonRpcResultText(text);
-    if (raw === undefined) throw new SolanaUnavailableError('getTransaction', `getTransaction: ${redact(this.url)} answered without a JSON-RPC result member`);
+    if (raw === undefined) throw new SolanaUnavailableError('getTransaction', `getTransaction: ${displayUrl(this.url)} answered without a JSON-RPC result member`);
     return raw;
   }
 }
 
-/** A URL without its query string and credentials (for error messages). */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid url)';
-  }
-}
 
 const ZERO32 = new Uint8Array(32);
 const STATE_V2 = TREE_TYPE_CODE.StateV2;

@@ -2,35 +2,13 @@
  * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock, getTransaction, getFirstAvailableBlock,
  * getGenesisHash.
  *
- * Errors name the method and, for transport failures, the URL as `displayUrl` shows it (no
- * credentials, no api-key value), so they can be shown to API callers (src/rpc/errors.ts maps both
+ * Errors name the method and, for transport failures, the node as `displayUrl` shows it (scheme,
+ * host and port: no credentials, path or query, where providers put their keys), so they can be shown to API callers (src/rpc/errors.ts maps both
  * error types below to `503`).
  */
-import { redactUrl } from '../rpc/auth.ts';
+import { displayUrl } from '../displayUrl.ts';
 
-/**
- * `url` fit for error messages and logs: user and password removed (`https://***@host/…`) and any
- * `api-key` query value replaced by `***` (`redactUrl`). A string that is not a URL is returned with
- * only the api-key redaction.
- */
-export function displayUrl(url: string): string {
-  let out = url;
-  try {
-    const u = new URL(url);
-    if (u.username || u.password) {
-      // Only the userinfo part is replaced; everything else stays as the operator wrote it. The
-      // authority ends at the first '/', '?' or '#'; its last '@' ends the userinfo (as URL parses it).
-      const start = url.indexOf('//') + 2;
-      const rest = url.slice(start);
-      const end = rest.search(/[/?#]/);
-      const at = (end < 0 ? rest : rest.slice(0, end)).lastIndexOf('@');
-      if (start >= 2 && at >= 0) out = `${url.slice(0, start)}***${rest.slice(at)}`;
-    }
-  } catch {
-    // not a URL: nothing to strip
-  }
-  return redactUrl(out);
-}
+export { displayUrl };
 
 /**
  * Where to send requests for `url`: fetch refuses URLs with credentials (`https://user:pass@host`),
@@ -45,11 +23,20 @@ export function requestTarget(url: string): { url: string; headers: Record<strin
     return { url, headers: {} };
   }
   if (!u.username && !u.password) return { url, headers: {} };
-  const user = decodeURIComponent(u.username);
-  const password = decodeURIComponent(u.password);
+  // A raw `%` that is not an escape (`pa%ss`) is taken literally rather than failing start-up.
+  const user = decodeOrRaw(u.username);
+  const password = decodeOrRaw(u.password);
   u.username = '';
   u.password = '';
   return { url: u.toString(), headers: { authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` } };
+}
+
+function decodeOrRaw(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
 /** `message` with every occurrence of `url` (and of its fetch form) replaced by `displayUrl(url)`. */
