@@ -27,6 +27,8 @@ export interface BatchResult extends PersistStats {
   /** Compressed outputs seen (including re-indexed ones). */
   outputs: number;
   lastSlot: number | null;
+  /** Batch events refused because the computed root differs from the event's new_root (base58 tree → count); also in `rejected`. */
+  rootMismatches: Map<string, number>;
 }
 
 /**
@@ -125,14 +127,22 @@ export class Indexer {
    * (the same batch may be committed again).
    */
   commitBatch(batch: PreparedBatch): BatchResult {
-    const { records, updates, rejected, unknownTrees, outputs, lastSlot } = batch;
+    const { records, updates, unknownTrees, outputs, lastSlot } = batch;
+    const rejected = [...batch.rejected];
     const stats = this.store.write((w) => {
       const s = persistBatch(w, records, updates);
+      for (const r of s.batchEvents.refused) rejected.push({ signature: r.signature, slot: r.slot, reason: r.reason });
       for (const r of rejected) if (r.signature !== null) w.putRejection(r.signature, r.reason);
       return s;
     });
     for (const r of rejected) this.log?.warn({ signature: r.signature, slot: r.slot, reason: r.reason }, 'transaction rejected');
+    for (const r of stats.batchEvents.refused) {
+      if (r.rootMismatch) this.log?.error({ tree: r.tree, seq: String(r.seq), computedRoot: r.rootMismatch.computed, eventRoot: r.rootMismatch.expected, signature: r.signature }, 'batch event refused: root mismatch');
+    }
+    for (const h of stats.batchEvents.held) this.log?.warn({ tree: h.tree, seq: String(h.seq), expectedSeq: String(h.expected), signature: h.signature }, 'batch event held back: sequence gap');
     for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
-    return { ...stats, rejected, unknownTrees, outputs, lastSlot };
+    const rootMismatches = new Map<string, number>();
+    for (const r of stats.batchEvents.refused) if (r.rootMismatch) rootMismatches.set(r.tree, (rootMismatches.get(r.tree) ?? 0) + 1);
+    return { ...stats, rejected, unknownTrees, outputs, lastSlot, rootMismatches };
   }
 }

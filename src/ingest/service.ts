@@ -163,6 +163,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
       outputs: r.outputsInserted,
       rejected: r.rejected.length,
       unknownTrees: [...r.unknownTrees],
+      ...(r.rootMismatches.size ? { rootMismatches: [...r.rootMismatches] } : {}),
       seconds,
       heapUsedBytes: getHeapStatistics().used_heap_size,
     });
