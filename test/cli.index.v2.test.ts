@@ -12,7 +12,7 @@ import { REFRACT_BIN } from '../src/prover/readiness.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
 
 function index(...dirs: string[]) {
-  const env = { ...process.env, REFRACT_LOG_LEVEL: 'error' };
+  const env: NodeJS.ProcessEnv = { ...process.env, REFRACT_LOG_LEVEL: 'error' };
   delete env.NODE_OPTIONS;
   const args = [REFRACT_BIN, 'index', '--db', tempDir('refract-cli-v2-'), '--no-progress', ...dirs.flatMap((d) => ['--transactions', d])];
   const r = spawnSync(process.execPath, args, { encoding: 'utf8', env, timeout: 60_000 });
