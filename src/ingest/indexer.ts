@@ -167,6 +167,7 @@ export class Indexer {
     for (const r of stats.batchEvents.refused) {
       if (r.rootMismatch) this.log?.error({ tree: r.tree, seq: String(r.seq), computedRoot: r.rootMismatch.computed, eventRoot: r.rootMismatch.expected, signature: r.signature }, 'batch event refused: root mismatch');
     }
+    for (const u of stats.unknownBatchInputs) this.log?.warn({ signature: u.signature, hash: u.hash }, 'spent account of a batched tree is unknown (created before the indexed range): not put in the input queue');
     for (const h of stats.batchEvents.held) this.log?.warn({ tree: h.tree, seq: String(h.seq), expectedSeq: String(h.expected), signature: h.signature }, 'batch event held back: sequence gap');
     for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
     for (const u of unparsed) {

@@ -252,16 +252,24 @@ export function persistBatchEvents(w: WriteView, inputs: readonly BatchEventInpu
   return out;
 }
 
-/** The V2 queue inserts of one update: spent accounts into input queues, new addresses into address queues. */
+/**
+ * The V2 queue inserts of one update: spent accounts into input queues, new addresses into address queues.
+ * Returns the hashes of spent accounts that could not be queued because the store does not know them
+ * (created before the indexed range): the caller reports them; a later BatchNullify over them is refused.
+ */
 export function persistQueueInserts(
   w: WriteView,
   batchInputs: readonly { tree: TreeInfo; accountHash: Bytes32; nullifier: Bytes32; queueIndex: bigint; txHash: Bytes32 }[],
   newAddresses: readonly { tree: TreeInfo; address: Bytes32; queueIndex: bigint }[],
-): void {
+): Bytes32[] {
+  const unknown: Bytes32[] = [];
   for (const b of batchInputs) {
     const a = w.account(b.accountHash);
-    // Unknown accounts (created before the indexed range) cannot be queued: their leaf index is unknown.
-    if (!a?.v2 || a.v2.nullifierQueueIndex !== null) continue; // re-index: already queued (or nullified)
+    if (!a?.v2) {
+      unknown.push(b.accountHash);
+      continue;
+    }
+    if (a.v2.nullifierQueueIndex !== null) continue; // re-index: already queued (or nullified)
     w.putAccountRecord({ ...a, v2: { ...a.v2, nullifierQueueIndex: b.queueIndex, nullifier: b.nullifier, txHash: b.txHash } });
     w.putInputQueue(b.tree.treeBytes, b.queueIndex, b.accountHash);
   }
@@ -269,4 +277,5 @@ export function persistQueueInserts(
     if (w.indexedValueIndex(n.tree.treeBytes, n.address) !== undefined) continue; // re-index: already appended
     w.putQueuedAddress(n.tree.treeBytes, n.queueIndex, n.address);
   }
+  return unknown;
 }

@@ -3,6 +3,7 @@
  * Re-applying the same updates changes nothing (inserts are ON CONFLICT DO NOTHING, spends are
  * no-ops on spent accounts, tree writes obey the seq rule).
  */
+import bs58 from 'bs58';
 import type { TreeInfo } from '../config/trees.ts';
 import { PAGE_LIMIT } from '../light/constants.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
@@ -21,6 +22,8 @@ export interface PersistStats {
   accountsSpent: number;
   leavesWritten: number;
   treeHashes: number;
+  /** Spent accounts of batched trees that the store does not know (created before the indexed range): not queued. */
+  unknownBatchInputs: { signature: string; hash: string }[];
   /** Batch events (batched trees): applied, skipped (re-index), held back (sequence gap) and refused (nothing stored). */
   batchEvents: BatchEventsOutcome;
 }
@@ -45,6 +48,7 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     accountsSpent: 0,
     leavesWritten: 0,
     treeHashes: 0,
+    unknownBatchInputs: [],
     batchEvents: { applied: 0, skipped: 0, held: [], refused: [] },
   };
   const batchEvents: BatchEventInput[] = [];
@@ -71,7 +75,9 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
       if (w.spendAccount(hash, () => token)) stats.accountsSpent++;
     }
     for (const { account, token } of u.outputs) linked.push({ account, tokenOwner: token?.owner ?? null });
-    if (u.batchInputs || u.newAddresses) persistQueueInserts(w, u.batchInputs ?? [], u.newAddresses ?? []);
+    if (u.batchInputs || u.newAddresses) {
+      for (const h of persistQueueInserts(w, u.batchInputs ?? [], u.newAddresses ?? [])) stats.unknownBatchInputs.push({ signature: u.signature, hash: bs58.encode(h) });
+    }
     for (const { tree, event } of u.batchEvents) batchEvents.push({ tree, event, signature: u.signature, slot: u.slot });
     // A transaction carrying batch events is recorded after them: a refused event leaves no trace.
     if (u.recordTransaction && u.batchEvents.length === 0) {
