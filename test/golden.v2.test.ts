@@ -387,3 +387,20 @@ describe('no silent drops', () => {
     expect(r.rejected).toEqual([]);
   });
 });
+
+describe('indexing methodologies on every v2 folder', () => {
+  for (const name of ['batch_append_nullify', 'batched_address_transactions', 'batched_tree_token_transactions', 'four_cpi_events', 'index_compress_and_close_with_tlv']) {
+    it(`${name}: one transaction per batch = all in one batch; re-indexing either way changes nothing`, () => {
+      const files = load(name);
+      const each = indexEach(files);
+      const all = newIndexer();
+      expect(all.indexer.indexBlocks(files.map(block)).rejected).toEqual([]);
+      const d = dumpStore(each.store);
+      expect(dumpStore(all.store)).toEqual(d);
+      expect(all.indexer.indexBlocks(files.map(block)).rejected).toEqual([]);
+      for (const f of files) each.indexer.indexBlocks([block(f)]);
+      expect(dumpStore(all.store)).toEqual(d);
+      expect(dumpStore(each.store)).toEqual(d);
+    });
+  }
+});

@@ -7,7 +7,7 @@ import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { loadTransactionFiles } from '../src/ingest/files.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
-import { parseTransaction } from '../src/light/parser.ts';
+import { lightProgramLabel, parseTransaction } from '../src/light/parser.ts';
 import { decodeInsertIntoQueues, findV2Patterns, type V2ProgramTag } from '../src/light/parserV2.ts';
 import { DecodeError } from '../src/solana/errors.ts';
 import type { BatchPublicTransactionEvent, BatchEvent, LightEvent } from '../src/types.ts';
@@ -178,5 +178,17 @@ describe('v2 fixtures', () => {
     const tx = structuredClone(c!.file.transaction);
     for (const ix of tx.groups[1]!.inner) if (ix.programId.startsWith('SySTEM')) ix.data = ix.data.subarray(0, 20);
     expect(parseTransaction(tx, 1).events).toEqual([]);
+  });
+});
+
+describe('lightProgramLabel (refract_ingest_unparsed_light_transactions_total{program})', () => {
+  const ix = (programId: string) => ({ programId, data: new Uint8Array(0), accounts: [] });
+  const tx = (...groups: string[][]) => ({ signature: 'S', error: null, isVote: false, groups: groups.map(([o, ...i]) => ({ outer: ix(o!), inner: i.map(ix) })) });
+  it('prefers the light-system program, then the ACP, then a retired id; null for anything else', () => {
+    expect(lightProgramLabel(tx(['X', 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq'], ['SySTEM1eSU2p4BGQfQpimFEWWSC1XDFeun3Nqzz3rT7']))).toBe('light-system');
+    expect(lightProgramLabel(tx(['X', 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq']))).toBe('account-compression');
+    expect(lightProgramLabel(tx(['H5sFv8VwWmjxHYS2GB4fTDsK7uTtnRT4WiixtHrET3bN', 'CbjvJc1SNx1aav8tU49dJGHu8EUdzQJSMtkjDmV8miqK']))).toBe('obsolete-light-system');
+    expect(lightProgramLabel(tx(['5QPEJ5zDsVou9FQS3KCauKswM3VwBEBu4dpL9xTqkWwN']))).toBe('obsolete-account-compression');
+    expect(lightProgramLabel(tx(['11111111111111111111111111111111']))).toBeNull();
   });
 });
