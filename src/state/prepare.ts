@@ -169,7 +169,8 @@ function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, 
       u.unknownTrees.push(bs58.encode(b.tree));
       return;
     }
-    if (info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `batch input ${i}: tree ${info.tree} is ${info.type}, not a batched state tree`);
+    if (info.type === 'StateV1') return; // a v1 input: spent above; v1 nullifier queues are not indexed (photon.md §2.5)
+    if (info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `batch input ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
     if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${bs58.encode(b.accountHash)}): no input-queue index (no input of the light-system instruction is in tree ${info.tree})`);
     (u.batchInputs ??= []).push({ tree: info, accountHash: b.accountHash, nullifier: b.nullifier, queueIndex: b.queueIndex, txHash: e.txHash });
   });
@@ -180,7 +181,8 @@ function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, 
       u.unknownTrees.push(bs58.encode(a.tree));
       return;
     }
-    if (info.type !== 'AddressV2') throw new TransactionRejected(tx.signature, `new address ${i}: tree ${info.tree} is ${info.type}, but it has an address-queue index`);
+    if (info.type === 'AddressV1') return; // v1 address queues are not indexed (photon.md §2.5); the tree's IndexedMerkleTreeEvent carries it
+    if (info.type !== 'AddressV2') throw new TransactionRejected(tx.signature, `new address ${i}: tree ${info.tree} is ${info.type}, not an address tree`);
     (u.newAddresses ??= []).push({ tree: info, address: a.address, queueIndex: a.queueIndex });
   });
 }
