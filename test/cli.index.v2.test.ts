@@ -41,8 +41,9 @@ describe('refract index over v2 fixtures', () => {
     expect(s).toMatchObject({ transactions: 115, outputs: 100, outputsInserted: 100, accountsSpent: 50, rejected: 0, unparsedLightTransactions: 0, rootMismatches: 0, batchEventsHeld: 0 });
   });
 
-  it('every v2 folder indexes outputs (none did before: they reported 0 outputs, 0 rejected)', () => {
-    const expected: Record<string, number> = { batch_append_nullify: 41, batched_address_transactions: 50, four_cpi_events: 4, batched_tree_token_transactions: 8, index_compress_and_close_with_tlv: 5 };
+  it('the small v2 folders index their outputs (none did before: they reported 0 outputs, 0 rejected)', () => {
+    // The other folders are covered in process by test/golden.v2.test.ts.
+    const expected: Record<string, number> = { four_cpi_events: 4, index_compress_and_close_with_tlv: 5 };
     for (const [name, outputs] of Object.entries(expected)) {
       expect([name, index(txDir(name))]).toMatchObject([name, { outputs, rejected: 0, unparsedLightTransactions: 0, rootMismatches: 0 }]);
     }

@@ -11,6 +11,8 @@ import { loadTransactionFiles } from '../src/ingest/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import type { ProofService } from '../src/prover/service.ts';
 import { RefractValidityProver } from '../src/prover/validityProver.ts';
+import { loadTreeRegistry } from '../src/config/trees.ts';
+import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo } from '../src/types.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
@@ -69,5 +71,19 @@ describe('v2 accounts through the API', () => {
     const r = await rpcCall(app, 'getValidityProofV2', { hashes: [live[0]!.hash] });
     expect(r.body.error.message).toMatch(/^Validation Error: not yet supported: v2 inclusion at height 32: account \S+ is in StateV2 tree HLKs5/);
     await app.close();
+  });
+});
+
+describe('root index of a batched tree', () => {
+  it("is the last batch event's root_index (the chain's slot), not rootSeq % a configured capacity", () => {
+    const store = indexed(files);
+    const last = files.filter(isBatch).map((f) => parseTransaction(f.transaction, f.slot).events.find((e) => e.kind === 'batch')!).pop()!;
+    const rootIndex = (last as { event: { rootIndex: number } }).event.rootIndex;
+    const skewed = loadTreeRegistry([{ tree: HLKS5, queue: '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU', type: 'StateV2', height: 32, rootHistoryCapacity: 7 }]);
+    const inputs = store.read((r) => getValidityProofInputs(r, skewed, { hashes: [bs58.decode(live[0]!.hash)], newAddresses: [] }, 'v2'));
+    expect(inputs.accounts[0]!.proveByIndex).toBe(false);
+    expect(inputs.accounts[0]!.proof!.rootSeq).toBe(15n);
+    expect(inputs.accounts[0]!.rootIndex).toBe(rootIndex);
+    expect(rootIndex).not.toBe(15 % 7);
   });
 });
