@@ -149,9 +149,46 @@ export interface BatchEvent {
   outputQueuePubkey: Bytes32 | null;
 }
 
+/** A new address of a v2 event (`NewAddress`): the address tree it goes into and its address-queue index. */
+export interface NewAddress {
+  address: Bytes32;
+  /** Address tree pubkey (`insert_into_queues` account `tree_index`). */
+  tree: Bytes32;
+  /** Index in the tree's address queue; null (u64::MAX on chain) when no address sequence number names the tree (v1 trees). */
+  queueIndex: bigint | null;
+}
+
+/** A spent account entering a batched (v2) state tree's input queue (`BatchNullifyContext`). */
+export interface BatchInputAccount {
+  accountHash: Bytes32;
+  /** Leaf index of the spent account (`insert_into_queues` nullifier entry). */
+  leafIndex: number;
+  /** State tree pubkey (`insert_into_queues` account `tree_index`). */
+  tree: Bytes32;
+  /** Poseidon(accountHash, be32(leafIndex), txHash). */
+  nullifier: Bytes32;
+  /** Index in the tree's input queue; null (u64::MAX on chain) when no input sequence number assigned one. */
+  queueIndex: bigint | null;
+}
+
+/**
+ * A Light transaction event rebuilt from instructions (light-event `BatchPublicTransactionEvent`, photon.md
+ * §1.5): the light-system instruction plus its account-compression `insert_into_queues` CPI.
+ */
+export interface BatchPublicTransactionEvent {
+  /** The classic event (inputs, outputs, leaf indices, output sequence numbers, pubkey array, ATA owners). */
+  event: PublicTransactionEvent;
+  /** `insert_into_queues` tx_hash (32 B). */
+  txHash: Bytes32;
+  newAddresses: NewAddress[];
+  /** Spent accounts of batched trees (trees with an input sequence number), in nullifier order. */
+  batchInputAccounts: BatchInputAccount[];
+}
+
 /** One decoded Light event of a transaction, in instruction order. */
 export type LightEvent =
   | { kind: 'publicTransaction'; event: PublicTransactionEvent }
+  | { kind: 'batchPublicTransaction'; event: BatchPublicTransactionEvent }
   | { kind: 'nullifier'; event: NullifierEvent }
   | { kind: 'indexedTreeUpdate'; event: IndexedMerkleTreeEvent }
   | { kind: 'batch'; event: BatchEvent };

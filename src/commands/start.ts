@@ -91,6 +91,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   let simulator: Simulator | null = null;
   /** Why the ingest loop stopped (shown by GET /health), once it has. */
   let ingestError: string | undefined;
+  /** Batch events refused for a root mismatch since start, per tree (GET /health: degraded). */
+  const rootMismatches = new Map<string, number>();
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
     const port = Number(new URL(config.rpcUrl).port || 8899);
     log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
@@ -144,7 +146,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     health: async () => ({
       indexedSlot: store.read((r) => r.lastSlot()),
       ingest: config.ingest,
-      ...(ingestError ? { status: 'degraded', ingestError } : {}),
+      ...(ingestError || rootMismatches.size ? { status: 'degraded' } : {}),
+      ...(ingestError ? { ingestError } : {}),
+      ...(rootMismatches.size ? { rootMismatches: Object.fromEntries(rootMismatches) } : {}),
       poseidon: poseidonInfo(),
       prover: await prover.health(),
     }),
@@ -170,7 +174,10 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
 
   // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
-  const onIngestEvent = (e: IngestEvent) => recordIngestEvent(metrics, e);
+  const onIngestEvent = (e: IngestEvent) => {
+    recordIngestEvent(metrics, e);
+    if (e.kind === 'batch') for (const [tree, n] of e.rootMismatches ?? []) rootMismatches.set(tree, (rootMismatches.get(tree) ?? 0) + n);
+  };
   // A prepare thread needs a core of its own: with two, it takes the API's (bench:catchup).
   const prepareThread = config.prepareThread ?? availableParallelism() > 2;
   const poll = { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks };

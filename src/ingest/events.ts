@@ -27,6 +27,10 @@ export type IngestEvent =
       rejected: number;
       /** Outputs/events skipped per unknown tree: [base58 tree, count]. */
       unknownTrees: [string, number][];
+      /** Successful Light transactions without an event per program label: [label, count] (absent: none). */
+      unparsed?: [string, number][];
+      /** Batch events refused for a root mismatch per tree: [base58 tree, count] (absent: none). */
+      rootMismatches?: [string, number][];
       /**
        * Time spent on the batch, seconds: preparing it (parse, validate; on the prepare thread when
        * there is one) plus committing it. Not the time it waited between the two.
@@ -58,6 +62,8 @@ export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
       m.ingestOutputs.inc(e.outputs);
       m.ingestRejected.inc(e.rejected);
       for (const [tree, n] of e.unknownTrees) m.ingestUnknownTree.inc({ tree }, n);
+      for (const [tree, n] of e.rootMismatches ?? []) m.ingestRootMismatch.inc({ tree }, n);
+      for (const [program, n] of e.unparsed ?? []) m.ingestUnparsedLight.inc({ program }, n);
       m.ingestBatchSeconds.observe(e.seconds);
       m.ingestThreadHeap.set(e.heapUsedBytes);
       break;

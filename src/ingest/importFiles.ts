@@ -14,6 +14,14 @@ export interface ImportSummary {
   outputsInserted: number;
   accountsSpent: number;
   rejected: number;
+  /** Successful Light transactions (light-system, account-compression or a retired id) that yielded no event. */
+  unparsedLightTransactions: number;
+  /** The same, per program label (light-system, account-compression, obsolete-…). */
+  unparsedByProgram: Record<string, number>;
+  /** Batch events refused because the computed root differs from the event's new_root (also counted in `rejected`). */
+  rootMismatches: number;
+  /** Batch events held back by a sequence gap (their predecessors were not indexed). */
+  batchEventsHeld: number;
   skippedBlocks: number;
   seconds: number;
 }
@@ -60,7 +68,7 @@ export function importFilePlan(indexer: Indexer, plan: FilePlan, opts: ImportOpt
 function indexInBatches(indexer: Indexer, source: Iterable<BlockInfo>, total: number, skipped: number | (() => number), opts: ImportOptions): ImportSummary {
   const started = performance.now();
   const skippedNow = typeof skipped === 'number' ? () => skipped : skipped;
-  const sum: ImportSummary = { blocks: 0, transactions: 0, outputs: 0, outputsInserted: 0, accountsSpent: 0, rejected: 0, skippedBlocks: skippedNow(), seconds: 0 };
+  const sum: ImportSummary = { blocks: 0, transactions: 0, outputs: 0, outputsInserted: 0, accountsSpent: 0, rejected: 0, unparsedLightTransactions: 0, unparsedByProgram: {}, rootMismatches: 0, batchEventsHeld: 0, skippedBlocks: skippedNow(), seconds: 0 };
   const limit = opts.batchTransactions ?? DEFAULT_BATCH_TRANSACTIONS;
   let batch: BlockInfo[] = [];
   let txs = 0;
@@ -73,6 +81,10 @@ function indexInBatches(indexer: Indexer, source: Iterable<BlockInfo>, total: nu
     sum.outputsInserted += r.outputsInserted;
     sum.accountsSpent += r.accountsSpent;
     sum.rejected += r.rejected.length;
+    sum.unparsedLightTransactions += r.unparsed.length;
+    for (const u of r.unparsed) sum.unparsedByProgram[u.program] = (sum.unparsedByProgram[u.program] ?? 0) + 1;
+    for (const n of r.rootMismatches.values()) sum.rootMismatches += n;
+    sum.batchEventsHeld += r.batchEvents.held.length;
     opts.onProgress?.(skippedNow() + sum.blocks, total, r);
     batch = [];
     txs = 0;

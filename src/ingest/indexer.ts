@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { TreeRegistry } from '../config/trees.ts';
-import { parseTransaction } from '../light/parser.ts';
+import { lightProgramLabel, parseTransaction } from '../light/parser.ts';
 import { DecodeError } from '../solana/errors.ts';
 import { type PersistStats, persistBatch } from '../state/persist.ts';
 import { type StateUpdate, prepareStateUpdates } from '../state/prepare.ts';
@@ -27,6 +27,10 @@ export interface BatchResult extends PersistStats {
   /** Compressed outputs seen (including re-indexed ones). */
   outputs: number;
   lastSlot: number | null;
+  /** Batch events refused because the computed root differs from the event's new_root (base58 tree → count); also in `rejected`. */
+  rootMismatches: Map<string, number>;
+  /** Successful Light transactions that yielded no event (see PreparedBatch.unparsed). */
+  unparsed: UnparsedLightTransaction[];
 }
 
 /**
@@ -42,7 +46,23 @@ export interface PreparedBatch {
   unknownTrees: Map<string, number>;
   outputs: number;
   lastSlot: number | null;
+  /**
+   * Successful transactions that invoke a Light program (light-system, account-compression or a retired id)
+   * but yielded no event, in block order, with the program label (see `lightProgramLabel`).
+   */
+  unparsed?: UnparsedLightTransaction[];
 }
+
+/** A successful Light transaction that yielded no event. */
+export interface UnparsedLightTransaction {
+  signature: string;
+  slot: number;
+  /** 'light-system' | 'account-compression' | 'obsolete-light-system' | 'obsolete-account-compression'. */
+  program: string;
+}
+
+/** Signatures remembered for "logged once per signature" (then the set starts over). */
+const UNPARSED_LOG_MEMORY = 10_000;
 
 /**
  * Parses and validates `blocks` (ascending slots): decode failures and rejected transactions are
@@ -58,6 +78,7 @@ export function prepareBatch(blocks: readonly BlockInfo[], registry: TreeRegistr
   // one batched Poseidon pass. A decode failure or a rejection drops that transaction only;
   // rejections are reported in transaction order.
   const parsed: ParsedTransaction[] = [];
+  const unparsed: UnparsedLightTransaction[] = [];
   const failuresBefore: BatchResult['rejected'][number][][] = []; // decode failures before parsed[i]
   for (const block of blocks) {
     // The block's transactions in the node's order: decoded ones, and undecodable ones at their index.
@@ -70,7 +91,12 @@ export function prepareBatch(blocks: readonly BlockInfo[], registry: TreeRegistr
       }
       const tx = block.transactions[t++]!;
       try {
-        parsed.push(parseTransaction(tx, block.slot));
+        const p = parseTransaction(tx, block.slot);
+        parsed.push(p);
+        if (p.error === null && p.events.length === 0) {
+          const program = lightProgramLabel(tx);
+          if (program) unparsed.push({ signature: tx.signature, slot: block.slot, program });
+        }
       } catch (err) {
         if (!(err instanceof DecodeError)) throw err;
         (failuresBefore[parsed.length] ??= []).push({ signature: tx.signature, slot: block.slot, reason: err.message });
@@ -99,11 +125,14 @@ export function prepareBatch(blocks: readonly BlockInfo[], registry: TreeRegistr
     blockhash: b.blockhash,
     previousBlockhash: b.previousBlockhash,
   }));
-  return { records, updates, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null };
+  return { records, updates, rejected, unknownTrees, outputs, lastSlot: blocks.length ? blocks[blocks.length - 1]!.slot : null, unparsed };
 }
 
 /** Applies block batches to a store. */
 export class Indexer {
+  /** Signatures of unparsed Light transactions already logged (bounded). */
+  private readonly loggedUnparsed = new Set<string>();
+
   constructor(
     readonly store: Store,
     readonly registry: TreeRegistry,
@@ -125,14 +154,30 @@ export class Indexer {
    * (the same batch may be committed again).
    */
   commitBatch(batch: PreparedBatch): BatchResult {
-    const { records, updates, rejected, unknownTrees, outputs, lastSlot } = batch;
+    const { records, updates, unknownTrees, outputs, lastSlot } = batch;
+    const unparsed = batch.unparsed ?? [];
+    const rejected = [...batch.rejected];
     const stats = this.store.write((w) => {
       const s = persistBatch(w, records, updates);
+      for (const r of s.batchEvents.refused) rejected.push({ signature: r.signature, slot: r.slot, reason: r.reason });
       for (const r of rejected) if (r.signature !== null) w.putRejection(r.signature, r.reason);
       return s;
     });
     for (const r of rejected) this.log?.warn({ signature: r.signature, slot: r.slot, reason: r.reason }, 'transaction rejected');
+    for (const r of stats.batchEvents.refused) {
+      if (r.rootMismatch) this.log?.error({ tree: r.tree, seq: String(r.seq), computedRoot: r.rootMismatch.computed, eventRoot: r.rootMismatch.expected, signature: r.signature }, 'batch event refused: root mismatch');
+    }
+    for (const u of stats.unknownBatchInputs) this.log?.warn({ signature: u.signature, hash: u.hash }, 'spent account of a batched tree is unknown (created before the indexed range): not put in the input queue');
+    for (const h of stats.batchEvents.held) this.log?.warn({ tree: h.tree, seq: String(h.seq), expectedSeq: String(h.expected), signature: h.signature }, 'batch event held back: sequence gap');
     for (const [tree, count] of unknownTrees) this.log?.warn({ tree, count }, 'skipped outputs/events of an unknown tree');
-    return { ...stats, rejected, unknownTrees, outputs, lastSlot };
+    for (const u of unparsed) {
+      if (this.loggedUnparsed.has(u.signature)) continue;
+      if (this.loggedUnparsed.size >= UNPARSED_LOG_MEMORY) this.loggedUnparsed.clear();
+      this.loggedUnparsed.add(u.signature);
+      this.log?.warn({ signature: u.signature, slot: u.slot, program: u.program }, 'Light transaction yielded no event');
+    }
+    const rootMismatches = new Map<string, number>();
+    for (const r of stats.batchEvents.refused) if (r.rootMismatch) rootMismatches.set(r.tree, (rootMismatches.get(r.tree) ?? 0) + 1);
+    return { ...stats, rejected, unknownTrees, outputs, lastSlot, rootMismatches, unparsed };
   }
 }

@@ -164,6 +164,8 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
       outputs: r.outputsInserted,
       rejected: r.rejected.length,
       unknownTrees: [...r.unknownTrees],
+      ...(r.rootMismatches.size ? { rootMismatches: [...r.rootMismatches] } : {}),
+      ...(r.unparsed.length ? { unparsed: countBy(r.unparsed.map((u) => u.program)) } : {}),
       seconds,
       heapUsedBytes: getHeapStatistics().used_heap_size,
     });
@@ -174,4 +176,11 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   }
   if (!opts.signal.aborted) throw new Error(`the block source ended at slot ${lastSlot} without being stopped`);
   opts.log.info({ lastSlot }, 'ingest stopped');
+}
+
+/** [value, count] pairs of `values`, in first-seen order. */
+function countBy(values: readonly string[]): [string, number][] {
+  const m = new Map<string, number>();
+  for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
+  return [...m];
 }

@@ -11,3 +11,13 @@ export const ADDRESS_TREE_V1 = 'amt1Ayt45jfbdw5YSo7iz6WZxUmnZsQTYXy82hVwyC2';
 export const ADDRESS_QUEUE_V1 = 'aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F';
 /** Maximum items per page / batch request. */
 export const PAGE_LIMIT = 1000;
+/**
+ * Retired Light program ids (photon.md §1.6: fixtures recorded with them index nothing today), with the
+ * label `refract_ingest_unparsed_light_transactions_total` counts them under.
+ */
+export const OBSOLETE_LIGHT_PROGRAMS: Readonly<Record<string, string>> = {
+  CbjvJc1SNx1aav8tU49dJGHu8EUdzQJSMtkjDmV8miqK: 'obsolete-account-compression',
+  '5QPEJ5zDsVou9FQS3KCauKswM3VwBEBu4dpL9xTqkWwN': 'obsolete-account-compression',
+  H5sFv8VwWmjxHYS2GB4fTDsK7uTtnRT4WiixtHrET3bN: 'obsolete-light-system',
+  '6UqiSPd2mRCTTwkzhcs1M6DGYsqHWd5jiPueX3LwDMXQ': 'obsolete-light-system',
+};

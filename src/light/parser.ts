@@ -8,9 +8,10 @@
  * {@link GROUP_PARSERS} *before* {@link legacyGroupParser}.
  */
 import type { InstructionInfo, LightEvent, ParsedTransaction, TransactionInfo } from '../types.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, NOOP_PROGRAM_ID, SYSTEM_PROGRAM_ID } from './constants.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID, OBSOLETE_LIGHT_PROGRAMS, SYSTEM_PROGRAM_ID } from './constants.ts';
 import { DecodeError } from '../solana/errors.ts';
 import { decodeMerkleTreeEvent, decodePublicTransactionEvent } from './events.ts';
+import { DEFAULT_V2_PROGRAM_IDS, eventsFromLightInstructions } from './parserV2.ts';
 
 /** Options of {@link parseTransaction}. */
 export interface ParseOptions {
@@ -97,10 +98,23 @@ function where(ctx: GroupContext, index: number): string {
 }
 
 /**
- * The per-group strategies, tried in order; the first non-null result wins.
- * Add the v2 instruction-based parser (§1.5) at the front of this list.
+ * The instruction-based (v2) parser of §1.5 (src/light/parserV2.ts): claims the group when it holds at
+ * least one light-system → Solana system → `insert_into_queues` pattern, with one
+ * `batchPublicTransaction` event per pattern. A decode error counts as "no match" (the reference's
+ * `Err` → None), so the legacy scan then runs.
  */
-export const GROUP_PARSERS: readonly GroupParser[] = [legacyGroupParser];
+export const v2GroupParser: GroupParser = (ordered, ctx) => {
+  try {
+    const events = eventsFromLightInstructions(ordered, { ...DEFAULT_V2_PROGRAM_IDS, accountCompression: ctx.compressionProgramId });
+    return events ? events.map((event): LightEvent => ({ kind: 'batchPublicTransaction', event })) : null;
+  } catch (e) {
+    if (e instanceof DecodeError) return null;
+    throw e;
+  }
+};
+
+/** The per-group strategies, tried in order (the reference's order): v2 first, then the legacy scan. */
+export const GROUP_PARSERS: readonly GroupParser[] = [v2GroupParser, legacyGroupParser];
 
 /**
  * Parses one transaction into its Light events (spec §1.3).
@@ -144,4 +158,24 @@ export function parseTransaction(
     usesCompression: events.length > 0,
     events,
   };
+}
+
+/**
+ * Which Light program a transaction invokes (any outer or inner instruction), as the `program` label of
+ * `refract_ingest_unparsed_light_transactions_total`: 'light-system' (the light-system program), else
+ * 'account-compression' (`compressionProgramId`, default the ACP), else the label of a retired id
+ * ('obsolete-light-system' / 'obsolete-account-compression'), else null. Reads program ids only.
+ */
+export function lightProgramLabel(tx: TransactionInfo, compressionProgramId: string = ACCOUNT_COMPRESSION_PROGRAM_ID): string | null {
+  let acp = false;
+  let obsolete: string | null = null;
+  for (const g of tx.groups) {
+    for (const ix of g.inner.length ? [g.outer, ...g.inner] : [g.outer]) {
+      const p = ix.programId;
+      if (p === LIGHT_SYSTEM_PROGRAM_ID) return 'light-system';
+      if (p === compressionProgramId) acp = true;
+      else if (obsolete === null || obsolete === 'obsolete-account-compression') obsolete = OBSOLETE_LIGHT_PROGRAMS[p] ?? obsolete;
+    }
+  }
+  return acp ? 'account-compression' : obsolete;
 }

@@ -126,12 +126,14 @@ export class RefractValidityProver implements ValidityProver {
     checkShape(proved.length, inputs.addresses.length);
     for (const a of proved) {
       if (a.tree.type !== 'StateV1' || a.proof!.proof.length !== V1_TREE_HEIGHT) {
-        throw RpcError.validation(`account ${b58(a.hash)} is in ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}); Refract's prover serves v1 state trees of height ${V1_TREE_HEIGHT} only`);
+        const what = a.tree.type === 'StateV2' ? `not yet supported: v2 inclusion at height ${a.tree.height}: ` : '';
+        throw RpcError.validation(`${what}account ${b58(a.hash)} is in ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}); Refract's prover serves v1 state trees of height ${V1_TREE_HEIGHT} only`);
       }
     }
     for (const a of inputs.addresses) {
       if (a.tree.type !== 'AddressV1' || a.proof.proof.length !== V1_TREE_HEIGHT) {
-        throw RpcError.validation(`address ${b58(a.proof.address)} is for ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}); Refract's prover serves v1 address trees of height ${V1_TREE_HEIGHT} only`);
+        const what = a.tree.type === 'AddressV2' ? `not yet supported: v2 non-inclusion at height ${a.tree.height}: ` : '';
+        throw RpcError.validation(`${what}address ${b58(a.proof.address)} is for ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}); Refract's prover serves v1 address trees of height ${V1_TREE_HEIGHT} only`);
       }
     }
 

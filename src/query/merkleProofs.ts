@@ -27,7 +27,8 @@ export function pathAndRoot(r: ReadView, tree: Bytes32, depth: number, leafIndex
   let idx = 2 ** depth + leafIndex;
   const proof: Buffer[] = [];
   for (let level = 0; level < depth; level++) {
-    const sib = idx ^ 1;
+    // Not `idx ^ 1`: heap indices of v2 trees (2^32 + i, 2^40 + i) exceed the 32-bit range of bitwise operators.
+    const sib = idx % 2 === 0 ? idx + 1 : idx - 1;
     const n = r.node(tree, BigInt(sib));
     proof.push(n ? Buffer.from(n.hash) : Buffer.from(ZERO_BYTES[level]!));
     idx = Math.floor(idx / 2);

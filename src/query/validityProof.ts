@@ -55,6 +55,18 @@ function treeOf(registry: TreeRegistry, tree: Bytes32): TreeInfo {
 }
 
 /**
+ * The root-history slot of a root: for a batched tree whose root is the one its last batch event wrote,
+ * that event's `root_index` (what the chain wrote); otherwise `rootSeq % capacity` (photon.md §2.5).
+ */
+export function rootIndexOf(r: ReadView, tree: TreeInfo, rootSeq: bigint, capacity: bigint): number {
+  if (tree.type === 'StateV2' || tree.type === 'AddressV2') {
+    const b = r.batchTree(tree.treeBytes);
+    if (b && b.seq === rootSeq) return b.rootIndex;
+  }
+  return Number(rootSeq % capacity);
+}
+
+/**
  * Reads the inputs of a validity proof for `hashes` (existing accounts) and `newAddresses`.
  *
  * - `mode: 'v1'` (getValidityProof): every hash must be a current leaf of a state tree
@@ -70,7 +82,9 @@ function treeOf(registry: TreeRegistry, tree: Bytes32): TreeInfo {
  *   the same height` (addresses: `All address trees for new address proofs must have the same height`).
  * - New addresses: the low element's exclusion proof in the named tree; an unknown tree is
  *   InvalidPubkey `tree` (the API checks the trees before calling). The AddressV2 "already in the
- *   queue" check is not made: V2 address queues are not indexed.
+ *   queue" check is not made (the queue is indexed: `ReadView.queuedAddress`, but not consulted here).
+ * - Root indices of batched trees: the last batch event's `root_index` when the proof's root is the one
+ *   it wrote (`rootIndexOf`).
  * Throws QueryError (src/query/errors.ts) for all of the above.
  */
 export function getValidityProofInputs(
@@ -95,7 +109,7 @@ export function getValidityProofInputs(
     toProve = [];
     found.forEach((a, index) => {
       const tree = registry.getBytes(a!.tree);
-      const queued = tree?.type === 'StateV2' && !r.leafByHash(a!.hash);
+      const queued = tree?.type === 'StateV2' && (a!.v2 ? a!.v2.inOutputQueue : !r.leafByHash(a!.hash));
       if (queued) accounts[index] = { hash: Buffer.from(a!.hash), leafIndex: a!.leafIndex, tree: tree!, proveByIndex: true, proof: null, rootIndex: 0 };
       else toProve.push({ index, hash: request.hashes[index]! });
     });
@@ -110,7 +124,7 @@ export function getValidityProofInputs(
     proofs.forEach((p, i) => {
       const tree = treeOf(registry, p.merkleTree);
       const capacity = BigInt(tree.rootHistoryCapacity || first.rootHistoryCapacity);
-      accounts[toProve[i]!.index] = { hash: p.hash, leafIndex: p.leafIndex, tree, proveByIndex: false, proof: p, rootIndex: Number(p.rootSeq % capacity) };
+      accounts[toProve[i]!.index] = { hash: p.hash, leafIndex: p.leafIndex, tree, proveByIndex: false, proof: p, rootIndex: rootIndexOf(r, tree, p.rootSeq, capacity) };
     });
   }
 
@@ -118,7 +132,7 @@ export function getValidityProofInputs(
     const info = registry.getBytes(tree);
     if (!info || (info.type !== 'AddressV1' && info.type !== 'AddressV2')) throw new QueryError('InvalidPubkey', 'tree');
     const proof = getNewAddressProof(r, info, address);
-    return { tree: info, proof, rootIndex: Number(proof.rootSeq % BigInt(info.rootHistoryCapacity)) };
+    return { tree: info, proof, rootIndex: rootIndexOf(r, info, proof.rootSeq, BigInt(info.rootHistoryCapacity)) };
   });
   if (addresses.some((a) => a.proof.proof.length !== addresses[0]!.proof.proof.length)) {
     throw validationError('All address trees for new address proofs must have the same height');

@@ -294,7 +294,7 @@ export class LmdbDataSource implements RpcDataSource {
   /** The last registered tree `treeRef` returned. */
   private lastRef: TreeRef | null = null;
 
-  /** A stored account as the API record (`discriminator` = the 8 bytes as u64 LE; V2 queue state from the leaf index). */
+  /** A stored account as the API record (`discriminator` = the 8 bytes as u64 LE; V2 queue state from the record's v2 block). */
   private toAccount(r: ReadView | null, a: StoredAccount): AccountRecord {
     const d = a.data;
     return {
@@ -307,7 +307,8 @@ export class LmdbDataSource implements RpcDataSource {
       seq: a.seq,
       slotCreated: BigInt(a.slotCreated),
       treeInfo: this.treeRef(a.tree, a.treeType),
-      inOutputQueue: r !== null && a.treeType === STATE_V2 && !r.leafByHash(a.hash),
+      // The v2 block records it (BatchAppend clears it); older records: StateV2 without a leaf.
+      inOutputQueue: a.v2 ? a.v2.inOutputQueue : r !== null && a.treeType === STATE_V2 && !r.leafByHash(a.hash),
     };
   }
 

@@ -3,11 +3,13 @@
  * Re-applying the same updates changes nothing (inserts are ON CONFLICT DO NOTHING, spends are
  * no-ops on spent accounts, tree writes obey the seq rule).
  */
+import bs58 from 'bs58';
 import type { TreeInfo } from '../config/trees.ts';
 import { PAGE_LIMIT } from '../light/constants.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import type { AccountRecord, BlockRecord } from '../store/records.ts';
 import type { WriteView } from '../store/store.ts';
+import { type BatchEventInput, type BatchEventsOutcome, persistBatchEvents, persistQueueInserts } from './batchedTree.ts';
 import { type IndexedUpdate, collectIndexedUpdates, persistIndexedUpdates } from './indexedTree.ts';
 import type { StateUpdate } from './prepare.ts';
 import { type LeafWrite, persistLeafNodes } from './stateTree.ts';
@@ -20,6 +22,10 @@ export interface PersistStats {
   accountsSpent: number;
   leavesWritten: number;
   treeHashes: number;
+  /** Spent accounts of batched trees that the store does not know (created before the indexed range): not queued. */
+  unknownBatchInputs: { signature: string; hash: string }[];
+  /** Batch events (batched trees): applied, skipped (re-index), held back (sequence gap) and refused (nothing stored). */
+  batchEvents: BatchEventsOutcome;
 }
 
 function tokenOf(a: Pick<AccountRecord, 'owner' | 'data'>) {
@@ -30,11 +36,22 @@ function tokenOf(a: Pick<AccountRecord, 'owner' | 'data'>) {
 
 /**
  * Applies `blocks` metadata and `updates` to the store: all outputs of the batch, then (in order) the
- * spends, transaction rows and signature links. Tree leaves of the whole batch are written together
- * per tree, so consecutive leaves share upper-level hashing.
+ * spends, batched-tree queue inserts, transaction rows and signature links. Tree leaves of the whole batch
+ * are written together per tree, so consecutive leaves share upper-level hashing. Batch events come last
+ * (src/state/batchedTree.ts); the transaction of a refused batch event is not recorded (`stats.batchEvents.refused`).
  */
 export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updates: readonly StateUpdate[]): PersistStats {
-  const stats: PersistStats = { blocks: blocks.length, transactions: 0, outputsInserted: 0, accountsSpent: 0, leavesWritten: 0, treeHashes: 0 };
+  const stats: PersistStats = {
+    blocks: blocks.length,
+    transactions: 0,
+    outputsInserted: 0,
+    accountsSpent: 0,
+    leavesWritten: 0,
+    treeHashes: 0,
+    unknownBatchInputs: [],
+    batchEvents: { applied: 0, skipped: 0, held: [], refused: [] },
+  };
+  const batchEvents: BatchEventInput[] = [];
   for (const b of blocks) w.insertBlock(b);
   const leavesByTree = new Map<string, { info: TreeInfo; leaves: LeafWrite[] }>();
   const indexedByTree = new Map<string, { info: TreeInfo; updates: Map<number, IndexedUpdate> }>();
@@ -58,7 +75,12 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
       if (w.spendAccount(hash, () => token)) stats.accountsSpent++;
     }
     for (const { account, token } of u.outputs) linked.push({ account, tokenOwner: token?.owner ?? null });
-    if (u.recordTransaction) {
+    if (u.batchInputs || u.newAddresses) {
+      for (const h of persistQueueInserts(w, u.batchInputs ?? [], u.newAddresses ?? [])) stats.unknownBatchInputs.push({ signature: u.signature, hash: bs58.encode(h) });
+    }
+    for (const { tree, event } of u.batchEvents) batchEvents.push({ tree, event, signature: u.signature, slot: u.slot });
+    // A transaction carrying batch events is recorded after them: a refused event leaves no trace.
+    if (u.recordTransaction && u.batchEvents.length === 0) {
       if (w.insertTransaction({ signature: u.signature, slot: u.slot, usesCompression: u.usesCompression, error: u.error }, PAGE_LIMIT)) stats.transactions++;
     }
     for (const { account, tokenOwner } of linked) w.linkAccountTransaction(account, tokenOwner, u.signature, u.slot);
@@ -79,6 +101,15 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
   for (const { info, leaves } of leavesByTree.values()) {
     stats.leavesWritten += leaves.length;
     stats.treeHashes += persistLeafNodes(w, info.treeBytes, info.height, leaves);
+  }
+  // Batch events last (photon.md §2.3 step 8), after every queue insert of the batch.
+  if (batchEvents.length) {
+    stats.batchEvents = persistBatchEvents(w, batchEvents);
+    const refused = new Set(stats.batchEvents.refused.map((r) => r.signature));
+    for (const u of updates) {
+      if (u.batchEvents.length === 0 || !u.recordTransaction || refused.has(u.signature)) continue;
+      if (w.insertTransaction({ signature: u.signature, slot: u.slot, usesCompression: u.usesCompression, error: u.error }, PAGE_LIMIT)) stats.transactions++;
+    }
   }
   return stats;
 }

@@ -12,7 +12,7 @@ import { compressedAccountHashInputs } from '../light/hashing.ts';
 import { poseidonTuples } from '../merkle/poseidon.ts';
 import { type TokenData, TokenDataError, isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import type { AccountRecord } from '../store/records.ts';
-import type { BatchEvent, Bytes32, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent } from '../types.ts';
+import type { BatchEvent, BatchPublicTransactionEvent, Bytes32, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent } from '../types.ts';
 import type { LeafWrite } from './stateTree.ts';
 
 /** A transaction the indexer refuses to apply; nothing of it is stored. */
@@ -46,7 +46,12 @@ export interface StateUpdate {
   /** State-tree leaf writes (outputs and nullifications). */
   leaves: { tree: TreeInfo; leaf: LeafWrite }[];
   indexedEvents: { tree: TreeInfo; event: IndexedMerkleTreeEvent }[];
-  batchEvents: BatchEvent[];
+  /** Forester batch events (BatchAppend / BatchNullify / BatchAddressAppend) of known batched trees. */
+  batchEvents: { tree: TreeInfo; event: BatchEvent }[];
+  /** Spent accounts of batched state trees entering their tree's input queue (photon.md §1.5 `batch_input_accounts`); absent when none. */
+  batchInputs?: { tree: TreeInfo; accountHash: Bytes32; nullifier: Bytes32; queueIndex: bigint; txHash: Bytes32 }[];
+  /** New addresses entering an AddressV2 tree's queue (photon.md §1.5 `batch_new_addresses`); absent when none. */
+  newAddresses?: { tree: TreeInfo; address: Bytes32; queueIndex: bigint }[];
   /** Trees referenced by this transaction that are not in the registry (base58). */
   unknownTrees: string[];
 }
@@ -97,22 +102,28 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
       u.unknownTrees.push(bs58.encode(treeKey));
       continue;
     }
-    if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `output ${i}: tree ${info.tree} is ${info.type}; only StateV1 outputs are supported`);
+    if (info.type !== 'StateV1' && info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `output ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
+    const batched = info.type === 'StateV2';
     const leafIndex = e.outputLeafIndices[i]!;
     const outside = leafIndexError(info, leafIndex, `output ${i}: leaf index`);
     if (outside) throw new TransactionRejected(tx.signature, outside);
     const hash = e.outputCompressedAccountHashes[i]!;
     const acc = out.compressedAccount;
     try {
-      checks.push({ output: i, inputs: compressedAccountHashInputs(acc, info.treeBytes, leafIndex, 'v1'), claimed: hash, tree: info.tree, leafIndex });
+      checks.push({ output: i, inputs: compressedAccountHashInputs(acc, info.treeBytes, leafIndex, batched ? 'v2' : 'v1'), claimed: hash, tree: info.tree, leafIndex });
     } catch (err) {
       if (err instanceof RangeError) throw new TransactionRejected(tx.signature, `output ${i}: ${err.message}`);
       throw err;
     }
-    const k = keyOf(treeKey);
-    const seq = treeSeq.get(k);
-    if (seq === undefined) throw new TransactionRejected(tx.signature, `output ${i}: missing sequence number for tree ${info.tree}`);
-    treeSeq.set(k, seq + 1n);
+    // StateV1: the output takes its tree's event seq (then +1). StateV2: no seq (photon.md §2.1, quirk 7).
+    let seq: bigint | null = null;
+    if (!batched) {
+      const k = keyOf(treeKey);
+      const s = treeSeq.get(k);
+      if (s === undefined) throw new TransactionRejected(tx.signature, `output ${i}: missing sequence number for tree ${info.tree}`);
+      treeSeq.set(k, s + 1n);
+      seq = s;
+    }
     let token: TokenData | null = null;
     if (isTokenAccount(acc)) {
       try {
@@ -135,9 +146,45 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
       data: acc.data,
       treeType: TREE_TYPE_CODE[info.type],
     };
-    u.outputs.push({ account, token });
-    u.leaves.push({ tree: info, leaf: { leafIndex, hash, seq } });
+    if (batched) {
+      // Enters the output queue; its leaf is written by the BatchAppend that covers its index (§2.5.1).
+      account.v2 = { queue: info.queueBytes, inOutputQueue: true, nullifierQueueIndex: null, nullifier: null, txHash: null, nullifiedInTree: false };
+      u.outputs.push({ account, token });
+    } else {
+      u.outputs.push({ account, token });
+      u.leaves.push({ tree: info, leaf: { leafIndex, hash, seq: seq! } });
+    }
   }
+}
+
+/**
+ * The queue entries of a v2 event (photon.md §1.5 step 6): spent accounts of batched state trees enter
+ * the input queue; new addresses with a queue index enter their AddressV2 tree's queue. Unknown trees are
+ * reported, never guessed.
+ */
+function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, registry: TreeRegistry, u: StateUpdate): void {
+  e.batchInputAccounts.forEach((b, i) => {
+    const info = registry.getTreeBytes(b.tree);
+    if (!info) {
+      u.unknownTrees.push(bs58.encode(b.tree));
+      return;
+    }
+    if (info.type === 'StateV1') return; // a v1 input: spent above; v1 nullifier queues are not indexed (photon.md §2.5)
+    if (info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `batch input ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
+    if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${bs58.encode(b.accountHash)}): no input-queue index (no input of the light-system instruction is in tree ${info.tree})`);
+    (u.batchInputs ??= []).push({ tree: info, accountHash: b.accountHash, nullifier: b.nullifier, queueIndex: b.queueIndex, txHash: e.txHash });
+  });
+  e.newAddresses.forEach((a, i) => {
+    if (a.queueIndex === null) return; // a v1 address tree: its queue is not indexed (photon.md §2.5)
+    const info = registry.getTreeBytes(a.tree);
+    if (!info) {
+      u.unknownTrees.push(bs58.encode(a.tree));
+      return;
+    }
+    if (info.type === 'AddressV1') return; // v1 address queues are not indexed (photon.md §2.5); the tree's IndexedMerkleTreeEvent carries it
+    if (info.type !== 'AddressV2') throw new TransactionRejected(tx.signature, `new address ${i}: tree ${info.tree} is ${info.type}, not an address tree`);
+    (u.newAddresses ??= []).push({ tree: info, address: a.address, queueIndex: a.queueIndex });
+  });
 }
 
 /**
@@ -217,6 +264,11 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         u.inputs.push(...ev.event.inputCompressedAccountHashes);
         prepareOutputs(tx, ev.event, registry, u, checks);
         break;
+      case 'batchPublicTransaction':
+        u.inputs.push(...ev.event.event.inputCompressedAccountHashes);
+        prepareOutputs(tx, ev.event.event, registry, u, checks);
+        prepareV2Queues(tx, ev.event, registry, u);
+        break;
       case 'nullifier': {
         const info = registry.getTreeBytes(ev.event.tree);
         if (!info) {
@@ -248,9 +300,21 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         }
         break;
       }
-      case 'batch':
-        u.batchEvents.push(ev.event);
+      case 'batch': {
+        const info = registry.getTreeBytes(ev.event.merkleTreePubkey);
+        if (!info) {
+          u.unknownTrees.push(bs58.encode(ev.event.merkleTreePubkey));
+          break;
+        }
+        const want = ev.event.kind === 'batchAddressAppend' ? 'AddressV2' : 'StateV2';
+        if (info.type !== want) throw new TransactionRejected(tx.signature, `${ev.event.kind} event for ${info.tree}, which is ${info.type} (expected ${want})`);
+        const e = ev.event;
+        if (e.newNextIndex < e.oldNextIndex) throw new TransactionRejected(tx.signature, `${e.kind} event for ${info.tree}: new_next_index ${e.newNextIndex} < old_next_index ${e.oldNextIndex}`);
+        const outside = e.kind === 'batchNullify' ? null : leafIndexError(info, e.newNextIndex === 0n ? 0n : e.newNextIndex - 1n, `${e.kind} event: last leaf index`);
+        if (outside) throw new TransactionRejected(tx.signature, outside);
+        u.batchEvents.push({ tree: info, event: e });
         break;
+      }
     }
   }
   return u;

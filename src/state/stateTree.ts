@@ -10,7 +10,7 @@
 import { poseidon2Batch } from '../merkle/poseidon.ts';
 import { ZERO_BYTES } from '../merkle/zeroValues.ts';
 import type { NodeRecord } from '../store/records.ts';
-import type { WriteView } from '../store/store.ts';
+import type { ReadView, WriteView } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
 
 /** A leaf to write: its index, hash (32 B BE; 0^32 for a nullified leaf) and seq. */
@@ -26,7 +26,21 @@ export interface LeafWrite {
  * (idempotent re-index). Runs inside the caller's write transaction. Returns the hashes computed.
  */
 export function persistLeafNodes(w: WriteView, tree: Bytes32, depth: number, leaves: readonly LeafWrite[]): number {
-  if (leaves.length === 0) return 0;
+  const { nodes, hashes } = computeLeafNodes(w, tree, depth, leaves);
+  // Leaves in `nodes` already passed the seq rule. An ancestor's seq is the max of its children's, which
+  // are the stored ones or newer, so it never goes below the stored ancestor's seq: no read needed.
+  for (const [idx, node] of nodes) w.putNode(tree, BigInt(idx), node);
+  return hashes;
+}
+
+/**
+ * What {@link persistLeafNodes} would write, without writing: every leaf that passes the seq rule and
+ * every recomputed ancestor (heap index → node; the root is index 1 when anything changed), and the
+ * number of Poseidon hashes computed. Reads the stored nodes through `r`.
+ */
+export function computeLeafNodes(r: ReadView, tree: Bytes32, depth: number, leaves: readonly LeafWrite[]): { nodes: Map<number, NodeRecord>; hashes: number } {
+  const w = r;
+  if (leaves.length === 0) return { nodes: new Map(), hashes: 0 };
   const base = 2 ** depth;
   const sorted = [...leaves].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
   const mem = new Map<number, NodeRecord>();
@@ -37,7 +51,7 @@ export function persistLeafNodes(w: WriteView, tree: Bytes32, depth: number, lea
     const existingSeq = previousLeaf.get(idx)?.seq ?? 0n;
     if (leaf.seq >= existingSeq) mem.set(idx, { hash: leaf.hash, seq: leaf.seq });
   }
-  if (mem.size === 0) return 0;
+  if (mem.size === 0) return { nodes: mem, hashes: 0 };
 
   const child = (idx: number, level: number): NodeRecord => mem.get(idx) ?? w.node(tree, BigInt(idx)) ?? { hash: ZERO_BYTES[level]!, seq: 0n };
   let frontier = [...new Set([...mem.keys()])].sort((a, b) => a - b);
@@ -63,9 +77,5 @@ export function persistLeafNodes(w: WriteView, tree: Bytes32, depth: number, lea
     for (let i = 0; i < parents.length; i++) mem.set(parents[i]!, { hash: out.subarray(i * 32, i * 32 + 32), seq: seqs[i]! });
     frontier = parents;
   }
-
-  // Leaves in `mem` already passed the seq rule. An ancestor's seq is the max of its children's, which
-  // are the stored ones or newer, so it never goes below the stored ancestor's seq: no read needed.
-  for (const [idx, node] of mem) w.putNode(tree, BigInt(idx), node);
-  return hashes;
+  return { nodes: mem, hashes };
 }

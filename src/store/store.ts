@@ -13,18 +13,24 @@ import { base58DecodeChecked } from '../solana/base58Long.ts';
 import type { Bytes32 } from '../types.ts';
 import {
   type AccountRecord,
+  type BatchTreeRecord,
   type BlockRecord,
+  type PendingBatchEventRecord,
   type IndexedElementRecord,
   type NodeRecord,
   type TransactionRecord,
   decodeAccount,
+  decodeBatchTree,
   decodeBlock,
+  decodePendingBatchEvent,
   decodeIndexedElement,
   decodeNode,
   decodeTransaction,
   decodeU128,
   encodeAccount,
+  encodeBatchTree,
   encodeBlock,
+  encodePendingBatchEvent,
   encodeIndexedElement,
   encodeNode,
   encodeTransaction,
@@ -34,7 +40,7 @@ import {
 } from './records.ts';
 
 /** Version of the key layout and record codecs; a store written by another version is refused. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 type Bin = Database<Buffer, Buffer>;
 
@@ -62,6 +68,12 @@ const DB_NAMES = [
   'indexedElements', // tree ‖ leafIndex u64BE → IndexedElementRecord
   'indexedValues', // tree ‖ value → leafIndex u64BE
   'rejected', // signature(64) → utf8 reason
+  'outputQueue', // tree ‖ leafIndex u32BE → hash (StateV2 accounts still in their output queue)
+  'inputQueue', // tree ‖ nullifierQueueIndex u64BE → hash (spent StateV2 accounts not yet nullified in the tree)
+  'addressQueue', // tree ‖ queueIndex u64BE → address (AddressV2 addresses not yet appended)
+  'addressQueued', // address → tree ‖ queueIndex u64BE
+  'batchTrees', // tree → BatchTreeRecord (last applied batch event of a batched tree)
+  'pendingBatchEvents', // tree ‖ sequenceNumber u64BE → PendingBatchEventRecord (held back by a sequence gap)
 ] as const;
 type DbName = (typeof DB_NAMES)[number];
 
@@ -436,6 +448,47 @@ export class ReadView {
   rejection(signature: string): string | undefined {
     return this.get('rejected', signatureBytes(signature))?.toString('utf8');
   }
+
+  /**
+   * Hashes of `tree`'s output queue (StateV2 accounts not yet appended), by ascending leaf index,
+   * from leaf index `start` (inclusive) to `end` (exclusive; default: all), at most `limit`.
+   */
+  *outputQueue(tree: Bytes32, start = 0, end = 2 ** 32, limit?: number): Generator<{ leafIndex: number; hash: Buffer }> {
+    for (const e of this.range('outputQueue', { start: cat(tree, u32be(start)), end: end >= 2 ** 32 ? prefixEnd(tree) : cat(tree, u32be(end)), limit })) {
+      yield { leafIndex: e.key.readUInt32BE(32), hash: Buffer.from(e.value) };
+    }
+  }
+
+  /** Hashes of `tree`'s input queue (spent, not yet nullified in the tree), by ascending queue index in [start, end). */
+  *inputQueue(tree: Bytes32, start = 0n, end?: bigint, limit?: number): Generator<{ queueIndex: bigint; hash: Buffer }> {
+    for (const e of this.range('inputQueue', { start: cat(tree, u64be(start)), end: end === undefined ? prefixEnd(tree) : cat(tree, u64be(end)), limit })) {
+      yield { queueIndex: e.key.readBigUInt64BE(32), hash: Buffer.from(e.value) };
+    }
+  }
+
+  /** Addresses of `tree`'s address queue (AddressV2, not yet appended), by ascending queue index in [start, end). */
+  *addressQueue(tree: Bytes32, start = 0n, end?: bigint, limit?: number): Generator<{ queueIndex: bigint; address: Buffer }> {
+    for (const e of this.range('addressQueue', { start: cat(tree, u64be(start)), end: end === undefined ? prefixEnd(tree) : cat(tree, u64be(end)), limit })) {
+      yield { queueIndex: e.key.readBigUInt64BE(32), address: Buffer.from(e.value) };
+    }
+  }
+
+  /** Where an address waits in an address queue, if it does. */
+  queuedAddress(address: Bytes32): { tree: Buffer; queueIndex: bigint } | undefined {
+    const v = this.get('addressQueued', address);
+    return v ? { tree: Buffer.from(v.subarray(0, 32)), queueIndex: v.readBigUInt64BE(32) } : undefined;
+  }
+
+  /** The last batch event applied to a batched tree (seq, root, root index, next indices), if any. */
+  batchTree(tree: Bytes32): BatchTreeRecord | undefined {
+    const v = this.get('batchTrees', tree);
+    return v ? decodeBatchTree(v) : undefined;
+  }
+
+  /** Batch events of `tree` held back by a sequence gap, by ascending sequence number. */
+  *pendingBatchEvents(tree: Bytes32): Generator<PendingBatchEventRecord> {
+    for (const e of this.range('pendingBatchEvents', { start: tree, end: prefixEnd(tree) })) yield decodePendingBatchEvent(e.value);
+  }
 }
 
 /** Writes inside one LMDB write transaction (plus all reads, which see the pending writes). */
@@ -471,7 +524,8 @@ export class WriteView extends ReadView {
   }
 
   /**
-   * Inserts a new account and its indexes, and adds its lamports (and token amount) to the balances.
+   * Inserts a new account and its indexes (a StateV2 account `inOutputQueue` also enters its tree's
+   * output queue index), and adds its lamports (and token amount) to the balances.
    * Returns false, changing nothing, when the hash already exists (idempotent re-index).
    * `token` carries the parsed token data of a token account.
    */
@@ -482,6 +536,7 @@ export class WriteView extends ReadView {
       this.put('accByOwner', cat(a.owner, u32be(a.leafIndex), a.hash), EMPTY);
       if (a.address) this.put('accByAddress', a.address, a.hash);
     }
+    if (a.v2?.inOutputQueue) this.putOutputQueue(a.tree, a.leafIndex, a.hash);
     this.addBalance(a.owner, a.lamports);
     if (token) {
       this.put('tokByOwner', cat(token.owner, token.mint, a.hash), EMPTY);
@@ -614,6 +669,61 @@ export class WriteView extends ReadView {
   /** Records why a transaction was rejected (kept for operators; idempotent). */
   putRejection(signature: string, reason: string): void {
     this.put('rejected', signatureBytes(signature), Buffer.from(reason, 'utf8'));
+  }
+
+  /** Rewrites an existing account record (queue-state changes of a StateV2 account; indexes unchanged). */
+  putAccountRecord(a: AccountRecord): void {
+    this.put('accounts', a.hash, encodeAccount(a));
+  }
+
+  /** Puts a StateV2 account's leaf index into its tree's output queue index. */
+  putOutputQueue(tree: Bytes32, leafIndex: number, hash: Bytes32): void {
+    this.put('outputQueue', cat(tree, u32be(leafIndex)), hash);
+  }
+
+  /** Removes a leaf index from a tree's output queue index. */
+  deleteOutputQueue(tree: Bytes32, leafIndex: number): void {
+    this.del('outputQueue', cat(tree, u32be(leafIndex)));
+  }
+
+  /** Puts a spent StateV2 account into its tree's input queue index. */
+  putInputQueue(tree: Bytes32, queueIndex: bigint, hash: Bytes32): void {
+    this.put('inputQueue', cat(tree, u64be(queueIndex)), hash);
+  }
+
+  /** Removes a queue index from a tree's input queue index. */
+  deleteInputQueue(tree: Bytes32, queueIndex: bigint): void {
+    this.del('inputQueue', cat(tree, u64be(queueIndex)));
+  }
+
+  /** Queues an address (ON CONFLICT(address) DO NOTHING). Returns false when the address is already queued. */
+  putQueuedAddress(tree: Bytes32, queueIndex: bigint, address: Bytes32): boolean {
+    if (this.get('addressQueued', address)) return false;
+    this.put('addressQueued', address, cat(tree, u64be(queueIndex)));
+    this.put('addressQueue', cat(tree, u64be(queueIndex)), address);
+    return true;
+  }
+
+  /** Removes an address from its queue. */
+  deleteQueuedAddress(tree: Bytes32, queueIndex: bigint, address: Bytes32): void {
+    this.del('addressQueue', cat(tree, u64be(queueIndex)));
+    const v = this.get('addressQueued', address);
+    if (v && Buffer.compare(v, cat(tree, u64be(queueIndex))) === 0) this.del('addressQueued', address);
+  }
+
+  /** Records the last batch event applied to a batched tree. */
+  putBatchTree(tree: Bytes32, r: BatchTreeRecord): void {
+    this.put('batchTrees', tree, encodeBatchTree(r));
+  }
+
+  /** Holds a batch event back (sequence gap) until the missing ones arrive. */
+  putPendingBatchEvent(r: PendingBatchEventRecord): void {
+    this.put('pendingBatchEvents', cat(r.event.merkleTreePubkey, u64be(r.event.sequenceNumber)), encodePendingBatchEvent(r));
+  }
+
+  /** Drops a held-back batch event. */
+  deletePendingBatchEvent(tree: Bytes32, sequenceNumber: bigint): void {
+    this.del('pendingBatchEvents', cat(tree, u64be(sequenceNumber)));
   }
 }
 
