@@ -43,6 +43,17 @@ export interface GeneratorOptions {
   compressOutputs?: number;
   /** Relative weights of the user transaction kinds. */
   weights?: Partial<Record<'compress' | 'transfer' | 'tokenMint' | 'tokenTransfer' | 'createAddress', number>>;
+  /**
+   * Most outputs remembered for later spends (default 4096, ≈ 1 MB): past it, the owner's oldest is
+   * forgotten (it stays unspent on chain). Keeps a long run's memory flat; the stream is unchanged
+   * until the bound is reached.
+   */
+  maxHeldAccounts?: number;
+  /**
+   * Most addresses the generator creates (default 65,536, ≈ 10 MB of indexed-tree elements); past it,
+   * `createAddress` turns into a compress. Same purpose as maxHeldAccounts.
+   */
+  maxAddresses?: number;
 }
 
 /**
@@ -81,6 +92,10 @@ export class LightTxGenerator {
   private nextLeaf = 0;
   private treeSeq = 0n;
   private readonly held = new Map<number, Held[]>();
+  /** Entries in `held` (bounded by maxHeldAccounts). */
+  private heldCount = 0;
+  /** Addresses created so far (bounded by maxAddresses). */
+  private addressesCreated = 0;
   private readonly pendingNullify: number[] = [];
   private readonly pendingAddresses: Uint8Array[] = [];
   /** Indexed tree: sorted values with leaf index and next pointer (v1: zeroeth and top elements). */
@@ -151,19 +166,28 @@ export class LightTxGenerator {
       const ownerIdx = Math.floor(this.rand() * this.owners.length);
       const list = this.held.get(ownerIdx);
       const i = list?.findIndex(filter) ?? -1;
-      if (list && i >= 0) return list.splice(i, 1)[0];
+      if (list && i >= 0) return this.unhold(list, i);
     }
     for (const list of this.held.values()) {
       const i = list.findIndex(filter);
-      if (i >= 0) return list.splice(i, 1)[0];
+      if (i >= 0) return this.unhold(list, i);
     }
     return undefined;
+  }
+
+  private unhold(list: Held[], i: number): Held {
+    this.heldCount--;
+    return list.splice(i, 1)[0]!;
   }
 
   private hold(h: Held): void {
     let list = this.held.get(h.ownerIdx);
     if (!list) this.held.set(h.ownerIdx, (list = []));
     list.push(h);
+    if (++this.heldCount > (this.opts.maxHeldAccounts ?? 4096)) {
+      list.shift();
+      this.heldCount--;
+    }
   }
 
   private tokenAccount(ownerIdx: number, mint: Uint8Array, amount: bigint): CompressedAccount {
@@ -243,6 +267,8 @@ export class LightTxGenerator {
         return { json: this.userTx(slot, this.event([input], outs, false, null)), kind: k, outputs: 2 };
       }
       case 'createAddress': {
+        if (this.addressesCreated >= (this.opts.maxAddresses ?? 65_536)) return this.next(slot, 'compress');
+        this.addressesCreated++;
         const ownerIdx = Math.floor(this.rand() * this.owners.length);
         const address = this.fieldBytes();
         address[1] = address[1]! & 0x7f;

@@ -17,7 +17,7 @@ import bs58 from 'bs58';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
 import { listFiles } from '../ingest/files.ts';
-import { LightTxGenerator } from './generator.ts';
+import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
 import { parseTransaction } from '../light/parser.ts';
 import { decodeTransactionJson } from '../solana/decode.ts';
 
@@ -40,6 +40,8 @@ export interface SimulatorOptions {
    * An integer ≥ 1, else startSimulator throws a RangeError.
    */
   keepSlots?: number;
+  /** The generator's memory bounds (GeneratorOptions maxHeldAccounts / maxAddresses; defaults there). */
+  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses'>;
   log?: Logger;
 }
 
@@ -152,7 +154,7 @@ function firstSignature(transaction: unknown): string {
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
   if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
-  const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1 });
+  const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1, ...opts.generatorBounds });
   const replayTxs = (opts.replay ?? []).flatMap((dir) => listFiles(dir).map((f) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>));
   replayTxs.sort((a, b) => (a.slot as number) - (b.slot as number));
   // Slot s serves replayBySlot[s - 1]; an entry is dropped once its block is made (slots are made once, in order).
