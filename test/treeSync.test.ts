@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeTreeAccount } from '../src/light/treeAccounts.ts';
 import { DEFAULT_TREE_OWNER, TreeResolver, syncTreeRegistry } from '../src/ingest/treeSync.ts';
-import { loadTreeRegistry } from '../src/config/trees.ts';
+import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { fixtureStore } from './helpers/rpcLmdb.ts';
@@ -208,5 +208,28 @@ describe('TreeResolver (unknown tree met during ingest)', () => {
     const warns = lines.filter((l) => l.level === 'warn');
     expect(warns).toHaveLength(1);
     expect(String(warns[0]!.obj.reason)).toMatch(/^getAccountInfo failed: getAccountInfo: http:\/\/127\.0\.0\.1:1 unreachable/);
+  });
+});
+
+describe('the simulator serves its trees (refract simulate → refract start exercises the sync)', () => {
+  it('getProgramAccounts / getAccountInfo answer config/trees.json\'s trees and queues in the real layout', async () => {
+    const { startSimulator } = await import('../src/sim/simulator.ts');
+    const sim = await startSimulator({ port: 0, slotMs: 50 });
+    try {
+      const { log, lines } = recordingLog();
+      const rpc = new SolanaRpc(sim.url);
+      const s = await syncTreeRegistry(rpc, [], { log });
+      expect([s.source, s.chainTrees]).toEqual(['chain', 3]);
+      expect(s.registry.all().map(({ tree, queue, type, height, rootHistoryCapacity }) => ({ tree, queue, type, height, rootHistoryCapacity }))).toEqual(loadTreeRegistry().all().map(({ tree, queue, type, height, rootHistoryCapacity }) => ({ tree, queue, type, height, rootHistoryCapacity })));
+      expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+      const resolver = new TreeResolver(rpc, new TreeRegistry([]), { owner: DEFAULT_TREE_OWNER });
+      expect(await resolver.resolve([NFQ1, key(5)])).toEqual([{ tree: SMT1, queue: NFQ1, type: 'StateV1', height: 26, rootHistoryCapacity: 2400 }]);
+      expect((await rpc.call<{ value: unknown }>('getAccountInfo', [key(5), { encoding: 'base64' }])).value).toBeNull();
+      await expect(rpc.call('getAccountInfo', ['x0', { encoding: 'base64' }])).rejects.toThrow('getAccountInfo: Invalid params: pubkey (params[0]) must be a base58 32-byte pubkey, got "x0"');
+      await expect(rpc.call('getProgramAccounts', [ACP, { encoding: 'jsonParsed' }])).rejects.toThrow('the simulator serves encoding "base64" only');
+      expect(await rpc.getProgramAccounts(NOT_LIGHT)).toEqual([]);
+    } finally {
+      await sim.close();
+    }
   });
 });
