@@ -15,7 +15,9 @@ import { DEFAULT_TREE_OWNER, TreeResolver, syncTreeRegistry } from '../src/inges
 import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
-import { fixtureStore } from './helpers/rpcLmdb.ts';
+import { fixtureFiles, fixtureStore } from './helpers/rpcLmdb.ts';
+import { pollPreparedBatches } from '../src/ingest/service.ts';
+import { readFileSync } from 'node:fs';
 import { snapshot } from './helpers/photon.ts';
 import { loadLightAccounts } from './helpers/lightAccounts.ts';
 
@@ -38,6 +40,14 @@ const b64acc = (bytes: Uint8Array, owner = ACP): Acc => ({ data: [Buffer.from(by
 accounts.set(FOREIGN_TREE, b64acc(encodeTreeAccount({ kind: 'tree', tree: FOREIGN_TREE, queue: FOREIGN_TREE, type: 'AddressV2', height: 40, rootHistoryCapacity: 7, nextIndex: 1, sequenceNumber: 0, owner: FOREIGN_OWNER })));
 accounts.set(NOT_LIGHT, b64acc(Buffer.alloc(64, 9)));
 
+// Blocks 1 (Photon's e2e transactions on smt1, v1) and 2 (empty) for the ingest-time lookup.
+const e2eTxs = fixtureFiles('e2e').map((f) => JSON.parse(readFileSync(f, 'utf8')) as { transaction: unknown; meta: unknown; version: unknown });
+const block = (slot: number, txs: typeof e2eTxs) => ({
+  blockHeight: slot, blockTime: 1_700_000_000 + slot, blockhash: bs58.encode(Buffer.alloc(32, slot)), previousBlockhash: bs58.encode(Buffer.alloc(32, slot - 1)), parentSlot: slot - 1, rewards: [],
+  transactions: txs.map((t) => ({ transaction: t.transaction, meta: t.meta, version: t.version })),
+});
+const blocks: Record<number, object> = { 1: block(1, e2eTxs), 2: block(2, []) };
+
 let server: Server;
 let url: string;
 let refuse = false;
@@ -58,6 +68,8 @@ beforeAll(async () => {
         if (refuse) return reply({ error: { code: -32010, message: `${ACP} excluded from account secondary indexes; this RPC method unavailable for key` } });
         return reply({ result: [...accounts].filter(([, a]) => a.owner === msg.params[0]).map(([pubkey, a]) => ({ pubkey, account: slice(a, cfg.dataSlice) })) });
       }
+      if (msg.method === 'getSlot') return reply({ result: 2 });
+      if (msg.method === 'getBlock') return reply({ result: blocks[Number(msg.params[0])] ?? null });
       if (msg.method === 'getAccountInfo') {
         const a = accounts.get(String(msg.params[0]));
         return reply({ result: { context: { slot: 1 }, value: a ? slice(a, cfg.dataSlice) : null } });
@@ -231,5 +243,34 @@ describe('the simulator serves its trees (refract simulate → refract start exe
     } finally {
       await sim.close();
     }
+  });
+});
+
+describe('ingest meets a tree the registry does not know (pollPreparedBatches with a TreeResolver)', () => {
+  const firstBatch = async (registry: TreeRegistry, resolver?: TreeResolver) => {
+    const abort = new AbortController();
+    const rpc = new SolanaRpc(url);
+    for await (const item of pollPreparedBatches(rpc, { startSlot: 1, lastIndexedSlot: null, maxBatchBlocks: 10, lingerMs: 0, signal: abort.signal }, registry, resolver)) {
+      abort.abort();
+      return item;
+    }
+    throw new Error('no batch');
+  };
+
+  it('without a lookup its outputs are skipped; with one, getAccountInfo finds it and the batch is prepared with it', async () => {
+    const skipped = await firstBatch(new TreeRegistry([]));
+    expect(skipped.batch.records.length).toBeGreaterThan(0);
+    expect([...skipped.batch.unknownTrees.keys()]).toContain(SMT1);
+    expect(skipped.trees).toBeUndefined();
+
+    calls.length = 0;
+    const registry = new TreeRegistry([]);
+    const item = await firstBatch(registry, new TreeResolver(new SolanaRpc(url), registry, { owner: DEFAULT_TREE_OWNER }));
+    const lookups = calls.filter((c) => c.method === 'getAccountInfo').map((c) => c.params[0]);
+    expect(lookups).toEqual([...skipped.batch.unknownTrees.keys()]); // one request per unknown tree
+    expect(item.trees).toEqual([{ tree: SMT1, queue: NFQ1, type: 'StateV1', height: 26, rootHistoryCapacity: 2400 }]);
+    expect([...item.batch.unknownTrees.keys()]).not.toContain(SMT1);
+    expect(item.batch.outputs).toBeGreaterThan(skipped.batch.outputs);
+    expect(registry.get(SMT1)?.rootHistoryCapacity).toBe(2400);
   });
 });
