@@ -16,9 +16,14 @@ import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { fixtureFiles, fixtureStore } from './helpers/rpcLmdb.ts';
-import { pollPreparedBatches } from '../src/ingest/service.ts';
-import { readFileSync } from 'node:fs';
-import { snapshot } from './helpers/photon.ts';
+import { pollPreparedBatches, runIngest } from '../src/ingest/service.ts';
+import type { IngestEvent } from '../src/ingest/events.ts';
+import { Indexer } from '../src/ingest/indexer.ts';
+import { Store } from '../src/store/store.ts';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config/config.ts';
+import { snapshot, tempDir } from './helpers/photon.ts';
 import { loadLightAccounts } from './helpers/lightAccounts.ts';
 
 const ACP = 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq';
@@ -69,6 +74,7 @@ beforeAll(async () => {
         return reply({ result: [...accounts].filter(([, a]) => a.owner === msg.params[0]).map(([pubkey, a]) => ({ pubkey, account: slice(a, cfg.dataSlice) })) });
       }
       if (msg.method === 'getSlot') return reply({ result: 2 });
+      if (msg.method === 'getFirstAvailableBlock') return reply({ result: 1 });
       if (msg.method === 'getBlock') return reply({ result: blocks[Number(msg.params[0])] ?? null });
       if (msg.method === 'getAccountInfo') {
         const a = accounts.get(String(msg.params[0]));
@@ -272,5 +278,42 @@ describe('ingest meets a tree the registry does not know (pollPreparedBatches wi
     expect([...item.batch.unknownTrees.keys()]).not.toContain(SMT1);
     expect(item.batch.outputs).toBeGreaterThan(skipped.batch.outputs);
     expect(registry.get(SMT1)?.rootHistoryCapacity).toBe(2400);
+  });
+});
+
+describe('runIngest with treeLookup', () => {
+  it('adds the found tree to the indexer\'s registry, reports it as a `trees` event, and indexes its outputs', async () => {
+    const store = new Store({ path: tempDir('refract-treesync-') });
+    const registry = new TreeRegistry([]);
+    const events: IngestEvent[] = [];
+    const abort = new AbortController();
+    try {
+      await runIngest(new Indexer(store, registry), new SolanaRpc(url), {
+        concurrency: 2, maxBatchBlocks: 10, signal: abort.signal, log: recordingLog().log, treeLookup: { owner: DEFAULT_TREE_OWNER },
+        onEvent: (e) => {
+          events.push(e);
+          if (e.kind === 'batch') abort.abort();
+        },
+      });
+      const kinds = events.map((e) => e.kind).filter((k) => k !== 'tip');
+      expect(kinds.slice(0, 2)).toEqual(['trees', 'batch']);
+      expect(events.find((e) => e.kind === 'trees')).toEqual({ kind: 'trees', trees: [{ tree: SMT1, queue: NFQ1, type: 'StateV1', height: 26, rootHistoryCapacity: 2400 }] });
+      const batch = events.find((e) => e.kind === 'batch') as Extract<IngestEvent, { kind: 'batch' }>;
+      expect(batch.outputs).toBeGreaterThan(0);
+      expect(batch.unknownTrees.map(([t]) => t)).not.toContain(SMT1);
+      expect(registry.get(SMT1)?.rootHistoryCapacity).toBe(2400);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('config: treeSync, treeOwner, treeLookupTtlSeconds', () => {
+  it('defaults to syncing with Photon\'s expected owner; env and flags set them; a bad owner is named', () => {
+    const file = join(tempDir('refract-cfg-'), 'refract.json');
+    writeFileSync(file, '{}');
+    expect(loadConfig({ file, env: {} })).toMatchObject({ treeSync: true, treeOwner: DEFAULT_TREE_OWNER, treeLookupTtlSeconds: 600 });
+    expect(loadConfig({ file, env: { REFRACT_TREE_SYNC: 'off', REFRACT_TREE_OWNER: FOREIGN_OWNER, REFRACT_TREE_LOOKUP_TTL_SECONDS: '5' } })).toMatchObject({ treeSync: false, treeOwner: FOREIGN_OWNER, treeLookupTtlSeconds: 5 });
+    expect(() => loadConfig({ file, env: {}, flags: { treeOwner: 'not-a-key' } })).toThrow(/treeOwner.*must be a base58 pubkey/);
   });
 });
