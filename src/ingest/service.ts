@@ -117,6 +117,8 @@ export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, 
     let trees: TreeEntry[] = [];
     if (resolver && batch.unknownTrees.size) {
       trees = await resolver.resolve(batch.unknownTrees.keys(), poll.signal);
+      // Stopped during the lookup: hand nothing over (a lookup cut short would have the batch skip a real tree's outputs for good).
+      if (poll.signal?.aborted) return;
       if (trees.length) batch = prepareBatch(blocks, registry);
     }
     yield { batch, prepareSeconds: (performance.now() - started) / 1000, ...(trees.length ? { trees } : {}) };
