@@ -71,6 +71,8 @@ program
   .option('--rate-limit <spec>', 'off, or <rps>[,<burst>] (burst default 2×rps): per API key, or per client IP while no key is configured (default: off while no key is configured, 100,200 per key once keys are)', rateLimitArg)
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
   .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
+  .option('--no-tree-sync', 'take trees from config/trees.json and config `trees` only (no getProgramAccounts at start)')
+  .option('--tree-owner <pubkey>', 'keep only trees of this owner (default 24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs, Photon\'s expected tree owner)')
   .action(async (o) => {
     const config = loadConfig({
       file: o.config,
@@ -91,6 +93,8 @@ program
         proverUrl: o.proverUrl,
         rateLimit: o.rateLimit,
         logLevel: o.logLevel,
+        treeSync: o.treeSync === false ? false : undefined,
+        treeOwner: o.treeOwner,
       },
     });
     const { startDaemon } = await import('./commands/start.ts');

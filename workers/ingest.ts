@@ -35,6 +35,7 @@ try {
     log,
     onEvent: (event) => post({ type: 'event', event }),
     prepareThread: data.prepareThread ? { trees: data.trees, logLevel: data.logLevel } : undefined,
+    treeLookup: data.treeLookup,
   });
 } catch (err) {
   post({ type: 'failed', ...threadFailure(err) });

@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/prepareThread.ts';
 import { pollPreparedBatches } from '../src/ingest/service.ts';
+import { TreeResolver } from '../src/ingest/treeSync.ts';
 import { createLogger } from '../src/log.ts';
 import { threadFailure } from '../src/tsxWorker.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
@@ -36,8 +37,10 @@ try {
     log,
     onTip: (tip: number) => post({ type: 'tip', tip }),
   };
-  for await (const { batch, prepareSeconds } of pollPreparedBatches(new SolanaRpc(data.rpcUrl), poll, registry)) {
-    post({ type: 'batch', batch, prepareSeconds });
+  const rpc = new SolanaRpc(data.rpcUrl);
+  const resolver = data.treeLookup && new TreeResolver(rpc, registry, { ...data.treeLookup, log });
+  for await (const { batch, prepareSeconds, trees } of pollPreparedBatches(rpc, poll, registry, resolver)) {
+    post({ type: 'batch', batch, prepareSeconds, ...(trees ? { trees } : {}) });
     credits--;
     while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
   }

@@ -13,11 +13,11 @@ import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { IngestEvent } from '../ingest/events.ts';
-import { loadTreeRegistry } from '../config/trees.ts';
 import { recordIngestEvent } from '../ingest/events.ts';
 import { Indexer } from '../ingest/indexer.ts';
 import { type IngestThread, startIngestThread } from '../ingest/ingestThread.ts';
 import { runIngest } from '../ingest/service.ts';
+import { syncTreeRegistry } from '../ingest/treeSync.ts';
 import { createLogger } from '../log.ts';
 import { poseidonInfo } from '../merkle/poseidon.ts';
 import { Metrics } from '../metrics.ts';
@@ -99,9 +99,12 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     simulator = await startSimulator({ port, log });
   }
   const metrics = new Metrics();
-  const registry = loadTreeRegistry(config.trees);
-  const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
   const solana = new SolanaRpc(config.rpcUrl);
+  // Trees from the chain over config/trees.json + config `trees` (treeSync.ts); the config alone without ingest or with `treeSync: false`.
+  const synced = await syncTreeRegistry(config.ingest && config.treeSync ? solana : null, config.trees, { owner: config.treeOwner, log });
+  const { registry, trees } = synced;
+  const treeLookup = config.ingest && config.treeSync ? { owner: config.treeOwner, negativeTtlMs: config.treeLookupTtlSeconds * 1000 } : undefined;
+  const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
   const data = new LmdbDataSource(store, registry, { solana });
   const p = opts.prover ?? {};
   const prover = await ProverRuntime.start({
@@ -175,6 +178,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
   const onIngestEvent = (e: IngestEvent) => {
+    // Trees the ingest thread found on chain: the API answers for them too.
+    if (e.kind === 'trees') for (const t of e.trees) registry.add(t);
     recordIngestEvent(metrics, e);
     if (e.kind === 'batch') for (const [tree, n] of e.rootMismatches ?? []) rootMismatches.set(tree, (rootMismatches.get(tree) ?? 0) + n);
   };
@@ -182,7 +187,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const prepareThread = config.prepareThread ?? availableParallelism() > 2;
   const poll = { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks };
   const thread = config.ingest && config.ingestThread
-    ? startIngestThread({ ...poll, db: config.db, writemap: config.lmdbWritemap, trees: config.trees, rpcUrl: config.rpcUrl, logLevel: config.logLevel, prepareThread }, onIngestEvent)
+    ? startIngestThread({ ...poll, db: config.db, writemap: config.lmdbWritemap, trees, rpcUrl: config.rpcUrl, logLevel: config.logLevel, prepareThread, treeLookup }, onIngestEvent)
     : null;
   const ingestRun: Promise<void> = thread
     ? thread.done
@@ -192,7 +197,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
           signal: abort.signal,
           log,
           onEvent: onIngestEvent,
-          prepareThread: prepareThread ? { trees: config.trees, logLevel: config.logLevel } : undefined,
+          prepareThread: prepareThread ? { trees, logLevel: config.logLevel } : undefined,
+          treeLookup,
         })
       : Promise.resolve();
   metrics.ingestRunning.set(config.ingest ? 1 : 0);

@@ -51,6 +51,12 @@ export const configSchema = z
     healthMaxSlotLag: z.number().int().min(0).default(20),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     trees: z.array(treeEntry).default([]),
+    /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/treeSync.ts). */
+    treeSync: z.boolean().default(true),
+    /** Keep only trees whose AccessMetadata.owner is this (base58); Photon's expected tree owner by default. */
+    treeOwner: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 pubkey').default('24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs'),
+    /** An unknown tree met during ingest that is not on chain is looked up again after this many seconds. */
+    treeLookupTtlSeconds: z.number().int().min(0).default(600),
   })
   .strict();
 
@@ -80,6 +86,9 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
   REFRACT_INGEST_THREAD: { key: 'ingestThread', type: 'boolean' },
   REFRACT_PREPARE_THREAD: { key: 'prepareThread', type: 'boolean' },
+  REFRACT_TREE_SYNC: { key: 'treeSync', type: 'boolean' },
+  REFRACT_TREE_OWNER: { key: 'treeOwner', type: 'string' },
+  REFRACT_TREE_LOOKUP_TTL_SECONDS: { key: 'treeLookupTtlSeconds', type: 'number' },
 };
 
 const ENV_TRUE = new Set(['1', 'true', 'yes', 'on']);

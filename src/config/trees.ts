@@ -63,16 +63,30 @@ export class TreeRegistry {
 
   /** Builds a registry from entries; throws Error naming the entry on a bad pubkey or a duplicate tree. */
   constructor(entries: readonly TreeEntry[]) {
-    for (const [i, raw] of entries.entries()) {
-      const parsed = treeEntrySchema.safeParse(raw);
-      if (!parsed.success) throw new Error(`tree registry: entry ${i}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
-      const e = parsed.data;
-      const info: TreeInfo = { ...e, treeBytes: pubkeyBytes(e.tree, `entry ${i} tree`), queueBytes: pubkeyBytes(e.queue, `entry ${i} queue`) };
-      this.byTree.set(e.tree, info);
-      if (e.queue !== e.tree) this.byQueue.set(e.queue, info);
-    }
+    for (const [i, raw] of entries.entries()) this.put(raw, `entry ${i}`);
     for (const info of this.byQueue.values()) this.byBytes.set(latin1(info.queueBytes), info);
     for (const info of this.byTree.values()) this.byBytes.set(latin1(info.treeBytes), info);
+  }
+
+  private put(raw: TreeEntry, label: string): TreeInfo {
+    const parsed = treeEntrySchema.safeParse(raw);
+    if (!parsed.success) throw new Error(`tree registry: ${label}: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
+    const e = parsed.data;
+    const info: TreeInfo = { ...e, treeBytes: pubkeyBytes(e.tree, `${label} tree`), queueBytes: pubkeyBytes(e.queue, `${label} queue`) };
+    this.byTree.set(e.tree, info);
+    if (e.queue !== e.tree) this.byQueue.set(e.queue, info);
+    return info;
+  }
+
+  /**
+   * Adds (or replaces) one tree found after start (a tree met during ingest and looked up on chain).
+   * Throws Error naming the tree on a bad entry, like the constructor.
+   */
+  add(entry: TreeEntry): TreeInfo {
+    const info = this.put(entry, `tree ${entry.tree}`);
+    if (info.queue !== info.tree) this.byBytes.set(latin1(info.queueBytes), info);
+    this.byBytes.set(latin1(info.treeBytes), info);
+    return info;
   }
 
   /** Looks a tree up by its tree pubkey, then by its queue pubkey (base58); undefined when unknown. */

@@ -3,12 +3,15 @@
  * the ingest thread (workers/ingest.ts) to the main thread, which owns the Prometheus registry.
  * `recordIngestEvent` is the one place that turns these events into metrics.
  */
+import type { TreeEntry } from '../config/trees.ts';
 import type { Metrics } from '../metrics.ts';
 
 /** One progress report of the ingest loop (structured-clone safe). */
 export type IngestEvent =
   /** Polling resumes after `lastIndexed`, the store's last slot taken from a Solana node. */
   | { kind: 'resumed'; lastIndexed: number }
+  /** Trees met during ingest and found on chain (getAccountInfo): the API's registry adds them. */
+  | { kind: 'trees'; trees: TreeEntry[] }
   /** The node's confirmed slot (getSlot); `lag` = tip − last indexed slot, ≥ 0. */
   | { kind: 'tip'; tip: number; lag: number }
   /** A block batch committed in one write transaction. */
@@ -67,5 +70,7 @@ export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
       m.ingestBatchSeconds.observe(e.seconds);
       m.ingestThreadHeap.set(e.heapUsedBytes);
       break;
+    case 'trees':
+      break; // no metric: start.ts adds them to the API's tree registry
   }
 }

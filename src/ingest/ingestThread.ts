@@ -16,6 +16,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
 import { type ThreadFailure, threadError } from '../tsxWorker.ts';
 import type { IngestEvent } from './events.ts';
+import type { TreeLookupOptions } from './treeSync.ts';
 import { startIndexingWorker } from './importThread.ts';
 
 /** workerData of workers/ingest.ts. */
@@ -31,6 +32,8 @@ export interface IngestThreadData {
   logLevel: string;
   /** Prepare batches on a second thread (runIngest `prepareThread`). */
   prepareThread: boolean;
+  /** Look unknown trees up on chain (runIngest `treeLookup`). */
+  treeLookup?: TreeLookupOptions;
 }
 
 /** Messages of workers/ingest.ts to the main thread. */

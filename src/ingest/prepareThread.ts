@@ -10,6 +10,8 @@ import type { Config } from '../config/config.ts';
 import { type ThreadFailure, threadError } from '../tsxWorker.ts';
 import { startIndexingWorker } from './importThread.ts';
 import type { PreparedBatch } from './indexer.ts';
+import type { TreeEntry } from '../config/trees.ts';
+import type { TreeLookupOptions } from './treeSync.ts';
 
 /** Batches the prepare thread may have handed over that are not committed yet. */
 export const PREPARED_AHEAD = 2;
@@ -24,12 +26,14 @@ export interface PrepareThreadData {
   concurrency: number;
   maxBatchBlocks: number;
   logLevel: string;
+  /** Look unknown trees up on chain (runIngest `treeLookup`). */
+  treeLookup?: TreeLookupOptions;
 }
 
 /** Messages of workers/prepare.ts. */
 export type PrepareThreadMessage =
   | { type: 'tip'; tip: number }
-  | { type: 'batch'; batch: PreparedBatch; prepareSeconds: number }
+  | { type: 'batch'; batch: PreparedBatch; prepareSeconds: number; trees?: TreeEntry[] }
   | ({ type: 'failed' } & ThreadFailure);
 
 /** Messages to workers/prepare.ts. */
@@ -39,6 +43,8 @@ export type PrepareThreadCommand = { type: 'ack' } | { type: 'stop' };
 export interface PreparedItem {
   batch: PreparedBatch;
   prepareSeconds: number;
+  /** Trees found on chain while preparing it (TreeResolver), now in the preparing thread's registry. */
+  trees?: TreeEntry[];
 }
 
 /**
@@ -64,7 +70,7 @@ export async function* preparedBatchesFromThread(data: PrepareThreadData, opts: 
   };
   worker.on('message', (m: PrepareThreadMessage) => {
     if (m.type === 'tip') opts.onTip?.(m.tip);
-    else if (m.type === 'batch') queue.push({ batch: m.batch, prepareSeconds: m.prepareSeconds });
+    else if (m.type === 'batch') queue.push({ batch: m.batch, prepareSeconds: m.prepareSeconds, ...(m.trees ? { trees: m.trees } : {}) });
     else failure = threadError(m);
     notify();
   });

@@ -8,12 +8,13 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
 import type { Config } from '../config/config.ts';
-import type { TreeRegistry } from '../config/trees.ts';
+import type { TreeEntry, TreeRegistry } from '../config/trees.ts';
 import type { IngestEvent } from './events.ts';
 import { type BatchResult, type Indexer, prepareBatch } from './indexer.ts';
 import { type PollerOptions, pollBlocks, sleep } from './poller.ts';
 import { type PreparedItem, preparedBatchesFromThread } from './prepareThread.ts';
 import { displayUrl } from '../displayUrl.ts';
+import { type TreeLookupOptions, TreeResolver } from './treeSync.ts';
 
 /** Options of the ingest loop. */
 export interface IngestOptions {
@@ -31,6 +32,11 @@ export interface IngestOptions {
    * run here, one after the other.
    */
   prepareThread?: { trees: Config['trees']; logLevel: string };
+  /**
+   * Look trees the registry does not know up on chain (getAccountInfo, negative cache) before their
+   * outputs are skipped (treeSync.ts `TreeResolver`); absent = skip them at once.
+   */
+  treeLookup?: TreeLookupOptions;
 }
 
 /**
@@ -101,13 +107,22 @@ export async function resolveStartSlot(
 
 /**
  * Batches of `pollBlocks`, each prepared (`prepareBatch`) as it comes, with the time that took.
- * Shared by the inline loop and the prepare thread (workers/prepare.ts).
+ * Shared by the inline loop and the prepare thread (workers/prepare.ts). With `resolver` (sharing
+ * `registry`), a batch that met unknown trees has them looked up on chain; when any is found, the
+ * batch is prepared again with it and the item's `trees` lists the entries added.
  */
-export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, registry: TreeRegistry): AsyncGenerator<PreparedItem> {
+export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, registry: TreeRegistry, resolver?: TreeResolver): AsyncGenerator<PreparedItem> {
   for await (const blocks of pollBlocks(rpc, poll)) {
     const started = performance.now();
-    const batch = prepareBatch(blocks, registry);
-    yield { batch, prepareSeconds: (performance.now() - started) / 1000 };
+    let batch = prepareBatch(blocks, registry);
+    let trees: TreeEntry[] = [];
+    if (resolver && batch.unknownTrees.size) {
+      trees = await resolver.resolve(batch.unknownTrees.keys(), poll.signal);
+      // Stopped during the lookup: hand nothing over (a lookup cut short would have the batch skip a real tree's outputs for good).
+      if (poll.signal?.aborted) return;
+      if (trees.length) batch = prepareBatch(blocks, registry);
+    }
+    yield { batch, prepareSeconds: (performance.now() - started) / 1000, ...(trees.length ? { trees } : {}) };
   }
 }
 
@@ -137,9 +152,14 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   };
   const poll = { startSlot: start, lastIndexedSlot: lastIndexed, concurrency: opts.concurrency, maxBatchBlocks: opts.maxBatchBlocks };
   const batches: AsyncIterable<PreparedItem> = opts.prepareThread
-    ? preparedBatchesFromThread({ ...poll, rpcUrl: rpc.url, trees: opts.prepareThread.trees, logLevel: opts.prepareThread.logLevel }, { signal: opts.signal, onTip })
-    : pollPreparedBatches(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip }, indexer.registry);
-  for await (const { batch, prepareSeconds } of batches) {
+    ? preparedBatchesFromThread({ ...poll, rpcUrl: rpc.url, trees: opts.prepareThread.trees, logLevel: opts.prepareThread.logLevel, treeLookup: opts.treeLookup }, { signal: opts.signal, onTip })
+    : pollPreparedBatches(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip }, indexer.registry, opts.treeLookup && new TreeResolver(rpc, indexer.registry, { ...opts.treeLookup, log: opts.log }));
+  for await (const { batch, prepareSeconds, trees } of batches) {
+    if (trees?.length) {
+      // Found on chain while preparing (maybe on the prepare thread): this thread's registry and the API's learn them too.
+      for (const t of trees) indexer.registry.add(t);
+      emit({ kind: 'trees', trees });
+    }
     const first = batch.records[0]?.slot;
     let committed: { r: BatchResult; seconds: number } | undefined;
     for (let attempt = 0; !committed; attempt++) {

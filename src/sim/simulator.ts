@@ -2,7 +2,8 @@
  * `refract simulate`: a local Solana JSON-RPC endpoint serving Light transactions as blocks at a
  * steady slot rate — generated (default) or replayed from getTransaction files (`--replay DIR...`,
  * then generated). Methods: getSlot, getBlock, getTransaction, getHealth, getBlockHeight,
- * getFirstAvailableBlock, getVersion.
+ * getFirstAvailableBlock, getVersion, and getProgramAccounts / getAccountInfo for its tree and queue
+ * accounts (`simulatedTreeAccounts`: what `refract start`'s tree sync reads).
  *
  * Bounded like a pruned Solana node: blocks are generated in slot order, only when a getBlock asks
  * for them (never past the asked slot, never ahead of the clock), and only the newest `keepSlots`
@@ -20,6 +21,42 @@ import { listFiles } from '../ingest/files.ts';
 import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
 import { parseTransaction } from '../light/parser.ts';
 import { decodeTransactionJson } from '../solana/decode.ts';
+import { type TreeEntry, defaultTreeEntries } from '../config/trees.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../light/constants.ts';
+import { type QueueKind, encodeTreeAccount } from '../light/treeAccounts.ts';
+import { DEFAULT_TREE_OWNER } from '../ingest/treeSync.ts';
+
+const QUEUE_OF: Record<TreeEntry['type'], QueueKind | null> = { StateV1: 'NullifierV1', AddressV1: 'AddressV1', StateV2: 'OutputV2', AddressV2: null };
+
+/**
+ * The account-compression accounts the simulator serves: each tree of `config/trees.json` (the
+ * generated transactions use smt1 and amt1) and its queue, owned by Photon's expected tree owner,
+ * as header-only account data in the real accounts' layout (src/light/treeAccounts.ts
+ * `encodeTreeAccount`; next index and sequence number 0). Pubkey (base58) → data.
+ */
+export function simulatedTreeAccounts(trees: readonly TreeEntry[] = defaultTreeEntries()): Map<string, Uint8Array> {
+  const out = new Map<string, Uint8Array>();
+  for (const t of trees) {
+    out.set(t.tree, encodeTreeAccount({ kind: 'tree', ...t, nextIndex: 0, sequenceNumber: 0, owner: DEFAULT_TREE_OWNER }));
+    const q = QUEUE_OF[t.type];
+    if (q && t.queue !== t.tree) out.set(t.queue, encodeTreeAccount({ kind: 'queue', queue: t.queue, tree: t.tree, queueType: q, owner: DEFAULT_TREE_OWNER }));
+  }
+  return out;
+}
+
+/** getAccountInfo / getProgramAccounts `config` (params[1]): base64 only, optional dataSlice. Throws RpcError -32602 naming the field. */
+function accountConfig(method: string, v: unknown): { dataSlice?: { offset: number; length: number } } {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object') throw new RpcError(-32602, `Invalid params: ${method} config (params[1]) must be an object`);
+  const c = v as { encoding?: unknown; dataSlice?: { offset?: unknown; length?: unknown } };
+  if (c.encoding !== undefined && c.encoding !== 'base64') throw new RpcError(-32602, `Invalid params: ${method}: the simulator serves encoding "base64" only, got ${JSON.stringify(c.encoding)}`);
+  if (c.dataSlice === undefined) return {};
+  const { offset, length } = c.dataSlice ?? {};
+  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || (offset as number) < 0 || (length as number) < 0) {
+    throw new RpcError(-32602, `Invalid params: ${method}: dataSlice needs non-negative integer offset and length, got ${JSON.stringify(c.dataSlice)}`);
+  }
+  return { dataSlice: { offset: offset as number, length: length as number } };
+}
 
 /** Simulator options. */
 export interface SimulatorOptions {
@@ -253,6 +290,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const blockJson = (b: SimBlock) => new RawJson(`${b.header.slice(0, -1)}${b.header.length > 2 ? ',' : ''}"transactions":[${b.txs.join(',')}]}`);
   const cleanedUp = (s: number) => new RpcError(-32001, `Block ${s} cleaned up, does not exist on node. First available block: ${firstAvailable()}`);
 
+  const treeAccounts = simulatedTreeAccounts();
+  const accountJson = (data: Uint8Array, cfg: { dataSlice?: { offset: number; length: number } }) => {
+    const d = cfg.dataSlice ? data.subarray(cfg.dataSlice.offset, cfg.dataSlice.offset + cfg.dataSlice.length) : data;
+    return { data: [Buffer.from(d).toString('base64'), 'base64'], executable: false, lamports: 1_000_000_000, owner: ACCOUNT_COMPRESSION_PROGRAM_ID, rentEpoch: 0, space: data.length };
+  };
+
   const handle = (method: string, params: unknown[]): unknown => {
     const slot = currentSlot();
     switch (method) {
@@ -290,6 +333,25 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         if (!b) return null; // unknown, or pruned with its block
         const i = b.sigs.indexOf(sig as string);
         return new RawJson(`{"slot":${b.slot},"blockTime":${JSON.stringify(b.blockTime) ?? 'null'},${b.txs[i]!.slice(1)}`);
+      }
+      case 'getProgramAccounts': {
+        const cfg = accountConfig(method, params[1]);
+        if (typeof params[0] !== 'string') throw new RpcError(-32602, `Invalid params: program id (params[0]) must be a base58 string, got ${JSON.stringify(params[0])}`);
+        if (params[0] !== ACCOUNT_COMPRESSION_PROGRAM_ID) return [];
+        return [...treeAccounts].map(([pubkey, data]) => ({ pubkey, account: accountJson(data, cfg) }));
+      }
+      case 'getAccountInfo': {
+        const cfg = accountConfig(method, params[1]);
+        const pk = params[0];
+        let bytes = 0;
+        try {
+          bytes = typeof pk === 'string' ? bs58.decode(pk).length : 0;
+        } catch {
+          // not base58: reported below
+        }
+        if (bytes !== 32) throw new RpcError(-32602, `Invalid params: pubkey (params[0]) must be a base58 32-byte pubkey, got ${JSON.stringify(pk)}`);
+        const data = treeAccounts.get(pk as string);
+        return { context: { slot }, value: data ? accountJson(data, cfg) : null };
       }
       default:
         throw new RpcError(-32601, `Method not found: ${method}`);

@@ -88,6 +88,23 @@ export interface SolanaRpcOptions {
   timeoutMs?: number;
 }
 
+/** An account as getAccountInfo / getProgramAccounts return it with `encoding: 'base64'`. */
+export interface RpcAccount {
+  /** `[<base64 data>, 'base64']`. */
+  data: [string, string];
+  /** Owning program (base58). */
+  owner: string;
+  lamports: number;
+  executable: boolean;
+  space?: number;
+}
+
+/** One entry of a getProgramAccounts result. */
+export interface RpcKeyedAccount {
+  pubkey: string;
+  account: RpcAccount;
+}
+
 /** Talks to one Solana JSON-RPC endpoint. */
 export class SolanaRpc {
   private id = 0;
@@ -160,6 +177,22 @@ export class SolanaRpc {
       if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
       throw err;
     }
+  }
+
+  /**
+   * `getProgramAccounts(programId)` with base64 data at `confirmed`, optionally only
+   * `dataSlice` of each account's data. Many public nodes refuse it (SolanaRpcError, e.g. -32601
+   * or -32010 "excluded from account secondary indexes").
+   * @returns `[{pubkey, account: {data: [base64, 'base64'], owner, lamports, …}}]`
+   */
+  getProgramAccounts(programId: string, opts: { dataSlice?: { offset: number; length: number }; signal?: AbortSignal } = {}): Promise<RpcKeyedAccount[]> {
+    return this.call<RpcKeyedAccount[]>('getProgramAccounts', [programId, { encoding: 'base64', commitment: 'confirmed', ...(opts.dataSlice ? { dataSlice: opts.dataSlice } : {}) }], opts.signal);
+  }
+
+  /** `getAccountInfo(pubkey)` (base64, confirmed, optional `dataSlice`): the account, or null when it does not exist. */
+  async getAccountInfo(pubkey: string, opts: { dataSlice?: { offset: number; length: number }; signal?: AbortSignal } = {}): Promise<RpcAccount | null> {
+    const r = await this.call<{ value: RpcAccount | null }>('getAccountInfo', [pubkey, { encoding: 'base64', commitment: 'confirmed', ...(opts.dataSlice ? { dataSlice: opts.dataSlice } : {}) }], opts.signal);
+    return r?.value ?? null;
   }
 
   /** getTransaction JSON (base64, confirmed, maxSupportedTransactionVersion 1), or null when unknown. */
