@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadTreeRegistry } from '../src/config/trees.ts';
 import { REFRACT_BIN } from '../src/prover/readiness.ts';
 import { tempDir } from './helpers/photon.ts';
 
@@ -86,7 +87,9 @@ describe('refract start: trees from the chain', () => {
     const url = String((await sim.until(/Solana RPC simulator listening/)).url);
     const d = start(url);
     const loaded = await d.until(/tree sync: trees loaded from the chain/);
-    expect(loaded).toMatchObject({ level: 30, trees: 3, queues: 3, owner: '24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs' });
+    // The simulator serves config/trees.json's trees and their queue accounts (an AddressV2 tree is its own queue).
+    const seed = loadTreeRegistry().all();
+    expect(loaded).toMatchObject({ level: 30, trees: seed.length, queues: seed.filter((t) => t.queue !== t.tree).length, owner: '24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs' });
     await d.until(/refract listening/);
     expect(d.lines.filter((l) => l.level >= 40 && /tree/.test(l.msg))).toEqual([]);
 
