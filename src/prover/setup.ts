@@ -283,14 +283,25 @@ interface PtauChoice {
   insecureDev: boolean;
 }
 
-async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog, progress: (m: string) => void): Promise<PtauChoice> {
+/**
+ * Which of `specs` need a ptau larger than 2^power, e.g. `v2_combined_32_40_3_4 needs 2^17`.
+ * @returns a text for error messages, listing every circuit that does not fit
+ */
+export function ptauShortfall(specs: readonly CircuitSpec[], power: number): string {
+  const over = specs.filter((s) => s.ptauPower > power);
+  const max = Math.max(...over.map((s) => s.ptauPower));
+  return `the selected circuits need a ptau of power ≥ ${max} (2^${max}): ${over.map((s) => `${s.id} needs 2^${s.ptauPower}`).join(', ')}`;
+}
+
+async function resolvePtau(opts: SetupOptions, specs: readonly CircuitSpec[], log: SnarkLog, progress: (m: string) => void): Promise<PtauChoice> {
+  const needPower = Math.max(...specs.map((s) => s.ptauPower));
   if (opts.ptau) {
     const info = await readPtauInfo(opts.ptau);
     if (!info.preparedPhase2) {
       throw new ProverError('setup_failed', `${opts.ptau} is not prepared for phase 2 (run \`snarkjs powersoftau prepare phase2\`)`);
     }
     if (info.power < needPower) {
-      throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power}; the selected circuits need ≥ ${needPower}`);
+      throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power} (2^${info.power}); ${ptauShortfall(specs, info.power)}`, { needPower });
     }
     if (opts.ptauInsecure) {
       log('warn', `using the INSECURE development powers of tau ${opts.ptau}: one party knew its toxic waste, so anyone holding it can forge proofs. Development and tests only; pass --ptau <file> from a public ceremony for real keys.`);
@@ -300,7 +311,7 @@ async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog,
   }
   const power = opts.devPtauPower ?? 16;
   if (power < needPower) {
-    throw new ProverError('setup_failed', `devPtauPower ${power} is too small; the selected circuits need ≥ ${needPower}`);
+    throw new ProverError('setup_failed', `devPtauPower ${power} is too small; ${ptauShortfall(specs, power)}`, { needPower });
   }
   const dir = path.join(opts.keysDir, 'ptau');
   const file = path.join(dir, `dev_pot${power}.ptau`);
@@ -441,9 +452,8 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
     // Which circuits are already complete? (needs the ptau hash, so resolve the ptau first when
     // it is given or exists; generating a dev ptau is deferred until something must be built.)
     const hashes = await Promise.all(specs.map(circuitSourceHash));
-    const needPower = Math.max(...specs.map((s) => requiredPtauPower({ nConstraints: s.constraints, nPubInputs: s.nPublic, nPubOutputs: 0 })));
     emit({ circuitId: null, index: 0, stage: 'ptau', fraction: 0, message: 'resolving powers of tau' });
-    const ptau = await resolvePtau(opts, needPower, log, (m) => emit({ circuitId: null, index: 0, stage: 'ptau', fraction: 0, message: m }));
+    const ptau = await resolvePtau(opts, specs, log, (m) => emit({ circuitId: null, index: 0, stage: 'ptau', fraction: 0, message: m }));
     manifest.ptau = ptau;
 
     const todo: number[] = [];
