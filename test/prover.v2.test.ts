@@ -21,6 +21,7 @@ import { ProofService } from '../src/prover/service.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
+import { startRefract, stopAll } from './helpers/refractBin.ts';
 
 const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(tmpdir(), 'refract-v2-test-keys');
 const IDS = ['v2_inclusion_32_1', 'v2_non-inclusion_40_1', 'v2_combined_32_40_1_1'];
@@ -120,6 +121,7 @@ beforeAll(async () => {
 }, 1_200_000);
 
 afterAll(async () => {
+  await stopAll();
   await app?.close();
   await pool?.close();
   await terminateCurve();
@@ -180,6 +182,25 @@ describe('v2 proofs through POST /prove (reference v2 JSON)', () => {
     // toProverRequest writes the same v2 JSON back (no nextIndex).
     expect(toProverRequest(fromProverRequest(req))).toEqual(req);
   }, 120_000);
+});
+
+describe('refract start (bin) serving v2 circuits', () => {
+  test('--circuits v2_inclusion_32_1 --keys <v2 keys>: POST /prove with v2 JSON proves; a v1 request answers that its keys are not served', async () => {
+    const d = await startRefract(['--keys', KEYS, '--circuits', 'v2_inclusion_32_1', '--no-build-keys', '--prover-threads', '1', '--log-level', 'warn']);
+    const post = async (body: unknown) => {
+      const res = await fetch(`${d.url}/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const acc = accountJson(1);
+    const pih = chain([big(acc.root)], [big(acc.leaf)]);
+    const req = { circuitType: 'inclusion', stateTreeHeight: 32, publicInputHash: hex(pih), inputCompressedAccounts: [acc] };
+    const r = await post(req);
+    expect(r.status).toBe(200);
+    await expectVerifies('v2_inclusion_32_1', r.body, pih);
+    const v1 = await post(toProverRequest({ accounts: [{ ...fromProverRequest(req).accounts[0]!, pathElements: Array(26).fill(new Uint8Array(32)) }], addresses: [] }));
+    expect(v1.status).toBe(503);
+    expect(v1.body.message).toMatch(/proving keys for inclusion_26_1 are not ready/);
+  }, 180_000);
 });
 
 describe('bad v2 requests: specific 400s', () => {
