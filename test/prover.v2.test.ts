@@ -185,7 +185,7 @@ describe('v2 proofs through POST /prove (reference v2 JSON)', () => {
 });
 
 describe('refract start (bin) serving v2 circuits', () => {
-  test('--circuits v2_inclusion_32_1 --keys <v2 keys>: POST /prove with v2 JSON proves; a v1 request answers that its keys are not served', async () => {
+  test('--circuits v2_inclusion_32_1 --keys <v2 keys>: POST /prove with v2 JSON proves; a v1 request answers that its keys are not served; /metrics shows the v2 circuit ready', async () => {
     const d = await startRefract(['--keys', KEYS, '--circuits', 'v2_inclusion_32_1', '--no-build-keys', '--prover-threads', '1', '--log-level', 'warn']);
     const post = async (body: unknown) => {
       const res = await fetch(`${d.url}/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -200,6 +200,9 @@ describe('refract start (bin) serving v2 circuits', () => {
     const v1 = await post(toProverRequest({ accounts: [{ ...fromProverRequest(req).accounts[0]!, pathElements: Array(26).fill(new Uint8Array(32)) }], addresses: [] }));
     expect(v1.status).toBe(503);
     expect(v1.body.message).toMatch(/proving keys for inclusion_26_1 are not ready/);
+    const metrics = await (await fetch(`${d.url}/metrics`)).text();
+    expect(metrics).toContain('refract_prover_circuit_ready{circuit="v2_inclusion_32_1"} 1');
+    expect(metrics).toContain('refract_prover_circuit_ready{circuit="inclusion_26_1"} 0');
   }, 180_000);
 });
 
