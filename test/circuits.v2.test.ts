@@ -26,7 +26,7 @@ import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU } from '../src/prover/fixtures.ts';
 import { compileCircuits, type CompiledCircuit } from '../src/prover/setup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
-import { buildCircuitInput, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';
+import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';
 import { tempDir } from './helpers/photon.ts';
 import { runRefract } from './helpers/refractBin.ts';
 
@@ -121,6 +121,58 @@ describe('v2 circuit registry', () => {
     expect(beToBigint(v2PublicInputHash({ accounts: [acc(1n, 2n), acc(3n, 4n)], addresses: [] }))).toBe(chain([1n, 3n], [2n, 4n]));
     expect(beToBigint(v2PublicInputHash({ accounts: [], addresses: [adr(5n, 6n)] }))).toBe(chain([5n], [6n]));
     expect(beToBigint(v2PublicInputHash({ accounts: [acc(1n, 2n)], addresses: [adr(5n, 6n)] }))).toBe(poseidon2([chain([1n], [2n]), chain([5n], [6n])]));
+  });
+});
+
+describe('v2 request JSON (reference /prove body)', () => {
+  const z = (n: number) => Array.from({ length: n }, (_, i) => `0x${(i + 1).toString(16)}`);
+  const address = { root: '0x0a', value: '0x05', pathIndex: 2 ** 39 + 3, pathElements: z(40), leafLowerRangeValue: '0x01', leafHigherRangeValue: '0x09' };
+
+  test('parsed into version-2 inputs: heights 32/40, 40-bit address path index, nextIndex ignored, hash kept', () => {
+    const req = { circuitType: 'non-inclusion', addressTreeHeight: 40, publicInputHash: '0x77', newAddresses: [{ ...address, nextIndex: 9 }] };
+    const inputs = fromProverRequest(req);
+    expect(inputs.version).toBe(2);
+    expect(beToBigint(inputs.publicInputHash!)).toBe(0x77n);
+    expect(inputs.addresses[0]).toMatchObject({ lowLeafIndex: 2 ** 39 + 3 });
+    expect(inputs.addresses[0]!.nextIndex).toBeUndefined();
+    // Written back as Photon does: 0x + 64 hex, no nextIndex.
+    const back = toProverRequest(inputs);
+    expect(back).toEqual({
+      circuitType: 'non-inclusion',
+      publicInputHash: `0x${'77'.padStart(64, '0')}`,
+      addressTreeHeight: 40,
+      newAddresses: [{ ...address, root: `0x${'0a'.padStart(64, '0')}`, value: `0x${'05'.padStart(64, '0')}`, leafLowerRangeValue: `0x${'01'.padStart(64, '0')}`, leafHigherRangeValue: `0x${'09'.padStart(64, '0')}`, pathElements: z(40).map((h) => `0x${h.slice(2).padStart(64, '0')}`) }],
+    });
+    // A stale hash is caught before any witness, naming the field and the value the inputs give.
+    expect(() => buildCircuitInput(inputs)).toThrow(new RegExp(`^publicInputHash: 0x0+77 does not match the inputs: TwoInputsHashChain\\(roots, values\\) is 0x${chain([10n], [5n]).toString(16).padStart(64, '0')}$`));
+    const ok = buildCircuitInput({ ...inputs, publicInputHash: undefined });
+    expect(ok.circuitId).toBe('v2_non-inclusion_40_1');
+    expect(ok.publicSignals).toEqual([chain([10n], [5n]).toString()]);
+    expect(ok.input).not.toHaveProperty('nextIndex');
+  });
+
+  test('version detection and height errors', () => {
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return `${(e as ProverError).code}: ${(e as Error).message}`;
+      }
+      return 'ok';
+    };
+    // addressTreeHeight 40 without publicInputHash: v2 by height, and the hash is required.
+    expect(code(() => fromProverRequest({ circuitType: 'non-inclusion', addressTreeHeight: 40, newAddresses: [address] }))).toMatch(/^malformed_request: publicInputHash: required in v2 requests/);
+    expect(code(() => fromProverRequest({ circuitType: 'non-inclusion', addressTreeHeight: 40, publicInputHash: 7, newAddresses: [address] }))).toBe('malformed_request: publicInputHash: expected a hex string');
+    // combined with a v1 state tree and a v2 address tree: no such key in the reference either.
+    const acc = { root: '0x1', pathIndex: 0, pathElements: z(26), leaf: '0x2' };
+    expect(code(() => fromProverRequest({ circuitType: 'combined', stateTreeHeight: 26, addressTreeHeight: 40, publicInputHash: '0x1', inputCompressedAccounts: [acc], newAddresses: [address] }))).toMatch(
+      /^unsupported_shape: stateTreeHeight 26 is not supported \(v2 \(publicInputHash, state height 32, address height 40\): 32\)$/,
+    );
+    // A v1 request (no hash, height 26) stays v1.
+    expect(fromProverRequest({ circuitType: 'inclusion', stateTreeHeight: 26, inputCompressedAccounts: [acc] }).version).toBeUndefined();
+    // Path index beyond the tree: 2^32 in a height-32 state tree.
+    const big = fromProverRequest({ circuitType: 'inclusion', stateTreeHeight: 32, publicInputHash: '0x1', inputCompressedAccounts: [{ ...acc, pathIndex: 2 ** 32, pathElements: z(32) }] });
+    expect(code(() => buildCircuitInput(big))).toBe(`invalid_input: accounts[0].leafIndex: ${2 ** 32} is not an integer in [0, ${2 ** 32})`);
   });
 });
 
