@@ -1,5 +1,5 @@
 // The v2 (batched-tree) circuits (spec prover.md §1.6, §6): registry ids and shapes, constraint
-// counts pinned (compiled for inclusion 1–2, non-inclusion 1–2 and combined 1×1; the other shapes by
+// counts pinned (compiled for inclusion 1, 2, 4, non-inclusion 1, 2 and combined 1×1, 2×2; the other shapes by
 // the same per-slot formula the compiled ones confirm), the single public input publicInputHash,
 // the hash chain against an independent Poseidon (poseidon-lite), and `refract setup` naming the
 // ptau size a shape needs (through the bin). Builds are cached in $REFRACT_TEST_KEYS_V2/build
@@ -60,7 +60,7 @@ const PINNED: Record<string, [number, number]> = {
   v2_combined_32_40_4_3: [64249, 16],
   v2_combined_32_40_4_4: [74926, 17],
 };
-const COMPILED = ['v2_inclusion_32_1', 'v2_inclusion_32_2', 'v2_non-inclusion_40_1', 'v2_non-inclusion_40_2', 'v2_combined_32_40_1_1'];
+const COMPILED = ['v2_inclusion_32_1', 'v2_inclusion_32_2', 'v2_inclusion_32_4', 'v2_non-inclusion_40_1', 'v2_non-inclusion_40_2', 'v2_combined_32_40_1_1', 'v2_combined_32_40_2_2'];
 
 /** Independent TwoInputsHashChain over bigints (poseidon-lite, not src/merkle). */
 const chain = (a: bigint[], b: bigint[]) => a.slice(1).reduce((h, x, i) => poseidon3([h, x, b[i + 1]!]), poseidon2([a[0]!, b[0]!]));
