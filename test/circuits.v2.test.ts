@@ -217,10 +217,10 @@ describe('refract setup (bin)', () => {
     const keys = tempDir('refract-v2-setup-');
     const r = await runRefract(['setup', '--keys', keys, '--ptau', DEV_PTAU, '--insecure-ptau', '--no-progress', '--circuits', 'v2_inclusion_32_1,v2_combined_32_40_4_4,v2_combined_32_40_3_4']);
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain('has power 16 (2^16); the selected circuits need a ptau of power ≥ 17 (2^17): v2_combined_32_40_4_4 needs 2^17, v2_combined_32_40_3_4 needs 2^17');
+    expect(r.stderr).toContain('has power 16; the selected circuits need ≥ 17 (a 2^17 ptau): v2_combined_32_40_4_4 needs 2^17, v2_combined_32_40_3_4 needs 2^17');
     expect(r.stderr).not.toContain('v2_inclusion_32_1 needs');
     const dev = await runRefract(['setup', '--keys', keys, '--dev-ptau-power', '13', '--no-progress', '--circuits', 'v2_non-inclusion_40_1']);
     expect(dev.status).not.toBe(0);
-    expect(dev.stderr).toContain('devPtauPower 13 is too small; the selected circuits need a ptau of power ≥ 14 (2^14): v2_non-inclusion_40_1 needs 2^14');
+    expect(dev.stderr).toContain('devPtauPower 13 is too small; the selected circuits need ≥ 14 (a 2^14 ptau): v2_non-inclusion_40_1 needs 2^14');
   }, 60_000);
 });

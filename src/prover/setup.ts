@@ -290,7 +290,7 @@ interface PtauChoice {
 export function ptauShortfall(specs: readonly CircuitSpec[], power: number): string {
   const over = specs.filter((s) => s.ptauPower > power);
   const max = Math.max(...over.map((s) => s.ptauPower));
-  return `the selected circuits need a ptau of power ≥ ${max} (2^${max}): ${over.map((s) => `${s.id} needs 2^${s.ptauPower}`).join(', ')}`;
+  return `the selected circuits need ≥ ${max} (a 2^${max} ptau): ${over.map((s) => `${s.id} needs 2^${s.ptauPower}`).join(', ')}`;
 }
 
 async function resolvePtau(opts: SetupOptions, specs: readonly CircuitSpec[], log: SnarkLog, progress: (m: string) => void): Promise<PtauChoice> {
@@ -301,7 +301,7 @@ async function resolvePtau(opts: SetupOptions, specs: readonly CircuitSpec[], lo
       throw new ProverError('setup_failed', `${opts.ptau} is not prepared for phase 2 (run \`snarkjs powersoftau prepare phase2\`)`);
     }
     if (info.power < needPower) {
-      throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power} (2^${info.power}); ${ptauShortfall(specs, info.power)}`, { needPower });
+      throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power}; ${ptauShortfall(specs, info.power)}`, { needPower });
     }
     if (opts.ptauInsecure) {
       log('warn', `using the INSECURE development powers of tau ${opts.ptau}: one party knew its toxic waste, so anyone holding it can forge proofs. Development and tests only; pass --ptau <file> from a public ceremony for real keys.`);
