@@ -21,7 +21,7 @@ import { ProofService } from '../src/prover/service.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
-import { startRefract, stopAll } from './helpers/refractBin.ts';
+import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 
 const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(tmpdir(), 'refract-v2-test-keys');
 const IDS = ['v2_inclusion_32_1', 'v2_non-inclusion_40_1', 'v2_combined_32_40_1_1'];
@@ -184,7 +184,13 @@ describe('v2 proofs through POST /prove (reference v2 JSON)', () => {
   }, 120_000);
 });
 
-describe('refract start (bin) serving v2 circuits', () => {
+describe('refract setup / start (bin) with v2 circuits', () => {
+  test('refract setup --circuits <v2 ids> takes v2 ids and finds the keys built here cached', async () => {
+    const r = await runRefract(['setup', '--keys', KEYS, '--ptau', DEV_PTAU, '--insecure-ptau', '--no-progress', '--circuits', IDS.join(',')]);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ built: [], cached: IDS });
+  }, 60_000);
+
   test('--circuits v2_inclusion_32_1 --keys <v2 keys>: POST /prove with v2 JSON proves; a v1 request answers that its keys are not served; /metrics shows the v2 circuit ready', async () => {
     const d = await startRefract(['--keys', KEYS, '--circuits', 'v2_inclusion_32_1', '--no-build-keys', '--prover-threads', '1', '--log-level', 'warn']);
     const post = async (body: unknown) => {
