@@ -4,7 +4,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/index.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
-import { CIRCUIT_IDS } from './prover/circuits.ts';
+import { CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
 import { loadConfig, parseRateLimit } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
@@ -121,7 +121,7 @@ program
   .option('--keys <dir>', 'keys directory', './keys')
   .option('--ptau <file>', 'prepared (phase 2) powers of tau, e.g. from a public ceremony')
   .option('--insecure-ptau', 'the --ptau file is a development one (recorded and announced as INSECURE)')
-  .option('--circuits <ids>', `comma-separated circuit ids (default all: ${CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--circuits <ids>', `comma-separated circuit ids (default all v1: ${CIRCUIT_IDS.join(',')}; v2, on request only: ${V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--dev-ptau-power <n>', 'use an INSECURE development ptau of 2^N (generated when missing) when no --ptau is given, instead of downloading the public one', int('--dev-ptau-power'))
   .option('--force', 'rebuild even when cached')
   .option('--no-progress', 'log lines instead of a progress bar')

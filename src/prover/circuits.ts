@@ -1,13 +1,23 @@
 /**
- * Registry of the v1 (height 26) validity-proof circuits served by Refract.
+ * Registry of the validity-proof circuits served by Refract.
  *
  * Shapes and names follow Light's reference prover (spec prover.md §1.5:
- * `L:prover/server/prover/common/proving_keys_utils.go`): inclusion {1,2,3,4,8}, non-inclusion
- * {1,2}, combined {1..4}×{1,2}, all at height 26. Ids are the reference key names without the
- * `v1_` prefix and `.key` suffix, e.g. `inclusion_26_1`, `non-inclusion_26_2`, `combined_26_26_3_1`.
+ * `L:prover/server/prover/common/proving_keys_utils.go`).
  *
+ * v1 (the default set, `CIRCUIT_IDS`): inclusion {1,2,3,4,8}, non-inclusion {1,2}, combined
+ * {1..4}×{1,2}, all at height 26. Ids are the reference key names without the `v1_` prefix and
+ * `.key` suffix, e.g. `inclusion_26_1`, `non-inclusion_26_2`, `combined_26_26_3_1`.
  * Constraint counts are circom 2.2.3 `--O2` non-linear constraints (spec perf.md §1.2):
  * 6,292 per account, 7,049 per address, summed for combined circuits.
+ *
+ * v2 (batched trees, opt-in: `V2_CIRCUIT_IDS`, spec prover.md §1.6): state trees of height 32,
+ * address trees of height 40, one public input `publicInputHash`. Ids are the reference key names
+ * WITH their `v2_` prefix (`v2_inclusion_32_1`, `v2_non-inclusion_40_2`, `v2_combined_32_40_1_1`),
+ * so they cannot collide with the v1 ids (which never start with `v2_`). Shapes: inclusion
+ * {1,2,3,4,8}, non-inclusion {1,2,3,4}, combined {1..4}×{1..4} (the reference serves inclusion
+ * 1–20 and non-inclusion 1–32 too; not registered here). Constraints: 7,744 per account, 10,416 per
+ * address, plus the hash chains (`v2ChainConstraints`) and, for combined, one Poseidon2 (240).
+ * Every v2 shape fits the 2^16 development ptau except combined 3_4 and 4_4 (2^17, `ptauPower`).
  */
 import { ProverError } from './errors.ts';
 
@@ -18,14 +28,43 @@ export const CONSTRAINTS_PER_ACCOUNT = 6292;
 /** Non-linear constraints of one non-inclusion slot at height 26 (account slot + Poseidon3 + 2×248 range bits). */
 export const CONSTRAINTS_PER_ADDRESS = 7049;
 
+/** Height of v2 (batched) state trees (spec §1.6). */
+export const V2_STATE_TREE_HEIGHT = 32;
+/** Height of v2 (batched) address trees (spec §1.6). */
+export const V2_ADDRESS_TREE_HEIGHT = 40;
+/** Non-linear constraints of one v2 inclusion slot (height 32): 32·(Poseidon2 240 + 1) + Num2Bits 32. */
+export const V2_CONSTRAINTS_PER_ACCOUNT = 7744;
+/** Non-linear constraints of one v2 non-inclusion slot (height 40): 242·40 + Poseidon2 240 + 2×248 range bits. */
+export const V2_CONSTRAINTS_PER_ADDRESS = 10416;
+
+/**
+ * Constraints of `TwoInputsHashChain(n)` (circuits/hash_chain.circom): one Poseidon2 (240) and
+ * n − 1 Poseidon3 (261 each).
+ * @param n chain length, ≥ 1
+ */
+export function v2ChainConstraints(n: number): number {
+  return 240 + 261 * (n - 1);
+}
+
+/**
+ * Smallest powers-of-tau power k (2^k) snarkjs accepts for a circuit: k = ⌊log2(constraints +
+ * public inputs)⌋ + 1 (snarkjs zkey_new.js; the same rule as snark.ts `requiredPtauPower`, which
+ * reads the counts from an r1cs instead).
+ */
+export function ptauPowerFor(constraints: number, nPublic: number): number {
+  return Math.floor(Math.log2(constraints + nPublic)) + 1;
+}
+
 /** Circuit family, as the reference prover's `circuitType`. */
 export type CircuitKind = 'inclusion' | 'non-inclusion' | 'combined';
 
 /** One circuit the prover can serve. */
 export interface CircuitSpec {
-  /** Key name in the reference prover's naming, e.g. `combined_26_26_2_1`. */
+  /** Key name in the reference prover's naming, e.g. `combined_26_26_2_1`, `v2_inclusion_32_1`. */
   readonly id: string;
   readonly kind: CircuitKind;
+  /** 1: v1 (height 26, public roots/leaves/values); 2: v2 (heights 32/40, public `publicInputHash` only). */
+  readonly version: 1 | 2;
   /** Number of compressed accounts proven (N); 0 for non-inclusion. */
   readonly nAccounts: number;
   /** Number of new addresses proven (M); 0 for inclusion. */
@@ -36,8 +75,10 @@ export interface CircuitSpec {
   readonly addressTreeHeight: number;
   /** Expected non-linear constraints with `--O2` (pinned by test/circuits.test.ts). */
   readonly constraints: number;
-  /** Length of the public-signal vector: 2N + 2M, order [roots, leaves, addrRoots, values]. */
+  /** Length of the public-signal vector: v1 2N + 2M, order [roots, leaves, addrRoots, values]; v2 1 ([publicInputHash]). */
   readonly nPublic: number;
+  /** Smallest ptau power (2^k) that can set this circuit up (`ptauPowerFor`). */
+  readonly ptauPower: number;
   /** circom source file (under circuits/) that defines the template. */
   readonly sourceFile: string;
   /** Template instantiation of `main`, e.g. `Inclusion(26, 2)`. */
@@ -50,12 +91,14 @@ function inclusion(n: number): CircuitSpec {
   return {
     id: `inclusion_${V1_TREE_HEIGHT}_${n}`,
     kind: 'inclusion',
+    version: 1,
     nAccounts: n,
     nAddresses: 0,
     stateTreeHeight: V1_TREE_HEIGHT,
     addressTreeHeight: 0,
     constraints: CONSTRAINTS_PER_ACCOUNT * n,
     nPublic: 2 * n,
+    ptauPower: ptauPowerFor(CONSTRAINTS_PER_ACCOUNT * n, 2 * n),
     sourceFile: 'inclusion.circom',
     mainTemplate: `Inclusion(${V1_TREE_HEIGHT}, ${n})`,
     publicSignals: ['roots', 'leaves'],
@@ -66,12 +109,14 @@ function nonInclusion(m: number): CircuitSpec {
   return {
     id: `non-inclusion_${V1_TREE_HEIGHT}_${m}`,
     kind: 'non-inclusion',
+    version: 1,
     nAccounts: 0,
     nAddresses: m,
     stateTreeHeight: 0,
     addressTreeHeight: V1_TREE_HEIGHT,
     constraints: CONSTRAINTS_PER_ADDRESS * m,
     nPublic: 2 * m,
+    ptauPower: ptauPowerFor(CONSTRAINTS_PER_ADDRESS * m, 2 * m),
     sourceFile: 'non_inclusion.circom',
     mainTemplate: `NonInclusion(${V1_TREE_HEIGHT}, ${m})`,
     publicSignals: ['roots', 'values'],
@@ -82,29 +127,57 @@ function combined(n: number, m: number): CircuitSpec {
   return {
     id: `combined_${V1_TREE_HEIGHT}_${V1_TREE_HEIGHT}_${n}_${m}`,
     kind: 'combined',
+    version: 1,
     nAccounts: n,
     nAddresses: m,
     stateTreeHeight: V1_TREE_HEIGHT,
     addressTreeHeight: V1_TREE_HEIGHT,
     constraints: CONSTRAINTS_PER_ACCOUNT * n + CONSTRAINTS_PER_ADDRESS * m,
     nPublic: 2 * n + 2 * m,
+    ptauPower: ptauPowerFor(CONSTRAINTS_PER_ACCOUNT * n + CONSTRAINTS_PER_ADDRESS * m, 2 * n + 2 * m),
     sourceFile: 'combined.circom',
     mainTemplate: `Combined(${V1_TREE_HEIGHT}, ${V1_TREE_HEIGHT}, ${n}, ${m})`,
     publicSignals: ['roots', 'leaves', 'addrRoots', 'values'],
   };
 }
 
-/** Every supported circuit, smallest first within each kind. */
+function v2(kind: CircuitKind, n: number, m: number): CircuitSpec {
+  const S = V2_STATE_TREE_HEIGHT;
+  const A = V2_ADDRESS_TREE_HEIGHT;
+  const inc = n > 0 ? V2_CONSTRAINTS_PER_ACCOUNT * n + v2ChainConstraints(n) : 0;
+  const non = m > 0 ? V2_CONSTRAINTS_PER_ADDRESS * m + v2ChainConstraints(m) : 0;
+  const constraints = inc + non + (kind === 'combined' ? 240 : 0);
+  const base = { kind, version: 2 as const, nAccounts: n, nAddresses: m, constraints, nPublic: 1, ptauPower: ptauPowerFor(constraints, 1), publicSignals: ['publicInputHash'] };
+  switch (kind) {
+    case 'inclusion':
+      return { ...base, id: `v2_inclusion_${S}_${n}`, stateTreeHeight: S, addressTreeHeight: 0, sourceFile: 'v2_inclusion.circom', mainTemplate: `InclusionV2(${S}, ${n})` };
+    case 'non-inclusion':
+      return { ...base, id: `v2_non-inclusion_${A}_${m}`, stateTreeHeight: 0, addressTreeHeight: A, sourceFile: 'v2_non_inclusion.circom', mainTemplate: `NonInclusionV2(${A}, ${m})` };
+    case 'combined':
+      return { ...base, id: `v2_combined_${S}_${A}_${n}_${m}`, stateTreeHeight: S, addressTreeHeight: A, sourceFile: 'v2_combined.circom', mainTemplate: `CombinedV2(${S}, ${A}, ${n}, ${m})` };
+  }
+}
+
+/** Every supported v1 circuit, smallest first within each kind (the default set of `refract setup`). */
 export const CIRCUITS: readonly CircuitSpec[] = Object.freeze([
   ...[1, 2, 3, 4, 8].map(inclusion),
   ...[1, 2].map(nonInclusion),
   ...[1, 2, 3, 4].flatMap((n) => [1, 2].map((m) => combined(n, m))),
 ]);
 
-/** All circuit ids, in registry order. */
-export const CIRCUIT_IDS: readonly string[] = Object.freeze(CIRCUITS.map((c) => c.id));
+/** Every supported v2 circuit (spec §1.6), smallest first within each kind; built only on request. */
+export const V2_CIRCUITS: readonly CircuitSpec[] = Object.freeze([
+  ...[1, 2, 3, 4, 8].map((n) => v2('inclusion', n, 0)),
+  ...[1, 2, 3, 4].map((m) => v2('non-inclusion', 0, m)),
+  ...[1, 2, 3, 4].flatMap((n) => [1, 2, 3, 4].map((m) => v2('combined', n, m))),
+]);
 
-const BY_ID = new Map(CIRCUITS.map((c) => [c.id, c]));
+/** All v1 circuit ids, in registry order: the default circuits of `refract setup`, readiness and metrics. */
+export const CIRCUIT_IDS: readonly string[] = Object.freeze(CIRCUITS.map((c) => c.id));
+/** All v2 circuit ids, in registry order (`refract setup --circuits <ids>` builds them). */
+export const V2_CIRCUIT_IDS: readonly string[] = Object.freeze(V2_CIRCUITS.map((c) => c.id));
+
+const BY_ID = new Map([...CIRCUITS, ...V2_CIRCUITS].map((c) => [c.id, c]));
 
 /**
  * The circuits a daemon serves most — one account (inclusion), one new address (non-inclusion),
@@ -127,14 +200,17 @@ export function setupOrder(ids: readonly string[]): string[] {
     const p = PRIORITY_CIRCUIT_IDS.indexOf(id);
     return p >= 0 ? p - PRIORITY_CIRCUIT_IDS.length : 0;
   };
-  const registry = (id: string) => CIRCUIT_IDS.indexOf(id);
+  const registry = (id: string) => [...CIRCUIT_IDS, ...V2_CIRCUIT_IDS].indexOf(id);
   return unique.sort((a, b) => rank(a) - rank(b) || (rank(a) < 0 ? 0 : getCircuit(a).constraints - getCircuit(b).constraints) || registry(a) - registry(b));
 }
-const BY_SHAPE = new Map(CIRCUITS.map((c) => [`${c.nAccounts}/${c.nAddresses}`, c]));
+const BY_SHAPE = new Map([...CIRCUITS, ...V2_CIRCUITS].map((c) => [`v${c.version}/${c.nAccounts}/${c.nAddresses}`, c]));
 
-/** Human-readable list of the supported (accounts, addresses) shapes, for error messages. */
+/** Human-readable list of the supported v1 (accounts, addresses) shapes, for error messages. */
 export const SUPPORTED_SHAPES_TEXT =
   'accounts only: 1, 2, 3, 4 or 8; addresses only: 1 or 2; accounts and addresses: 1–4 accounts with 1 or 2 addresses';
+/** Human-readable list of the supported v2 (accounts, addresses) shapes, for error messages. */
+export const SUPPORTED_V2_SHAPES_TEXT =
+  'accounts only: 1, 2, 3, 4 or 8; addresses only: 1, 2, 3 or 4; accounts and addresses: 1–4 accounts with 1–4 addresses';
 
 /**
  * The registry entry of a circuit id.
@@ -143,7 +219,7 @@ export const SUPPORTED_SHAPES_TEXT =
 export function getCircuit(id: string): CircuitSpec {
   const c = BY_ID.get(id);
   if (!c) {
-    throw new ProverError('unsupported_shape', `unknown circuit id "${id}"; known ids: ${CIRCUIT_IDS.join(', ')}`, { id });
+    throw new ProverError('unsupported_shape', `unknown circuit id "${id}"; known ids: ${[...CIRCUIT_IDS, ...V2_CIRCUIT_IDS].join(', ')}`, { id });
   }
   return c;
 }
@@ -154,11 +230,12 @@ export function getCircuit(id: string): CircuitSpec {
  * (spec §1.5).
  * @param nAccounts number of input compressed accounts (≥ 0, integer)
  * @param nAddresses number of new addresses (≥ 0, integer)
- * @returns e.g. `inclusion_26_3`, `non-inclusion_26_1`, `combined_26_26_2_1`
+ * @param version 1 (default: height-26 trees) or 2 (batched trees: state 32, address 40)
+ * @returns e.g. `inclusion_26_3`, `non-inclusion_26_1`, `combined_26_26_2_1`, `v2_inclusion_32_1`
  * @throws ProverError `unsupported_shape` for any other shape; the message lists the supported shapes.
  */
-export function circuitIdFor(nAccounts: number, nAddresses: number): string {
-  const c = BY_SHAPE.get(`${nAccounts}/${nAddresses}`);
+export function circuitIdFor(nAccounts: number, nAddresses: number, version: 1 | 2 = 1): string {
+  const c = BY_SHAPE.get(`v${version}/${nAccounts}/${nAddresses}`);
   if (!c) {
     const what =
       nAccounts === 0 && nAddresses === 0
@@ -166,8 +243,10 @@ export function circuitIdFor(nAccounts: number, nAddresses: number): string {
         : `${nAccounts} account(s) and ${nAddresses} address(es)`;
     throw new ProverError(
       'unsupported_shape',
-      `no validity-proof circuit for ${what}; supported shapes: ${SUPPORTED_SHAPES_TEXT}`,
-      { nAccounts, nAddresses },
+      version === 1
+        ? `no validity-proof circuit for ${what}; supported shapes: ${SUPPORTED_SHAPES_TEXT}`
+        : `no v2 validity-proof circuit for ${what}; supported v2 shapes: ${SUPPORTED_V2_SHAPES_TEXT}`,
+      { nAccounts, nAddresses, version },
     );
   }
   return c.id;
@@ -202,9 +281,15 @@ export function explainConstraintFailure(message: string): string | undefined {
       return 'an account leaf and its Merkle path do not fold to the given state root';
     case 'NonInclusion':
       return 'an address low element and its Merkle path do not fold to the given address root';
+    case 'InclusionV2':
+    case 'NonInclusionV2':
+    case 'CombinedV2':
+      return 'publicInputHash does not equal the hash chain of the roots and leaves/values (spec prover.md §1.6)';
+    case 'NonInclusionProofV2':
+      return 'an address low element and its Merkle path do not fold to the given address root';
     case 'Num2Bits':
       return (
-        'a range check failed: a path index is ≥ 2^26, or an address value is not strictly between ' +
+        'a range check failed: a path index is ≥ 2^height (26, 32 or 40), or an address value is not strictly between ' +
         'its low element value and next value (or a value is ≥ 2^248)'
       );
     default:

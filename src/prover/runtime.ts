@@ -142,17 +142,19 @@ export class ProverRuntime {
     }
 
     o.circuits?.forEach((id) => getCircuit(id)); // unknown ids fail at start
+    // refract_prover_circuit_ready: every v1 circuit (0 when not served) and any served v2 circuit.
+    const readyMetricIds = [...new Set([...CIRCUIT_IDS, ...(o.circuits ?? [])])];
     const readiness = new KeyReadiness(o.keysDir, {
       circuits: o.circuits,
       onChange: (ready) => {
-        for (const id of CIRCUIT_IDS) o.metrics?.proverReady.set({ circuit: id }, ready.has(id) ? 1 : 0);
+        for (const id of readyMetricIds) o.metrics?.proverReady.set({ circuit: id }, ready.has(id) ? 1 : 0);
         this.warmReady(ready);
       },
       log: (level, msg) => this.log[level](msg),
     });
     this.readiness = readiness;
     await readiness.refresh();
-    for (const id of CIRCUIT_IDS) o.metrics?.proverReady.set({ circuit: id }, readiness.isReady(id) ? 1 : 0);
+    for (const id of readyMetricIds) o.metrics?.proverReady.set({ circuit: id }, readiness.isReady(id) ? 1 : 0);
     if (!readiness.complete) {
       if (o.autoSetup !== false) readiness.startBackgroundSetup({ ptau: o.ptau, args: o.setupArgs });
       else this.log.warn({ keysDir: readiness.keysDir, ready: readiness.readyIds() }, 'proving keys incomplete and background setup is off: run `refract setup` (new keys are picked up within 30 s)');

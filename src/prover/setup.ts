@@ -551,23 +551,42 @@ export interface PtauChoice {
 }
 
 /**
+ * Which of `specs` need a ptau larger than 2^power, e.g. `v2_combined_32_40_3_4 needs 2^17`.
+ * @returns a text for error messages, listing every circuit that does not fit
+ */
+export function ptauShortfall(specs: readonly CircuitSpec[], power: number): string {
+  const over = specs.filter((s) => s.ptauPower > power);
+  const max = Math.max(...over.map((s) => s.ptauPower));
+  return `the selected circuits need ≥ ${max} (a 2^${max} ptau): ${over.map((s) => `${s.id} needs 2^${s.ptauPower}`).join(', ')}`;
+}
+
+/**
  * Which ptau setup uses, in this order: `opts.ptau` (checked: prepared, large enough); else, unless
  * `opts.devPtauPower` is given or `opts.ceremony` is false, the public Hermez file of power
  * max(needPower, 16) fetched into `<keysDir>/ptau/` (or found there, re-verified); else — the
  * download failed (offline, unreachable, HTTP error; logged as a warning) — the INSECURE development
  * ptau `<keysDir>/ptau/dev_pot<N>.ptau`, generated when missing.
- * @param needPower smallest power the selected circuits need (`requiredPtauPower`)
+ * @param need smallest power the selected circuits need, or the circuits (their `ptauPower`s; errors then name each that does not fit)
  * @throws ProverError `setup_failed` for an unusable `opts.ptau`, a too small `devPtauPower`, or a
  *   downloaded file that does not match its published hash (refused, not a fallback)
  */
-export async function resolvePtau(opts: SetupOptions, needPower: number, log: SnarkLog, progress: (m: string) => void = () => {}): Promise<PtauChoice> {
+export async function resolvePtau(
+  opts: SetupOptions,
+  need: number | readonly CircuitSpec[],
+  log: SnarkLog,
+  progress: (m: string) => void = () => {},
+): Promise<PtauChoice> {
+  const specs = typeof need === 'number' ? [] : need;
+  const needPower = typeof need === 'number' ? need : Math.max(...need.map((s) => s.ptauPower));
+  /** What the selected circuits need, for errors: each circuit that does not fit when known. */
+  const shortfall = (power: number) => (specs.length ? ptauShortfall(specs, power) : `the selected circuits need ≥ ${needPower}`);
   if (opts.ptau) {
     const info = await readPtauInfo(opts.ptau);
     if (!info.preparedPhase2) {
       throw new ProverError('setup_failed', `${opts.ptau} is not prepared for phase 2 (run \`snarkjs powersoftau prepare phase2\`)`);
     }
     if (info.power < needPower) {
-      throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power}; the selected circuits need ≥ ${needPower}`);
+      throw new ProverError('setup_failed', `${opts.ptau} has power ${info.power}; ${shortfall(info.power)}`, { needPower });
     }
     if (opts.ptauInsecure) {
       log('warn', `using the INSECURE development powers of tau ${opts.ptau}: one party knew its toxic waste, so anyone holding it can forge proofs. Development and tests only; pass --ptau <file> from a public ceremony for real keys.`);
@@ -596,7 +615,7 @@ export async function resolvePtau(opts: SetupOptions, needPower: number, log: Sn
   }
   const power = opts.devPtauPower ?? DEFAULT_PTAU_POWER;
   if (power < needPower) {
-    throw new ProverError('setup_failed', `devPtauPower ${power} is too small; the selected circuits need ≥ ${needPower}`);
+    throw new ProverError('setup_failed', `devPtauPower ${power} is too small; ${shortfall(power)}`, { needPower });
   }
   const dir = path.join(opts.keysDir, 'ptau');
   const file = path.join(dir, `dev_pot${power}.ptau`);
@@ -738,9 +757,8 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
     // Which circuits are already complete? (needs the ptau hash, so resolve the ptau first when
     // it is given or exists; generating a dev ptau is deferred until something must be built.)
     const hashes = await Promise.all(specs.map(circuitSourceHash));
-    const needPower = Math.max(...specs.map((s) => requiredPtauPower({ nConstraints: s.constraints, nPubInputs: s.nPublic, nPubOutputs: 0 })));
     emit({ circuitId: null, index: 0, stage: 'ptau', fraction: 0, message: 'resolving powers of tau' });
-    const ptau = await resolvePtau(opts, needPower, log, (m) => emit({ circuitId: null, index: 0, stage: 'ptau', fraction: 0, message: m }));
+    const ptau = await resolvePtau(opts, specs, log, (m) => emit({ circuitId: null, index: 0, stage: 'ptau', fraction: 0, message: m }));
     manifest.ptau = ptau;
 
     const todo: number[] = [];
