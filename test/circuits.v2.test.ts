@@ -3,9 +3,8 @@
 // the same per-slot formula the compiled ones confirm), the single public input publicInputHash,
 // the hash chain against an independent Poseidon (poseidon-lite), and `refract setup` naming the
 // ptau size a shape needs (through the bin). Builds are cached in $REFRACT_TEST_KEYS_V2/build
-// (default <tmpdir>/refract-v2-test-keys), shared with test/prover.v2.test.ts.
+// (default .refract-test-keys-v2 in the repo, ignored by git), shared with test/prover.v2.test.ts.
 import { readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { poseidon2, poseidon3 } from 'poseidon-lite';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -27,10 +26,10 @@ import { DEV_PTAU } from '../src/prover/fixtures.ts';
 import { compileCircuits, type CompiledCircuit } from '../src/prover/setup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';
-import { tempDir } from './helpers/photon.ts';
+import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { runRefract } from './helpers/refractBin.ts';
 
-const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(tmpdir(), 'refract-v2-test-keys');
+const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(REPO_ROOT, '.refract-test-keys-v2');
 
 /** [constraints, ptau power]: compiled ones measured with circom 2.2.3 --O2 (= spec prover.md §6 table). */
 const PINNED: Record<string, [number, number]> = {

@@ -1,12 +1,11 @@
 // v2 (batched-tree) validity proofs end to end (spec prover.md §1.6, §2.2, §4): keys for
 // v2_inclusion_32_1, v2_non-inclusion_40_1 and v2_combined_32_40_1_1 from the 2^16 dev ptau in
-// $REFRACT_TEST_KEYS_V2 (default <tmpdir>/refract-v2-test-keys; cached: only the first run builds,
+// $REFRACT_TEST_KEYS_V2 (default .refract-test-keys-v2 in the repo, ignored by git; cached: only the first run builds,
 // ~8 min on 2 cores), real trees built here with src/merkle Poseidon (a height-32 state tree with a
 // few leaves; height-40 v2 address trees, empty and after inserts), requests in the reference
 // prover's v2 JSON through `POST /prove`, proofs verified with the vkey against a publicInputHash
 // recomputed independently (poseidon-lite). Bad statements: 400 proving_error.
 import Fastify, { type FastifyInstance } from 'fastify';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { poseidon2 as p2, poseidon3 as p3 } from 'poseidon-lite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -23,7 +22,7 @@ import { terminateCurve } from '../src/prover/snark.ts';
 import { fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
 import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 
-const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(tmpdir(), 'refract-v2-test-keys');
+const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(REPO_ROOT, '.refract-test-keys-v2');
 const IDS = ['v2_inclusion_32_1', 'v2_non-inclusion_40_1', 'v2_combined_32_40_1_1'];
 const HIGHEST = (1n << 248n) - 1n;
 /** Spec prover.md §4.1 (Z[32]) and §4.2 (ADDRESS_TREE_INIT_ROOT_40). */
