@@ -20,6 +20,7 @@ import { ProofService } from '../src/prover/service.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
+import { REPO_ROOT } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 
 const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(REPO_ROOT, '.refract-test-keys-v2');
