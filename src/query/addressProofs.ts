@@ -50,16 +50,26 @@ export function emptyTreeAddressProof(info: TreeInfo, address: Bytes32): NewAddr
   const proof = siblings.map((z) => Buffer.from(z));
   let cur: Uint8Array = v1 ? elementHashV1(low) : indexedLeafHashV2(low.value, low.nextValue);
   for (const sib of proof) cur = poseidon2(cur, sib);
+  return addressProof(info, address, { ...low, leafIndex: 0 }, { proof, root: Buffer.from(cur), rootSeq: v1 ? 3n : 0n });
+}
+
+/** The API shape of a new-address proof from its low element and the path of that element's leaf. */
+function addressProof(
+  info: TreeInfo,
+  address: Bytes32,
+  low: { value: Uint8Array; nextIndex: number; nextValue: Uint8Array; leafIndex: number },
+  path: { proof: Buffer[]; root: Buffer; rootSeq: bigint },
+): NewAddressProof {
   return {
-    root: Buffer.from(cur),
+    root: path.root,
     address: Buffer.from(address),
     lowerRangeAddress: Buffer.from(low.value),
     higherRangeAddress: Buffer.from(low.nextValue),
     nextIndex: low.nextIndex,
-    proof,
+    proof: path.proof,
     merkleTree: Buffer.from(info.treeBytes),
-    rootSeq: v1 ? 3n : 0n,
-    lowElementLeafIndex: 0,
+    rootSeq: path.rootSeq,
+    lowElementLeafIndex: low.leafIndex,
   };
 }
 
@@ -71,16 +81,5 @@ export function emptyTreeAddressProof(info: TreeInfo, address: Bytes32): NewAddr
 export function getNewAddressProof(r: ReadView, info: TreeInfo, address: Bytes32): NewAddressProof {
   const low = r.indexedLowElement(info.treeBytes, address);
   if (!low) return emptyTreeAddressProof(info, address);
-  const { proof, root, rootSeq } = pathAndRoot(r, info.treeBytes, info.height, low.leafIndex);
-  return {
-    root,
-    address: Buffer.from(address),
-    lowerRangeAddress: Buffer.from(low.value),
-    higherRangeAddress: Buffer.from(low.nextValue),
-    nextIndex: low.nextIndex,
-    proof,
-    merkleTree: Buffer.from(info.treeBytes),
-    rootSeq,
-    lowElementLeafIndex: low.leafIndex,
-  };
+  return addressProof(info, address, low, pathAndRoot(r, info.treeBytes, info.height, low.leafIndex));
 }
