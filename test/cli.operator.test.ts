@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEV_PTAU } from '../src/prover/fixtures.ts';
 import { REFRACT_BIN } from '../src/prover/readiness.ts';
 import { postRpc, runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 import { PHOTON_DIR, tempDir } from './helpers/photon.ts';
@@ -52,5 +53,17 @@ describe('--port 0', () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
+  }, 120_000);
+});
+
+describe('stopping refract start while its background key setup runs', () => {
+  it('logs the setup as stopped with the daemon (it resumes next start), not as failed', async () => {
+    const d = await startRefract(['--keys', tempDir(), '--circuits', 'inclusion_26_1', '--ptau', DEV_PTAU], { REFRACT_LOG_LEVEL: 'info' });
+    // Wait until the setup child is at work, then stop the daemon.
+    const until = Date.now() + 60_000;
+    while (!/"state":"running"/.test(await (await fetch(`${d.url}/health`)).text()) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
+    await d.stop();
+    expect(d.stderr()).toMatch(/background setup stopped with the daemon/);
+    expect(d.stderr()).not.toMatch(/background setup failed/);
   }, 120_000);
 });

@@ -38,7 +38,7 @@ export function defaultDevPtau(env: NodeJS.ProcessEnv = process.env): string | u
 
 /** State of the background setup, as /health shows it. */
 export interface BackgroundSetupState {
-  state: 'running' | 'done' | 'failed';
+  state: 'running' | 'done' | 'failed' | 'stopped';
   pid?: number;
   startedAt: string;
   finishedAt?: string;
@@ -68,6 +68,8 @@ export class KeyReadiness {
   private ready = new Set<string>();
   private setup: BackgroundSetupState | undefined;
   private child: ChildProcess | undefined;
+  /** Set by close(): the setup child's exit is then a stop, not a failure. */
+  private closing = false;
   private timer: NodeJS.Timeout | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
@@ -222,9 +224,11 @@ export class KeyReadiness {
       this.child = undefined;
       state.exitCode = code;
       state.finishedAt = new Date().toISOString();
-      state.state = code === 0 ? 'done' : 'failed';
+      // Stopped by close() (the daemon stopping) is not a failure: setup resumes at the next start.
+      state.state = code === 0 ? 'done' : this.closing ? 'stopped' : 'failed';
       void this.refreshAfterPending().then(() => {
         if (code === 0) log('info', `background setup finished: ${this.ready.size} of ${this.circuits.length} circuits ready`);
+        else if (this.closing) log('info', `background setup stopped with the daemon; ${this.ready.size} of ${this.circuits.length} circuits ready (it resumes at the next start)`);
         else log('error', `background setup failed (exit ${code}${signal ? `, ${signal}` : ''}); ${this.ready.size} of ${this.circuits.length} circuits ready. Run \`refract setup --keys ${this.keysDir}\` to finish (it resumes)`);
       });
     });
@@ -233,6 +237,7 @@ export class KeyReadiness {
 
   /** Stops polling and the background setup (SIGTERM; setup resumes where it stopped next time). */
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.timer);
     clearInterval(this.watchTimer);
     this.watchTimer = undefined;
