@@ -552,18 +552,19 @@ export function buildV2Event(ordered: readonly InstructionInfo[], p: V2Pattern):
     if (!inputSeqs.some((s) => eq(s.tree, tree))) return;
     batchInputAccounts.push({ accountHash: n.accountHash, leafIndex: n.leafIndex, tree, nullifier: nullifierHash(n.accountHash, n.leafIndex, iiq.txHash), queueIndex: null });
   });
-  // Input-queue indices: the system instruction's inputs, in order, take the next index of their tree.
-  const inputTrees = sys.inputTreeIndices.map((ti, i) => accountAt(sys.remainingAccounts, ti, `lightSystem.inputCompressedAccounts[${i}].merkleTreePubkeyIndex`));
-  const queueIdx: (bigint | null)[] = batchInputAccounts.map(() => null);
-  for (const s of iiq.inputSequenceNumbers) {
-    let seq = s.seq;
-    inputTrees.forEach((t, i) => {
-      if (!eq(t, s.tree)) return;
-      if (i < queueIdx.length) queueIdx[i] = seq;
-      seq++;
-    });
-  }
-  batchInputAccounts.forEach((b, i) => (b.queueIndex = queueIdx[i]!));
+  // Input-queue indices: walk the system instruction's inputs in order; each input whose tree has an
+  // input sequence number fills the next batch slot with that entry's next index. Inputs of other
+  // trees (v1) take no slot, so with mixed inputs slot k is the k-th batched input, not input k.
+  const nextSeq = iiq.inputSequenceNumbers.map((s) => s.seq);
+  let slot = 0;
+  sys.inputTreeIndices.forEach((ti, i) => {
+    const tree = accountAt(sys.remainingAccounts, ti, `lightSystem.inputCompressedAccounts[${i}].merkleTreePubkeyIndex`);
+    const k = iiq.inputSequenceNumbers.findIndex((s) => eq(s.tree, tree));
+    if (k < 0) return;
+    const b = batchInputAccounts[slot++];
+    if (b) b.queueIndex = nextSeq[k]!;
+    nextSeq[k]!++;
+  });
 
   const ataOwners = p.token !== null ? transfer2AtaOwners(ordered[p.token]!.data, ordered[p.token]!.accounts) : [];
   const event: PublicTransactionEvent = {

@@ -171,7 +171,7 @@ function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, 
     }
     if (info.type === 'StateV1') return; // a v1 input: spent above; v1 nullifier queues are not indexed (photon.md §2.5)
     if (info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `batch input ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
-    if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${bs58.encode(b.accountHash)}): no input-queue index (no input of the light-system instruction is in tree ${info.tree})`);
+    if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${bs58.encode(b.accountHash)}): no input-queue index (the light-system instruction has fewer inputs in trees with an input sequence number than insert_into_queues has nullifiers for them; this one is in tree ${info.tree})`);
     (u.batchInputs ??= []).push({ tree: info, accountHash: b.accountHash, nullifier: b.nullifier, queueIndex: b.queueIndex, txHash: e.txHash });
   });
   e.newAddresses.forEach((a, i) => {
