@@ -80,6 +80,9 @@ describe('getQueueElements / getQueueInfo: batched_tree_transactions (100 user t
     // forester extras are not served: no nodes, nodeHashes, leavesHashChains
     expect(Object.keys(s).sort()).toEqual(['initialRoot', 'inputQueue', 'outputQueue', 'rootSeq']);
 
+    // Photon's nested request form gives the same answer
+    const nested = await rpcResult(app, 'getQueueElements', { tree: HLKS5.tree, outputQueue: { limit: 100, zkpBatchSize: 10 }, inputQueue: { limit: 100, startIndex: 0, zkpBatchSize: 10 } });
+    expect(nested).toEqual(r);
     // a page: start index and limit
     const page = await rpcResult(app, 'getQueueElements', { tree: HLKS5.tree, outputQueueStartIndex: 30, outputQueueLimit: 20, outputQueueZkpBatchSize: 10 });
     expect(page.stateQueue.outputQueue.leafIndices).toEqual([...Array(20).keys()].map((i) => 30 + i));
@@ -220,6 +223,12 @@ describe('getQueueElements / getQueueInfo: requests that are not served get spec
     expect(bad.body.error.message).toBe('Invalid params: outputQueueLimit: expected an integer between 0 and 65535 (u16), got 70000');
     const extra = await rpcCall(app, 'getQueueElements', { tree: HLKS5.tree, outputQueueLimit: 1, proofs: true });
     expect(extra.body.error.message).toBe('Invalid params: proofs: unknown field');
+    const both = await rpcCall(app, 'getQueueElements', { tree: HLKS5.tree, outputQueueLimit: 10, outputQueue: { limit: 10 } });
+    expect(both.body.error.message).toBe('Invalid params: outputQueue: given both as an object and as outputQueueLimit; use one form');
+    const noLimit = await rpcCall(app, 'getQueueElements', { tree: HLKS5.tree, inputQueueStartIndex: 5, addressQueueLimit: 1 });
+    expect(noLimit.body.error.message).toBe('Invalid params: inputQueueStartIndex: given without inputQueueLimit (a queue is requested by its limit)');
+    const nestedBad = await rpcCall(app, 'getQueueElements', { tree: EZKE8.tree, addressQueue: { startIndex: 0 } });
+    expect(nestedBad.body.error.message).toMatch(/^Invalid params: addressQueue\.limit: /);
     // params absent: getQueueInfo lists every V2 tree; getQueueElements needs its object
     expect((await rpcResult(app, 'getQueueInfo')).queues.length).toBeGreaterThan(0);
     expect((await rpcCall(app, 'getQueueElements')).body.error.message).toMatch(/^Invalid params/);

@@ -2,6 +2,9 @@
  * getQueueElements: the queued elements of a batched (v2) tree, Photon's request and response shape
  * (helius-labs/photon `get_queue_elements.rs`). Params `{tree, outputQueueStartIndex?, outputQueueLimit?,
  * outputQueueZkpBatchSize?, inputQueue…, addressQueue…}`: a queue is requested by giving its limit.
+ * The nested form of Photon's later request (`outputQueue: {limit, startIndex?, zkpBatchSize?}`, same for
+ * `inputQueue`, `addressQueue`) is accepted too; one queue given both ways, or a start index / batch
+ * size without its limit, is refused.
  * Result `{context, stateQueue?: {initialRoot, rootSeq, outputQueue?, inputQueue?}, addressQueue?}`.
  *
  * State queue slices are cut to whole ZKP batches (`…ZkpBatchSize`, default 500) as in the reference.
@@ -21,6 +24,12 @@ const u16Message = (iss: { input?: unknown }) => `expected an integer between 0 
 /** A u16 (limits, ZKP batch sizes). */
 const u16 = z.int({ error: u16Message }).min(0, { error: u16Message }).max(65535, { error: u16Message });
 
+/** One queue of the nested request form (Photon `QueueRequest`): `{limit, startIndex?, zkpBatchSize?}`. */
+const queueRequest = z.strictObject(
+  { limit: u16, startIndex: optional(usize), zkpBatchSize: optional(u16) },
+  { error: (iss) => (iss.code === 'unrecognized_keys' ? undefined : 'expected an object {limit, startIndex?, zkpBatchSize?}') },
+);
+
 /** `getQueueElements` params (Photon `GetQueueElementsRequest`, unknown keys rejected). */
 export const queueElementsParams = z
   .strictObject(
@@ -35,13 +44,35 @@ export const queueElementsParams = z
       addressQueueStartIndex: optional(usize),
       addressQueueLimit: optional(u16),
       addressQueueZkpBatchSize: optional(u16),
+      outputQueue: optional(queueRequest),
+      inputQueue: optional(queueRequest),
+      addressQueue: optional(queueRequest),
     },
     { error: (iss) => (iss.code === 'unrecognized_keys' ? undefined : 'expected an object {tree, outputQueueLimit?, inputQueueLimit?, addressQueueLimit?, …}') },
   )
   .meta({ description: 'A batched tree and the queues to read (a queue is requested by giving its limit)' });
 
-/** The slice request of one queue, or undefined when its limit is absent. */
-function slice(limit: number | undefined, start: number | undefined, zkp: number | undefined): QueueSliceRequest | undefined {
+type Params = z.output<typeof queueElementsParams>;
+
+/**
+ * The slice request of queue `name` (`output`, `input`, `address`) from the flat fields or the nested
+ * object, or undefined when not requested. Throws `Invalid params` when both forms are given, or a
+ * flat start index / batch size without the flat limit.
+ */
+function slice(p: Params, name: 'output' | 'input' | 'address'): QueueSliceRequest | undefined {
+  const f = `${name}Queue` as const;
+  const limitKey = `${f}Limit` as const;
+  const startKey = `${f}StartIndex` as const;
+  const zkpKey = `${f}ZkpBatchSize` as const;
+  const nested = p[f];
+  const flatGiven = [limitKey, startKey, zkpKey].filter((k) => p[k] !== undefined);
+  if (nested && flatGiven.length) throw RpcError.invalidParams(`${f}: given both as an object and as ${flatGiven.join(', ')}; use one form`);
+  if (nested) return slice1(nested.limit, nested.startIndex, nested.zkpBatchSize);
+  if (p[limitKey] === undefined && flatGiven.length) throw RpcError.invalidParams(`${flatGiven[0]}: given without ${limitKey} (a queue is requested by its limit)`);
+  return slice1(p[limitKey], p[startKey], p[zkpKey]);
+}
+
+function slice1(limit: number | undefined, start: number | undefined, zkp: number | undefined): QueueSliceRequest | undefined {
   if (limit === undefined) return undefined;
   const s: QueueSliceRequest = { limit };
   if (start !== undefined) s.startIndex = BigInt(start);
@@ -93,9 +124,9 @@ export const getQueueElements = defineMethod({
     if (!read) throw RpcError.unavailable('getQueueElements is not served by this data source');
     const slot = await requireSlot(ctx);
     const r = await read(p.tree, {
-      outputQueue: slice(p.outputQueueLimit, p.outputQueueStartIndex, p.outputQueueZkpBatchSize),
-      inputQueue: slice(p.inputQueueLimit, p.inputQueueStartIndex, p.inputQueueZkpBatchSize),
-      addressQueue: slice(p.addressQueueLimit, p.addressQueueStartIndex, p.addressQueueZkpBatchSize),
+      outputQueue: slice(p, 'output'),
+      inputQueue: slice(p, 'input'),
+      addressQueue: slice(p, 'address'),
     });
     return {
       context: { slot: u64(slot) },
