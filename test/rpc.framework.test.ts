@@ -686,7 +686,7 @@ describe('openapi.json', () => {
       'getCompressedTokenBalancesByOwner', 'getCompressedTokenBalancesByOwnerV2', 'getCompressedMintTokenHolders',
       'getCompressedAccountV2', 'getMultipleCompressedAccountsV2', 'getCompressedAccountsByOwnerV2',
       'getCompressedTokenAccountsByOwnerV2', 'getCompressedTokenAccountsByDelegateV2', 'getCompressedAccountProofV2',
-      'getMultipleCompressedAccountProofsV2', 'getValidityProofV2', 'liveness', 'readiness',
+      'getMultipleCompressedAccountProofsV2', 'getValidityProofV2', 'getQueueElements', 'getQueueInfo', 'liveness', 'readiness',
     ];
     expect([...METHOD_NAMES].sort()).toEqual([...expected].sort());
     for (const name of expected) {

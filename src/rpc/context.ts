@@ -13,6 +13,7 @@
  *
  * Semantics follow Photon (shared/spec/photon.md §3.1); the method that uses each function is named.
  */
+import type { AddressQueueSlice, QueueElementsRequest, QueueSize, StateQueueSlice } from '../query/queueElements.ts';
 import type { Bytes32 } from '../types.ts';
 
 /** A value or a promise of it. */
@@ -284,6 +285,21 @@ export interface RpcDataSource {
    * Returns null when Solana does not know the signature; may throw `RpcError.notFound('Account not found')`.
    */
   getTransactionWithCompressionInfo(signature: string): Awaitable<TransactionCompressionInfoRecord | null>;
+
+  /**
+   * Optional (sources without it do not serve getQueueElements). The requested queue slices of the
+   * batched tree `tree` (src/query/queueElements.ts `getQueueElements`). Throws QueryError
+   * `Validation` for a tree that is not indexed or of the wrong type, limits above the maximum, or a
+   * start index before the first queued element.
+   */
+  getQueueElements?(tree: Bytes32, request: QueueElementsRequest): Awaitable<{ stateQueue?: StateQueueSlice; addressQueue?: AddressQueueSlice }>;
+
+  /**
+   * Optional (sources without it do not serve getQueueInfo). Queue sizes of the batched (V2) trees,
+   * all of them (`trees` null) or the given ones in request order. Throws QueryError `Validation` for
+   * a pubkey that is not an indexed tree or is a V1 tree.
+   */
+  getQueueInfo?(trees: Bytes32[] | null): Awaitable<QueueSize[]>;
 }
 
 /** A new address to prove, with the address tree it goes into. */

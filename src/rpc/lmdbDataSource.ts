@@ -17,12 +17,15 @@
  * but resume after the cursor account's position instead of Photon's `hash > cursor` filter, which
  * skips and repeats items (context.ts `listAccountsByOwner`).
  */
+import bs58 from 'bs58';
 import type { TreeRegistry } from '../config/trees.ts';
 import { TREE_TYPE_CODE } from '../config/trees.ts';
 import type { TokenData } from '../light/tokenData.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import { getNewAddressProof } from '../query/addressProofs.ts';
 import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
+import { validationError } from '../query/errors.ts';
+import { type AddressQueueSlice, type QueueElementsRequest, type QueueSize, type StateQueueSlice, article, getQueueElements, getQueueSizes } from '../query/queueElements.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
 import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
 import { SolanaRpc, SolanaRpcError, SolanaUnavailableError, requestTarget, scrubUrl } from '../solana/rpcClient.ts';
@@ -463,6 +466,26 @@ export class LmdbDataSource implements RpcDataSource {
         return { hash: a.hash, leafIndex: a.leafIndex, treeInfo, proof, root, rootSeq, proveByIndex: true };
       });
     });
+  }
+
+  /** Queue slices of batched tree `tree` (src/query/queueElements.ts); unknown trees are a validation error. */
+  getQueueElements(tree: Bytes32, request: QueueElementsRequest): { stateQueue?: StateQueueSlice; addressQueue?: AddressQueueSlice } {
+    const info = this.registry.getBytes(tree);
+    if (!info || !sameBytes(info.treeBytes, tree)) throw validationError(`tree ${bs58.encode(tree)} is not a tree Refract indexes${info ? ` (it is the queue of tree ${info.tree})` : ''}`);
+    return this.read((r) => getQueueElements(r, info, request));
+  }
+
+  /** Queue sizes of every registered V2 tree, or of `trees` (each must be a registered V2 tree). */
+  getQueueInfo(trees: Bytes32[] | null): QueueSize[] {
+    const infos = trees
+      ? trees.map((t, i) => {
+          const info = this.registry.getBytes(t);
+          if (!info || !sameBytes(info.treeBytes, t)) throw validationError(`trees[${i}]: ${bs58.encode(t)} is not a tree Refract indexes${info ? ` (it is the queue of tree ${info.tree})` : ''}`);
+          if (info.type !== 'StateV2' && info.type !== 'AddressV2') throw validationError(`trees[${i}]: ${info.tree} is ${article(info.type)} ${info.type} tree, which has no batched queues`);
+          return info;
+        })
+      : this.registry.all().filter((t) => t.type === 'StateV2' || t.type === 'AddressV2');
+    return this.read((r) => getQueueSizes(r, infos));
   }
 
   /** Exclusion proofs in request order (the trees were checked by the method). */

@@ -35,6 +35,8 @@ import { getMultipleCompressedAccounts } from './getMultipleCompressedAccounts.t
 import { getMultipleCompressedAccountsV2 } from './getMultipleCompressedAccountsV2.ts';
 import { getMultipleNewAddressProofs } from './getMultipleNewAddressProofs.ts';
 import { getMultipleNewAddressProofsV2 } from './getMultipleNewAddressProofsV2.ts';
+import { getQueueElements } from './getQueueElements.ts';
+import { getQueueInfo } from './getQueueInfo.ts';
 import { getTransactionWithCompressionInfo } from './getTransactionWithCompressionInfo.ts';
 import { getTransactionWithCompressionInfoV2 } from './getTransactionWithCompressionInfoV2.ts';
 import { getValidityProof } from './getValidityProof.ts';
@@ -72,6 +74,8 @@ export const METHODS: readonly MethodDefinition[] = [
   getMultipleCompressedAccountsV2,
   getMultipleNewAddressProofs,
   getMultipleNewAddressProofsV2,
+  getQueueElements,
+  getQueueInfo,
   getTransactionWithCompressionInfo,
   getTransactionWithCompressionInfoV2,
   getValidityProof,
