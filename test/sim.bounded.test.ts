@@ -130,12 +130,14 @@ describe('bounded window, pruned-node answers', () => {
   });
 
   it('getTransaction answers in milliseconds at a high slot without generating, even while a getBlock catches up', async () => {
-    sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 2, keepSlots: 50 });
+    // A window larger than the tip: slot 3 stays kept however fast the catch-up below runs, and
+    // 8 transactions per slot make the catch-up take long enough to be caught in the middle.
+    sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 8, keepSlots: 100_000 });
     await sleep(300);
     const sig = sigOf((await call(sim.url, 'getBlock', [3])).result.transactions[0]);
-    await sleep(600); // the tip is now past 600 while only 3 slots are generated
+    await sleep(1500); // the tip is now past 1,500 while only 3 slots are generated
     const tip = (await call(sim.url, 'getSlot')).result as number;
-    expect(tip).toBeGreaterThan(600);
+    expect(tip).toBeGreaterThan(1500);
     let t = performance.now();
     const found = await call(sim.url, 'getTransaction', [sig]);
     expect(performance.now() - t).toBeLessThan(200);
@@ -160,9 +162,8 @@ describe('bounded window, pruned-node answers', () => {
     expect(slotDuring.result).toBeGreaterThan(tip);
     const done = await catchUp;
     expect(done.result.blockHeight).toBe(tip);
-    expect(sim.stats()).toMatchObject({ generatedUpTo: tip, keptBlocks: 50 });
-    // Slot 3 has left the window with its block: its transaction is gone too.
-    expect((await call(sim.url, 'getTransaction', [sig])).result).toBeNull();
+    expect(sim.stats()).toMatchObject({ generatedUpTo: tip, keptBlocks: tip });
+    // (A transaction whose block left the window answers null: the pruning tests above and sim.cli.)
   }, 60_000);
 
   it('rejects a keepSlots below 1', async () => {
