@@ -8,6 +8,11 @@ export const LIGHT_REGISTRY_PROGRAM_ID = 'Lighton6oQpVkeewmo2mcPTQQp7kYHr4fWpAgJ
 export const REGISTERED_PROGRAM_PDA = '35hkDgaAKwMCaxRz2ocSZ6NaUrtKkyNqU6c4RV3tYJRh';
 export const ADDRESS_TREE_V1 = 'amt1Ayt45jfbdw5YSo7iz6WZxUmnZsQTYXy82hVwyC2';
 export const ADDRESS_QUEUE_V1 = 'aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F';
+/**
+ * The tree owner Photon keeps (photon.md §0 "Expected tree owner"): AccessMetadata.owner of Light's
+ * trees on mainnet, devnet and the local CLI validator alike.
+ */
+export const DEFAULT_TREE_OWNER = '24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs';
 /** Maximum items per page / batch request. */
 export const PAGE_LIMIT = 1000;
 /**
