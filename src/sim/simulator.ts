@@ -17,7 +17,7 @@ import { createServer, type Server } from 'node:http';
 import bs58 from 'bs58';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
-import { listFiles } from '../ingest/files.ts';
+import { listFiles } from '../listFiles.ts';
 import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
 import { parseTransaction } from '../light/parser.ts';
 import { decodeTransactionJson } from '../solana/decode.ts';
