@@ -11,7 +11,7 @@ import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { ProverError, type ProverErrorCode } from '../src/prover/errors.ts';
-import { proverErrorToRpc } from '../src/prover/validityProver.ts';
+import { proverErrorToRpc } from '../src/rpc/validityProver.ts';
 import { describeError } from '../src/rpc/errors.ts';
 import { SolanaRpc, SolanaUnavailableError, displayUrl, requestTarget } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';

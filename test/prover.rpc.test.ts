@@ -13,13 +13,13 @@ import { LocalBackend, NODE_NAME, RemoteBackend } from '../src/prover/backend.ts
 import { compressGnarkProof, compressedProofToJson } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
-import { registerProveRoute } from '../src/prover/http.ts';
+import { registerProveRoute } from '../src/rpc/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { KeyReadiness } from '../src/prover/readiness.ts';
 import { ProofService } from '../src/prover/service.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
-import { RefractValidityProver } from '../src/prover/validityProver.ts';
+import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { toProverRequest } from '../src/prover/witness.ts';
 import type { Store } from '../src/store/store.ts';
 import { snapshot, tempDir } from './helpers/photon.ts';

@@ -10,7 +10,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { loadTransactionFiles } from '../src/ingest/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import type { ProofService } from '../src/prover/service.ts';
-import { RefractValidityProver } from '../src/prover/validityProver.ts';
+import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { Store } from '../src/store/store.ts';

@@ -27,9 +27,9 @@ import type { RpcContext } from '../rpc/context.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { Store } from '../store/store.ts';
 import { type Simulator, startSimulator } from '../sim/simulator.ts';
-import { registerProveRoute } from '../prover/http.ts';
+import { registerProveRoute } from '../rpc/proveRoute.ts';
 import { ProverRuntime } from '../prover/runtime.ts';
-import { RefractValidityProver } from '../prover/validityProver.ts';
+import { RefractValidityProver } from '../rpc/validityProver.ts';
 import { displayUrl } from '../displayUrl.ts';
 
 /** True when a JSON-RPC `getHealth` at `url` answers within 1 s. */

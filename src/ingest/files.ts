@@ -1,8 +1,9 @@
 /**
  * File source: `getTransaction` JSON files (and `getBlock` JSON files) → blocks in slot order.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { listFiles } from '../listFiles.ts';
 import { decodeBlockJson, decodeTransactionJson } from '../solana/decode.ts';
 import type { BlockInfo, TransactionInfo } from '../types.ts';
 
@@ -14,16 +15,8 @@ export interface TransactionFile {
   transaction: TransactionInfo;
 }
 
-/** Files of `dir` (not hidden), sorted by name; `dir` itself when it is a file. */
-export function listFiles(dir: string): string[] {
-  const st = statSync(dir);
-  if (st.isFile()) return [dir];
-  return readdirSync(dir)
-    .filter((n) => !n.startsWith('.'))
-    .sort()
-    .map((n) => join(dir, n))
-    .filter((p) => statSync(p).isFile());
-}
+/** Files of `dir` (not hidden), sorted by name (the bottom helper src/listFiles.ts, re-exported). */
+export { listFiles };
 
 /** Orders files by base name (the tie-breaker of the import order). */
 const byName = (a: string, b: string): number => {

@@ -8,15 +8,12 @@
  */
 import type { Logger } from 'pino';
 import { type TreeEntry, TreeRegistry, loadTreeRegistry } from '../config/trees.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../light/constants.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
 import { type DecodedTree, TREE_ACCOUNT_HEADER_BYTES, TreeAccountError, decodeTreeAccount } from '../light/treeAccounts.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
 
-/**
- * The tree owner Photon keeps (photon.md §0 "Expected tree owner"): AccessMetadata.owner of Light's
- * trees on mainnet, devnet and the local CLI validator alike.
- */
-export const DEFAULT_TREE_OWNER = '24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs';
+/** The tree owner Photon keeps (a Light constant: light/constants.ts), re-exported for the sync's callers. */
+export { DEFAULT_TREE_OWNER };
 
 /** How long `TreeResolver` remembers that a pubkey is not a usable tree (default 10 minutes). */
 export const DEFAULT_NEGATIVE_TTL_MS = 10 * 60_000;

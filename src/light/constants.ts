@@ -1,14 +1,18 @@
 /** Program ids and protocol constants of Light Protocol v1 (spec photon.md §0). */
-export const ACCOUNT_COMPRESSION_PROGRAM_ID = 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq';
+/** The ids the Solana decoder needs too live in the codec below (solana/programIds.ts). */
+export { ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, VOTE_PROGRAM_ID } from '../solana/programIds.ts';
 export const LIGHT_SYSTEM_PROGRAM_ID = 'SySTEM1eSU2p4BGQfQpimFEWWSC1XDFeun3Nqzz3rT7';
 export const NOOP_PROGRAM_ID = 'noopb9bkMVfRPU8AsbpTUg8AQkHtKwMYZiFUjNRtMmV';
 export const COMPRESSED_TOKEN_PROGRAM_ID = 'cTokenmWW8bLPjZEBAUgYy3zKxQZW6VKi7bqNFEVv3m';
 export const LIGHT_REGISTRY_PROGRAM_ID = 'Lighton6oQpVkeewmo2mcPTQQp7kYHr4fWpAgJyEmDX';
 export const REGISTERED_PROGRAM_PDA = '35hkDgaAKwMCaxRz2ocSZ6NaUrtKkyNqU6c4RV3tYJRh';
-export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
-export const VOTE_PROGRAM_ID = 'Vote111111111111111111111111111111111111111';
 export const ADDRESS_TREE_V1 = 'amt1Ayt45jfbdw5YSo7iz6WZxUmnZsQTYXy82hVwyC2';
 export const ADDRESS_QUEUE_V1 = 'aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F';
+/**
+ * The tree owner Photon keeps (photon.md §0 "Expected tree owner"): AccessMetadata.owner of Light's
+ * trees on mainnet, devnet and the local CLI validator alike.
+ */
+export const DEFAULT_TREE_OWNER = '24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs';
 /** Maximum items per page / batch request. */
 export const PAGE_LIMIT = 1000;
 /**

@@ -4,6 +4,7 @@
  */
 import { keccak_256 } from '@noble/hashes/sha3.js';
 
+import { be32 } from '../merkle/indexedLeaf.ts';
 import { isFieldElement, poseidon, poseidon2, poseidon3 } from '../merkle/poseidon.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -154,14 +155,6 @@ export function compressedAccountHashInputs(
 // ---------------------------------------------------------------------------------------------
 // nullifier and indexed leaves
 
-/** 32 zero bytes with the u64 `v` big-endian in bytes[24..32]. */
-function be32(v: bigint, what: string): Uint8Array {
-  if (v < 0n || v > U64_MAX) throw new RangeError(`${what} must be a u64, got ${v}`);
-  const b = new Uint8Array(32);
-  new DataView(b.buffer).setBigUint64(24, v, false);
-  return b;
-}
-
 /**
  * V2 input-queue nullifier (light-compressed-account `nullifier.rs`):
  * Poseidon(accountHash, be32(u64 leafIndex), txHash).
@@ -172,20 +165,5 @@ export function nullifierHash(accountHash: Uint8Array, leafIndex: number | bigin
   return poseidon3(accountHash, be32(BigInt(leafIndex), 'leafIndex'), txHash);
 }
 
-/**
- * Leaf hash of an AddressV1 indexed-tree element: Poseidon3(value, be32(u64 nextIndex), nextValue)
- * (Photon `indexed_merkle_tree/helpers.rs`; next_index in bytes[24..32]).
- * @param value 32 B BE (< r). @param nextIndex u64. @param nextValue 32 B BE (< r).
- * @returns 32-byte big-endian hash. @throws RangeError on out-of-range inputs.
- */
-export function indexedLeafHashV1(value: Uint8Array, nextIndex: bigint, nextValue: Uint8Array): Uint8Array {
-  return poseidon3(value, be32(nextIndex, 'nextIndex'), nextValue);
-}
-
-/**
- * Leaf hash of an AddressV2 indexed-tree element: Poseidon2(value, nextValue); next_index is not hashed.
- * @returns 32-byte big-endian hash. @throws RangeError on out-of-range inputs.
- */
-export function indexedLeafHashV2(value: Uint8Array, nextValue: Uint8Array): Uint8Array {
-  return poseidon2(value, nextValue);
-}
+/** Indexed-tree leaf hashes live with the indexed-tree constants in merkle/ (a codec below light/). */
+export { indexedLeafHashV1, indexedLeafHashV2 } from '../merkle/indexedLeaf.ts';

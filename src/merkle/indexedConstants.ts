@@ -1,7 +1,7 @@
 /**
  * Constants of Light's v1 indexed (address) Merkle tree (prover.md §4.2, photon.md §2.6).
  */
-import { indexedLeafHashV1 } from '../light/hashing.ts';
+import { indexedLeafHashV1 } from './indexedLeaf.ts';
 
 /** 2^248 − 1 as 32 bytes big-endian (0x00 ‖ 31 × 0xff): the value of the top element. */
 export const HIGHEST_ADDRESS_PLUS_ONE: Uint8Array = (() => {

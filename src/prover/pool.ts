@@ -34,7 +34,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { MessageChannel } from 'node:worker_threads';
-import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../../workers/prove.ts';
+import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from './proveMessages.ts';
 import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';

@@ -17,14 +17,13 @@ import { createServer, type Server } from 'node:http';
 import bs58 from 'bs58';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
-import { listFiles } from '../ingest/files.ts';
+import { listFiles } from '../listFiles.ts';
 import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
 import { parseTransaction } from '../light/parser.ts';
 import { decodeTransactionJson } from '../solana/decode.ts';
 import { type TreeEntry, defaultTreeEntries } from '../config/trees.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../light/constants.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
 import { type QueueKind, encodeTreeAccount } from '../light/treeAccounts.ts';
-import { DEFAULT_TREE_OWNER } from '../ingest/treeSync.ts';
 
 const QUEUE_OF: Record<TreeEntry['type'], QueueKind | null> = { StateV1: 'NullifierV1', AddressV1: 'AddressV1', StateV2: 'OutputV2', AddressV2: null };
 

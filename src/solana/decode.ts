@@ -53,8 +53,8 @@ import {
   type VariableSizeDecoder,
 } from '@solana/kit';
 import type { BlockInfo, InstructionGroup, InstructionInfo, TransactionInfo, UndecodableTransaction } from '../types.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, VOTE_PROGRAM_ID } from '../light/constants.ts';
 import { DecodeError } from './errors.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, VOTE_PROGRAM_ID } from './programIds.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Base58

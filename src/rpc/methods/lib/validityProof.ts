@@ -15,7 +15,7 @@ export function requireProver(ctx: RpcContext): ValidityProver {
 
 /**
  * The slot of the store read a validity proof's inputs came from, when the prover reports it
- * (src/prover/validityProver.ts adds `slot` to the record), so `context.slot` matches the data;
+ * (src/rpc/validityProver.ts adds `slot` to the record), so `context.slot` matches the data;
  * undefined otherwise (the handler then uses its own slot read).
  */
 export function readSlot(record: ValidityProofRecord): bigint | undefined {

@@ -27,13 +27,13 @@
 import bs58 from 'bs58';
 import type { TreeRegistry } from '../config/trees.ts';
 import { getValidityProofInputs, type ValidityProofInputs as StoreInputs } from '../query/validityProof.ts';
-import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from '../rpc/context.ts';
-import { RpcError } from '../rpc/errors.ts';
+import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from './context.ts';
+import { RpcError } from './errors.ts';
 import type { ReadView, Store } from '../store/store.ts';
-import { circuitIdFor, V1_TREE_HEIGHT } from './circuits.ts';
-import { ProverError } from './errors.ts';
-import type { ProofService } from './service.ts';
-import type { ValidityProofInputs } from './witness.ts';
+import { circuitIdFor, V1_TREE_HEIGHT } from '../prover/circuits.ts';
+import { ProverError } from '../prover/errors.ts';
+import type { ProofService } from '../prover/service.ts';
+import type { ValidityProofInputs } from '../prover/witness.ts';
 
 /** What the prover needs from the data source (LmdbDataSource has all of it). */
 export interface ValidityDataSource {

@@ -40,14 +40,14 @@
  * `buildServer` (src/commands/start.ts) before the server listens.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from '../rpc/auth.ts';
-import { resolveRateLimit } from '../rpc/config.ts';
-import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from '../rpc/rateLimit.ts';
-import { JOB_ID_PATTERN } from './bullmq.ts';
-import { getCircuit } from './circuits.ts';
-import { ProverError, type ProverErrorCode } from './errors.ts';
-import type { AsyncJobStatus, ProofService } from './service.ts';
-import { fromProverRequest } from './witness.ts';
+import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
+import { resolveRateLimit } from './config.ts';
+import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
+import { JOB_ID_PATTERN } from '../prover/bullmq.ts';
+import { getCircuit } from '../prover/circuits.ts';
+import { ProverError, type ProverErrorCode } from '../prover/errors.ts';
+import type { AsyncJobStatus, ProofService } from '../prover/service.ts';
+import { fromProverRequest } from '../prover/witness.ts';
 
 /** HTTP status and reference-prover error code of a ProverError code (table in the module comment). */
 export const PROVE_HTTP_ERRORS: Record<ProverErrorCode, { status: number; code: string }> = {
