@@ -245,7 +245,8 @@ export class ProofService {
    * is reported `failed` with that error).
    * @returns undefined for an unknown job, or one that finished more than `asyncTtlMs` ago (BullMQ:
    *   the backend's `resultTtlSeconds`)
-   * @throws ProverError `queue_unavailable` (Redis)
+   * @throws ProverError `queue_unavailable` (Redis), or what stops this process from checking a
+   *   completed proof (e.g. `not_ready`: its verification key is not loaded yet)
    */
   async status(jobId: string): Promise<AsyncJobStatus | undefined> {
     this.sweep();
@@ -280,7 +281,12 @@ export class ProofService {
       }
       return { ...done };
     } catch (e) {
-      return { ...base, state: 'failed', error: asProverError(e) };
+      // The proof is wrong (does not verify, public signals differ): the job failed. Anything else
+      // (this process's verification keys not loaded yet, a verifier thread down) is this replica's
+      // passing condition, answered as such (503 on the status route), never as a failed job.
+      const err = asProverError(e);
+      if (err.code === 'verify_failed' || err.code === 'internal') return { ...base, state: 'failed', error: err };
+      throw err;
     }
   }
 
