@@ -9,15 +9,16 @@
  */
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { DEFAULT_V2_QUEUE, DEFAULT_V2_TREE, LightTxGenerator } from '../src/sim/generator.ts';
+import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';
-import { tempDir } from './helpers/photon.ts';
+import { tempDir, txDir } from './helpers/photon.ts';
 
 const registry = loadTreeRegistry();
 const HLKS5 = registry.get(DEFAULT_V2_TREE)!;
@@ -121,5 +122,35 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
     expect(() => new LightTxGenerator({ v2Weight: -1 })).toThrow('generator v2Weight must be a finite number ≥ 0, got -1');
     expect(() => new LightTxGenerator({ zkpBatchSize: 0 })).toThrow('generator zkpBatchSize must be an integer ≥ 1, got 0');
     expect(() => new LightTxGenerator({ v2RootHistoryCapacity: 1.5 })).toThrow('generator v2RootHistoryCapacity must be an integer ≥ 1, got 1.5');
+  });
+
+  describe('simulator', () => {
+    let sim: Simulator | undefined;
+    afterEach(async () => {
+      await sim?.close();
+      sim = undefined;
+    });
+    const v2Count = async (from: number, to: number) => {
+      let n = 0;
+      for (let s = from; s <= to; s++) {
+        const r = await fetch(sim!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBlock', params: [s] }) });
+        const block = decodeBlockJson(((await r.json()) as { result: unknown }).result, s);
+        for (const tx of block.transactions) n += parseTransaction(tx, s).events.filter((e) => e.kind === 'batchPublicTransaction' || e.kind === 'batch').length;
+      }
+      return n;
+    };
+
+    it('with a v2 weight it generates v2 transactions; after a replay that used HLKs5 it generates legacy ones only', async () => {
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5 });
+      while (sim.slot() < 40) await new Promise((r) => setTimeout(r, 20));
+      expect(await v2Count(1, 40)).toBeGreaterThan(10);
+      await sim.close();
+      const dir = txDir('batched_tree_transactions');
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [dir] });
+      // The replay (115 transactions, HLKs5 only) fills the first slots; the generated ones follow.
+      expect(await v2Count(1, 20)).toBeGreaterThan(0);
+      while (sim.slot() < 240) await new Promise((r) => setTimeout(r, 20));
+      expect(await v2Count(200, 240)).toBe(0);
+    });
   });
 });
