@@ -7,13 +7,16 @@
  * size (`DEFAULT_BATCH_TRANSACTIONS` transactions, whole blocks), as `refract index` does. The `ingest` figures are the mean of the default kernel's
  * passes; `kernelComparison` sets them beside the scalar Poseidon batch kernel's (alternating passes);
  * `breakdown` times decoding alone and the same LMDB writes replayed alone, against the whole.
+ * `formats` sets the legacy mix beside as many instruction-based (v2) transactions on the batched tree
+ * HLKs5 (with the forester's BatchAppend / BatchNullify events), outputs per CPU-second for each.
  *
- * Usage: npm run bench:ingest [-- --blocks N --txs-per-block N --batch-blocks N]
- * (`--batch-blocks` defaults to DEFAULT_BATCH_TRANSACTIONS ÷ txs-per-block.)
+ * Usage: npm run bench:ingest [-- --blocks N --txs-per-block N --batch-blocks N --out FILE]
+ * (`--batch-blocks` defaults to DEFAULT_BATCH_TRANSACTIONS ÷ txs-per-block; `--out` defaults to
+ * bench/results/ingest.json, e.g. `--out /tmp/ingest-smoke.json` for a smoke run with small N.)
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resourceLimits, workerData } from 'node:worker_threads';
 import { loadTreeRegistry } from '../src/config/trees.ts';
@@ -31,6 +34,7 @@ const { values } = parseArgs({
     'txs-per-block': { type: 'string', default: '50' },
     'batch-blocks': { type: 'string' },
     'compress-outputs': { type: 'string', default: '4' },
+    out: { type: 'string' },
   },
 });
 const nBlocks = Number(values.blocks);
@@ -46,6 +50,12 @@ for (let s = 1; s <= nBlocks; s++) {
   generatedOutputs += b.outputs;
   blocks.push({ slot: s, text: JSON.stringify(b.json) });
 }
+// The same number of blocks and transactions, all in the instruction-based (v2) format on HLKs5:
+// compress (1–2 outputs) and transfer (1 in, 2 out) into its queues, and the forester's batch events.
+const noLegacy = { compress: 0, transfer: 0, tokenMint: 0, tokenTransfer: 0, createAddress: 0 };
+const genV2 = new LightTxGenerator({ owners: 5000, seed: 7, weights: noLegacy, v2Weight: 1, maxV2Leaves: 2 * nBlocks * txsPerBlock + 64 });
+const blocksV2: { slot: number; text: string }[] = [];
+for (let s = 1; s <= nBlocks; s++) blocksV2.push({ slot: s, text: JSON.stringify(genV2.block(s, txsPerBlock).json) });
 
 // 2. Poseidon(2) throughput on this core, same run.
 const a = new Uint8Array(32).fill(1);
@@ -85,7 +95,7 @@ async function withTempStore<T>(opts: Omit<StoreOptions, 'path'>, fn: (store: St
  * One ingest of the first `upTo` blocks into a fresh store. With `record`, every batch's LMDB writes
  * are appended to it (one array per batch) for the breakdown's replay.
  */
-function ingestPass(upTo = blocks.length, record?: RecordedWrite[][]): Promise<Pass> {
+function ingestPass(upTo = blocks.length, record?: RecordedWrite[][], src = blocks): Promise<Pass> {
   let current: RecordedWrite[] = [];
   const onWrite = record ? (db: string, key: Uint8Array, value: Uint8Array | null) => current.push({ db, key: key.slice(), value: value ? value.slice() : null }) : undefined;
   return withTempStore({ onWrite }, (store) => {
@@ -94,7 +104,7 @@ function ingestPass(upTo = blocks.length, record?: RecordedWrite[][]): Promise<P
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     for (let i = 0; i < upTo; i += batchBlocks) {
-      const batch = blocks.slice(i, Math.min(i + batchBlocks, upTo)).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
+      const batch = src.slice(i, Math.min(i + batchBlocks, upTo)).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
       if (record) record.push((current = []));
       const r = indexer.indexBlocks(batch);
       p.outputs += r.outputsInserted;
@@ -153,6 +163,10 @@ for (let i = 0; i < 2; i++) {
   decodeCpu.push(decodePass());
   replayCpu.push(await replayPass());
 }
+// 5. Formats (same run): the v2 blocks, a warm-up on their first fifth, then two passes with the default kernel.
+await ingestPass(Math.ceil(blocksV2.length / 5), undefined, blocksV2);
+const v2Passes = [await ingestPass(blocksV2.length, undefined, blocksV2), await ingestPass(blocksV2.length, undefined, blocksV2)];
+
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const summary = (ps: Pass[]) => ({
   outputsPerSecond: Math.round(mean(ps.map((p) => p.outputs / p.seconds))),
@@ -163,7 +177,14 @@ const main = passes.filter((x) => x.kernel === kernels[0]).map((x) => x.pass);
 const first = main[0]!;
 const outputs = first.outputs;
 const treeHashes = first.treeHashes;
-const rejected = passes.reduce((a, x) => a + x.pass.rejected, 0);
+const rejected = passes.reduce((a, x) => a + x.pass.rejected, 0) + v2Passes.reduce((a, p) => a + p.rejected, 0);
+const formatSummary = (ps: Pass[]) => ({
+  transactions: ps[0]!.txs,
+  outputs: ps[0]!.outputs,
+  rejected: ps.reduce((a, p) => a + p.rejected, 0),
+  cpuSeconds: +mean(ps.map((p) => p.cpuSeconds)).toFixed(3),
+  outputsPerCpuSecond: Math.round(mean(ps.map((p) => p.outputs / p.cpuSeconds))),
+});
 const txs = first.txs;
 const seconds = mean(main.map((p) => p.seconds));
 const cpuSeconds = mean(main.map((p) => p.cpuSeconds));
@@ -210,9 +231,16 @@ const result = {
     floorOutputsPerCpuSecond: Math.round(outputs / (mean(decodeCpu) + mean(replayCpu))),
     passes: { decodeCpuSeconds: decodeCpu.map((x) => +x.toFixed(3)), storeWritesCpuSeconds: replayCpu.map((x) => +x.toFixed(3)) },
   },
+  formats: {
+    about:
+      'Outputs per CPU-second by transaction format, same run, same blocks × transactions per block, default kernel, mean of 2 passes each. legacy: the mix of `ingest` (noop events on the v1 trees smt1/amt1). v2: instruction-based transactions only (light-system invoke + insert_into_queues) on the batched tree HLKs5 — compress (1–2 outputs) and transfer (1 input, 2 outputs) into its output / input queues — with the forester BatchAppend / BatchNullify events (zkp batch 10, new_root checked) among them.',
+    legacy: formatSummary(main),
+    v2: formatSummary(v2Passes),
+  },
   target: { outputsPerSecondPerCore: 20_000, usPerOutput: 50 },
 };
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/ingest.json', import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
+const outFile = values.out ?? new URL('./results/ingest.json', import.meta.url).pathname;
+mkdirSync(dirname(outFile), { recursive: true });
+writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
 console.log(JSON.stringify(result, null, 2));
 if (rejected) process.exitCode = 1;

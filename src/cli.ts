@@ -186,10 +186,23 @@ program
   .option('--replay-only', 'serve empty blocks after the replay instead of generating')
   .option('--seed <n>', 'generator seed', int('--seed'), 1)
   .option('--keep-slots <n>', 'newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
+  .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched tree HLKs5 beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
   .action(async (o) => {
     const { startSimulator } = await import('./sim/simulator.ts');
+    const { DEFAULT_SIM_V2_WEIGHT } = await import('./sim/generator.ts');
     const { createLogger } = await import('./log.ts');
-    const sim = await startSimulator({ port: o.port, host: o.host, slotMs: o.slotMs, txsPerBlock: o.txsPerBlock, replay: o.replay?.flat(), replayOnly: !!o.replayOnly, seed: o.seed, keepSlots: o.keepSlots, log: createLogger('refract-simulate') });
+    const sim = await startSimulator({
+      port: o.port,
+      host: o.host,
+      slotMs: o.slotMs,
+      txsPerBlock: o.txsPerBlock,
+      replay: o.replay?.flat(),
+      replayOnly: !!o.replayOnly,
+      seed: o.seed,
+      keepSlots: o.keepSlots,
+      v2Weight: o.v2Weight ?? DEFAULT_SIM_V2_WEIGHT,
+      log: createLogger('refract-simulate'),
+    });
     const stop = () => void sim.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);

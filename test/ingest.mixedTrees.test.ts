@@ -3,7 +3,7 @@
  * mainnet slot 407265370 where the reference indexer panicked building nullifier queue indices.
  * No fixture holds such a transaction, so the test crafts instruction-based (v2) transactions —
  * light-system `invoke` → Solana system transfer → ACP `insert_into_queues` (photon.md §1.5) — with a
- * small test-only encoder, and indexes them into a fresh store:
+ * v2 encoder (src/light/encodeV2.ts), and indexes them into a fresh store:
  *   1. a tx creating two accounts in HLKs5 (via its output queue) and one in smt1;
  *   2. the mixed tx spending them (inputs in several orders), creating one HLKs5 output;
  *   3. a forester tx carrying the v1 NullifierEvent of the smt1 leaf.
@@ -11,15 +11,14 @@
  * `batch_input_accounts`); the v1 input is spent the v1 way (§2.3, §2.5).
  */
 import bs58 from 'bs58';
-import { serialize, type Schema } from 'borsh';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_REGISTRY_PROGRAM_ID, LIGHT_SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID, REGISTERED_PROGRAM_PDA, SYSTEM_PROGRAM_ID } from '../src/light/constants.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_REGISTRY_PROGRAM_ID, NOOP_PROGRAM_ID } from '../src/light/constants.ts';
 import { encodeNullifierEvent } from '../src/light/encodeEvents.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import { DISCRIMINATORS } from '../src/light/parserV2.ts';
+import { TREE_TYPE_CODE as TREE_TYPE, type V2LightTransaction, v2InstructionGroup } from '../src/light/encodeV2.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo, Bytes32, CompressedAccount, TransactionInfo } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';
@@ -29,142 +28,15 @@ const registry = loadTreeRegistry();
 const HLKS5 = registry.get('HLKs5NJ8FXkJg8BrzJt56adFYYuwg5etzDtBbQYTsixu')!;
 const SMT1 = registry.get('smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT')!;
 const b58 = (b: Uint8Array) => bs58.encode(b);
-/** Light TreeType codes as written in sequence-number entries. */
-const TREE_TYPE = { StateV1: 1n, StateV2: 3n };
 
 // ---------------------------------------------------------------------------------------------
-// test-only encoders (the inverse of parserV2's decoders for `invoke` and `insert_into_queues`)
+// v2 transactions, built with src/light/encodeV2.ts
 
-const B32: Schema = { array: { type: 'u8', len: 32 } };
-const COMPRESSED_ACCOUNT: Schema = {
-  struct: {
-    owner: B32,
-    lamports: 'u64',
-    address: { option: B32 },
-    data: { option: { struct: { discriminator: { array: { type: 'u8', len: 8 } }, data: { array: { type: 'u8' } }, dataHash: B32 } } },
-  },
-};
-const OUTPUT: Schema = { struct: { compressedAccount: COMPRESSED_ACCOUNT, merkleTreeIndex: 'u8' } };
-/** `InstructionDataInvoke` (photon.md §1.5 step 4). */
-const INVOKE: Schema = {
-  struct: {
-    proof: { option: { array: { type: 'u8', len: 128 } } },
-    inputs: {
-      array: {
-        type: {
-          struct: {
-            compressedAccount: COMPRESSED_ACCOUNT,
-            merkleContext: { struct: { merkleTreePubkeyIndex: 'u8', queuePubkeyIndex: 'u8', leafIndex: 'u32', proveByIndex: 'bool' } },
-            rootIndex: 'u16',
-            readOnly: 'bool',
-          },
-        },
-      },
-    },
-    outputs: { array: { type: OUTPUT } },
-    relayFee: { option: 'u64' },
-    newAddressParams: { array: { type: { struct: { seed: B32, aq: 'u8', amt: 'u8', root: 'u16' } } } },
-    compressOrDecompressLamports: { option: 'u64' },
-    isCompress: 'bool',
-  },
-};
-
-const hex = (h: string) => Buffer.from(h, 'hex');
-const u32le = (n: number) => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n);
-  return b;
-};
-const u64le = (n: bigint) => {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64LE(n);
-  return b;
-};
-
-interface Input {
-  account: CompressedAccount;
-  /** Indices into the light-system remaining accounts (pubkey_array). */
-  treeIndex: number;
-  queueIndex: number;
-  leafIndex: number;
-}
-interface SeqEntry {
-  tree: Bytes32;
-  queue: Bytes32;
-  treeType: bigint;
-  seq: bigint;
-}
-interface LightTx {
-  signature: string;
-  txHash: Bytes32;
-  /** Light-system remaining accounts (the event's pubkey_array), base58. */
-  remaining: string[];
-  inputs: Input[];
-  outputs: { account: CompressedAccount; merkleTreeIndex: number; hash: Bytes32; leafIndex: number; iiqIndex: number }[];
-  /** insert_into_queues accounts after the authority and the registered-program PDA, base58. */
-  iiqAccounts: string[];
-  nullifiers: { accountHash: Bytes32; leafIndex: number; treeIndex: number; queueIndex: number }[];
-  outputSeqs: SeqEntry[];
-  inputSeqs: SeqEntry[];
-}
-
-const ZERO_SEQ: SeqEntry = { tree: new Uint8Array(32), queue: new Uint8Array(32), treeType: 0n, seq: 0n };
-const seqBytes = (s: SeqEntry) => Buffer.concat([s.tree, s.queue, u64le(s.treeType), u64le(s.seq)]);
-const slice = (items: Buffer[]) => Buffer.concat([Buffer.from([items.length]), ...items]);
-
-/** `insert_into_queues` data (§1.5 step 3); every sequence-number slice is padded with one empty entry (capacity). */
-function encodeIIQ(t: LightTx): Buffer {
-  const meta = Buffer.concat([Buffer.from([0, 255, t.nullifiers.length, t.outputSeqs.length, 0, 0]), t.txHash]);
-  const body = Buffer.concat([
-    meta,
-    slice(t.outputs.map((o) => Buffer.concat([Buffer.from([o.iiqIndex]), o.hash]))),
-    slice(t.nullifiers.map((n) => Buffer.concat([n.accountHash, u32le(n.leafIndex), Buffer.from([0, n.treeIndex, n.queueIndex])]))),
-    slice([]),
-    slice([...t.outputSeqs, ZERO_SEQ].map(seqBytes)),
-    slice([...t.inputSeqs, ZERO_SEQ].map(seqBytes)),
-    slice([ZERO_SEQ].map(seqBytes)),
-    slice(t.outputs.map((o) => u32le(o.leafIndex))),
-    u32le(0), // no CPI-context outputs
-  ]);
-  return Buffer.concat([hex(DISCRIMINATORS.insertIntoQueues), u32le(body.length), body]);
-}
-
-/** Light-system `invoke` data: discriminator, u32 length, Borsh `InstructionDataInvoke`. */
-function encodeInvoke(t: LightTx): Buffer {
-  const body = serialize(INVOKE, {
-    proof: null,
-    inputs: t.inputs.map((i) => ({
-      compressedAccount: i.account,
-      merkleContext: { merkleTreePubkeyIndex: i.treeIndex, queuePubkeyIndex: i.queueIndex, leafIndex: i.leafIndex, proveByIndex: false },
-      rootIndex: 0,
-      readOnly: false,
-    })),
-    outputs: t.outputs.map((o) => ({ compressedAccount: o.account, merkleTreeIndex: o.merkleTreeIndex })),
-    relayFee: null,
-    newAddressParams: [],
-    compressOrDecompressLamports: null,
-    isCompress: false,
-  });
-  return Buffer.concat([hex(DISCRIMINATORS.invoke), u32le(body.length), body]);
-}
+type LightTx = V2LightTransaction & { signature: string };
 
 /** One group: outer light-system `invoke` (9 system accounts + remaining), inner fee transfer and ACP `insert_into_queues`. */
 function lightTransaction(t: LightTx): TransactionInfo {
-  const transfer = Buffer.concat([u32le(2), u64le(5000n)]);
-  return {
-    signature: t.signature,
-    error: null,
-    isVote: false,
-    groups: [
-      {
-        outer: { programId: LIGHT_SYSTEM_PROGRAM_ID, data: encodeInvoke(t), accounts: [...Array(9).fill(SYSTEM_PROGRAM_ID), ...t.remaining] },
-        inner: [
-          { programId: SYSTEM_PROGRAM_ID, data: transfer, accounts: [SYSTEM_PROGRAM_ID, SYSTEM_PROGRAM_ID] },
-          { programId: ACCOUNT_COMPRESSION_PROGRAM_ID, data: encodeIIQ(t), accounts: [SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA, ...t.iiqAccounts] },
-        ],
-      },
-    ],
-  };
+  return { signature: t.signature, error: null, isVote: false, groups: [v2InstructionGroup(t)] };
 }
 
 /** A forester v1 nullify: registry → ACP nullify_leaves → NOOP(MerkleTreeEvent::V2 NullifierEvent). */

@@ -26,6 +26,7 @@ import { buildServer } from '../rpc/server.ts';
 import type { RpcContext } from '../rpc/context.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { Store } from '../store/store.ts';
+import { DEFAULT_SIM_V2_WEIGHT } from '../sim/generator.ts';
 import { type Simulator, startSimulator } from '../sim/simulator.ts';
 import { registerProveRoute } from '../rpc/proveRoute.ts';
 import { ProverRuntime } from '../prover/runtime.ts';
@@ -96,7 +97,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
     const port = Number(new URL(config.rpcUrl).port || 8899);
     log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
-    simulator = await startSimulator({ port, log });
+    simulator = await startSimulator({ port, log, v2Weight: DEFAULT_SIM_V2_WEIGHT });
   }
   const metrics = new Metrics();
   const solana = new SolanaRpc(config.rpcUrl);

@@ -1,8 +1,12 @@
 /**
- * Generator of synthetic but valid Light Protocol v1 (legacy noop format) transactions: compress,
- * lamport transfers, compressed-token mint and transfer, address creation, and the forester's
- * nullification and address-tree updates. Every output hash is the real compressed-account hash,
- * so the indexer's recomputation accepts them; every tree update carries correct seqs.
+ * Generator of synthetic but valid Light Protocol transactions. Legacy (noop) format on a v1 tree:
+ * compress, lamport transfers, compressed-token mint and transfer, address creation, and the
+ * forester's nullification and address-tree updates. With `v2Weight` > 0, also the instruction-based
+ * (v2) format on a batched state tree (default HLKs5, output queue 6L7Sz…): compress and transfer
+ * outputs into the output queue, spends into the input queue, and the forester's BatchAppend /
+ * BatchNullify events every zkp batch, whose `new_root` the generator computes on its own height-32
+ * Poseidon tree. Every output hash is the real compressed-account hash, so the indexer's
+ * recomputation accepts them; every tree update carries correct seqs and roots.
  *
  * Output is Solana JSON as an RPC node returns it (getBlock with base64 transactions, or
  * getTransaction), with wire transactions encoded by @solana/kit.
@@ -21,15 +25,42 @@ import {
   LIGHT_REGISTRY_PROGRAM_ID,
   LIGHT_SYSTEM_PROGRAM_ID,
   NOOP_PROGRAM_ID,
+  REGISTERED_PROGRAM_PDA,
   SYSTEM_PROGRAM_ID,
 } from '../light/constants.ts';
 import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from '../light/encodeEvents.ts';
-import { compressedAccountHash } from '../light/hashing.ts';
+import { TREE_TYPE_CODE, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from '../light/encodeV2.ts';
+import { compressedAccountHash, nullifierHash } from '../light/hashing.ts';
 import { elementHashV1 } from '../merkle/indexedConstants.ts';
-import type { CompressedAccount, PublicTransactionEvent } from '../types.ts';
+import { poseidon2 } from '../merkle/poseidon.ts';
+import { ZERO_BYTES } from '../merkle/zeroValues.ts';
+import type { BatchEvent, CompressedAccount, PublicTransactionEvent } from '../types.ts';
 
 /** Transaction kinds the generator makes. */
-export type TxKind = 'compress' | 'transfer' | 'tokenMint' | 'tokenTransfer' | 'createAddress' | 'nullify' | 'addressUpdate';
+export type TxKind =
+  | 'compress'
+  | 'transfer'
+  | 'tokenMint'
+  | 'tokenTransfer'
+  | 'createAddress'
+  | 'nullify'
+  | 'addressUpdate'
+  | 'v2Compress'
+  | 'v2Transfer'
+  | 'batchAppend'
+  | 'batchNullify';
+
+/** The batched state tree v2 transactions go to by default (config/trees.json: StateV2, height 32, root history 20). */
+export const DEFAULT_V2_TREE = 'HLKs5NJ8FXkJg8BrzJt56adFYYuwg5etzDtBbQYTsixu';
+/** Its output queue. */
+export const DEFAULT_V2_QUEUE = '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU';
+/**
+ * The v2 weight `refract simulate` and `npm start` use by default: beside the legacy kinds' total
+ * weight of 11, about one user transaction in twelve is a v2 one.
+ */
+export const DEFAULT_SIM_V2_WEIGHT = 1;
+/** Height of a batched state tree. */
+const V2_HEIGHT = 32;
 
 /** Generator options. */
 export interface GeneratorOptions {
@@ -54,6 +85,76 @@ export interface GeneratorOptions {
    * `createAddress` turns into a compress. Same purpose as maxHeldAccounts.
    */
   maxAddresses?: number;
+  /**
+   * Relative weight of instruction-based (v2) user transactions on the batched tree, beside the legacy
+   * kinds' weights (default 0: none, and the stream is exactly the legacy one of the seed). Half of
+   * them spend a held v2 account when there is one (v2Transfer), the others compress (v2Compress).
+   */
+  v2Weight?: number;
+  /** Batched state tree (base58, default {@link DEFAULT_V2_TREE}). */
+  v2Tree?: string;
+  /** Its output queue (base58, default {@link DEFAULT_V2_QUEUE}). */
+  v2Queue?: string;
+  /** Root-history capacity of the batched tree: an event's root_index is seq mod this (default 20, HLKs5's). */
+  v2RootHistoryCapacity?: number;
+  /** Leaves (output queue) or nullifiers (input queue) per forester batch event (default 10). */
+  zkpBatchSize?: number;
+  /**
+   * Most v2 outputs the generator makes (default 65,536; its tree takes 64 bytes per leaf); past it,
+   * v2 transactions turn into legacy compresses.
+   */
+  maxV2Leaves?: number;
+}
+
+/** A v2 output the generator may spend later (lamport-only account, no address, no data). */
+interface HeldV2 {
+  hash: Uint8Array;
+  leafIndex: number;
+  ownerIdx: number;
+  lamports: bigint;
+}
+
+/**
+ * An in-memory height-32 Poseidon Merkle tree over leaves [0, capacity): one Buffer per level holding
+ * the nodes that can differ from the empty subtree's hash, so `capacity` leaves cost about 64 bytes each.
+ */
+class DenseMerkleTree {
+  private readonly levels: Buffer[];
+
+  constructor(
+    readonly height: number,
+    readonly capacity: number,
+  ) {
+    this.levels = [];
+    for (let l = 0, n = capacity; l <= height; l++, n = Math.ceil(n / 2)) {
+      const b = Buffer.alloc(Math.max(1, n) * 32);
+      for (let i = 0; i < b.length; i += 32) b.set(ZERO_BYTES[l]!, i);
+      this.levels.push(b);
+    }
+  }
+
+  private node(level: number, i: number): Uint8Array {
+    const b = this.levels[level]!;
+    return i * 32 < b.length ? b.subarray(i * 32, i * 32 + 32) : ZERO_BYTES[level]!;
+  }
+
+  /** Sets leaf `index` to `hash` (32 bytes) and rehashes its path to the root. */
+  set(index: number, hash: Uint8Array): void {
+    if (!Number.isInteger(index) || index < 0 || index >= this.capacity) throw new RangeError(`leaf index ${index} outside [0, ${this.capacity})`);
+    this.levels[0]!.set(hash, index * 32);
+    let i = index;
+    for (let l = 0; l < this.height; l++) {
+      const left = i % 2 === 0 ? this.node(l, i) : this.node(l, i - 1);
+      const right = i % 2 === 0 ? this.node(l, i + 1) : this.node(l, i);
+      i = Math.floor(i / 2);
+      this.levels[l + 1]!.set(poseidon2(left, right), i * 32);
+    }
+  }
+
+  /** The root (a copy). */
+  root(): Uint8Array {
+    return Buffer.from(this.node(this.height, 0));
+  }
 }
 
 /**
@@ -104,6 +205,30 @@ export class LightTxGenerator {
   private sigCounter = 0;
   private readonly txEncoder = getTransactionEncoder();
   private readonly msgEncoder = getCompiledTransactionMessageEncoder();
+  // Batched (v2) state tree: queues, forester progress and the reference tree for new_root.
+  private v2Enabled: boolean;
+  private readonly v2TreeB58: string;
+  private readonly v2QueueB58: string;
+  private readonly v2TreeBytes: Uint8Array;
+  private readonly v2QueueBytes: Uint8Array;
+  /** Next output-queue leaf index. */
+  private v2NextLeaf = 0;
+  /** Tree next index: leaves below it are appended. */
+  private v2Appended = 0;
+  /** Next input-queue index. */
+  private v2InputNext = 0;
+  /** Input-queue entries below it are nullified in the tree. */
+  private v2Nullified = 0;
+  /** Batched tree sequence number (last batch event's). */
+  private v2Seq = 0n;
+  private readonly v2Held: HeldV2[] = [];
+  /** Account hash of each output-queue leaf, by leaf index, until its BatchAppend. */
+  private readonly v2QueuedHashes = new Map<number, Uint8Array>();
+  /** Input-queue entries (leaf index, nullifier), by queue index, until their BatchNullify. */
+  private readonly v2InputQueue = new Map<number, { leafIndex: number; nullifier: Uint8Array }>();
+  /** Leaves already replaced by their nullifier (a later BatchAppend keeps the nullifier). */
+  private readonly v2NullifiedLeaves = new Set<number>();
+  private v2TreeModel: DenseMerkleTree | null = null;
 
   constructor(private readonly opts: GeneratorOptions = {}) {
     this.rng = (opts.seed ?? 1) >>> 0 || 1;
@@ -113,6 +238,39 @@ export class LightTxGenerator {
     this.mints = Array.from({ length: 4 }, (_, i) => sha(`refract-mint-${opts.seed ?? 1}-${i}`));
     const max = (1n << 248n) - 1n;
     this.itree.push({ value: 0n, leafIndex: 0, nextIndex: 1, nextValue: max }, { value: max, leafIndex: 1, nextIndex: 0, nextValue: 0n });
+    const v2Weight = opts.v2Weight ?? 0;
+    if (!(v2Weight >= 0) || !Number.isFinite(v2Weight)) throw new RangeError(`generator v2Weight must be a finite number ≥ 0, got ${v2Weight}`);
+    const zkp = opts.zkpBatchSize ?? 10;
+    if (!Number.isSafeInteger(zkp) || zkp < 1) throw new RangeError(`generator zkpBatchSize must be an integer ≥ 1, got ${zkp}`);
+    const cap = opts.v2RootHistoryCapacity ?? 20;
+    if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`generator v2RootHistoryCapacity must be an integer ≥ 1, got ${cap}`);
+    this.v2Enabled = v2Weight > 0;
+    this.v2TreeB58 = opts.v2Tree ?? DEFAULT_V2_TREE;
+    this.v2QueueB58 = opts.v2Queue ?? DEFAULT_V2_QUEUE;
+    this.v2TreeBytes = bs58.decode(this.v2TreeB58);
+    this.v2QueueBytes = bs58.decode(this.v2QueueB58);
+  }
+
+  /** The batched state tree of the v2 transactions (base58) and its output queue. */
+  get v2Tree(): { tree: string; queue: string } {
+    return { tree: this.v2TreeB58, queue: this.v2QueueB58 };
+  }
+
+  /**
+   * Stops generating v2 transactions (e.g. replayed transactions already used the batched tree, whose
+   * queues and root the generator cannot continue); the v2 weight then goes to legacy compresses.
+   */
+  disableV2(): void {
+    this.v2Enabled = false;
+  }
+
+  /**
+   * The generator's batched tree: root (32 bytes, of its reference height-32 tree after the last batch
+   * event), sequence number, tree next index, and queue lengths (output queue: outputs not yet appended;
+   * input queue: spends not yet nullified).
+   */
+  v2State(): { root: Uint8Array; seq: bigint; nextIndex: number; outputQueue: number; inputQueue: number } {
+    return { root: this.v2TreeModel?.root() ?? Buffer.from(ZERO_BYTES[V2_HEIGHT]!), seq: this.v2Seq, nextIndex: this.v2Appended, outputQueue: this.v2NextLeaf - this.v2Appended, inputQueue: this.v2InputNext - this.v2Nullified };
   }
 
   /**
@@ -290,7 +448,127 @@ export class LightTxGenerator {
         const value = this.pendingAddresses.shift()!;
         return { json: this.foresterTx(slot, this.addressUpdate(value)), kind: k, outputs: 0 };
       }
+      case 'v2Compress': {
+        if (!this.v2Room(2)) return this.next(slot, 'compress');
+        const n = 1 + Math.floor(this.rand() * 2);
+        const outs = Array.from({ length: n }, () => this.v2Output(Math.floor(this.rand() * this.owners.length), BigInt(1 + Math.floor(this.rand() * 1e9))));
+        const total = outs.reduce((s, o) => s + o.lamports, 0n);
+        const t = this.v2Transaction([], outs);
+        return { json: this.v2UserTx(slot, { ...t, isCompress: true, compressOrDecompressLamports: total }), kind: k, outputs: n };
+      }
+      case 'v2Transfer': {
+        if (!this.v2Room(2)) return this.next(slot, 'compress');
+        // A random held account: still in the output queue (proved by index) or already appended.
+        const r = Math.floor(this.rand() * this.v2Held.length);
+        const i = this.v2Held[r] && this.v2Held[r].lamports > 1n ? r : this.v2Held.findIndex((h) => h.lamports > 1n);
+        if (i < 0) return this.next(slot, 'v2Compress');
+        const input = this.v2Held.splice(i, 1)[0]!;
+        const to = Math.floor(this.rand() * this.owners.length);
+        const amount = 1n + BigInt(Math.floor(this.rand() * Number(input.lamports - 1n)));
+        const outs = [this.v2Output(to, amount), this.v2Output(input.ownerIdx, input.lamports - amount)];
+        return { json: this.v2UserTx(slot, this.v2Transaction([input], outs)), kind: k, outputs: 2 };
+      }
+      case 'batchAppend': {
+        const zkp = this.opts.zkpBatchSize ?? 10;
+        if (this.v2NextLeaf - this.v2Appended < zkp) return this.next(slot);
+        const old = this.v2Appended;
+        const tree = this.v2Model();
+        for (let leaf = old; leaf < old + zkp; leaf++) {
+          const hash = this.v2QueuedHashes.get(leaf)!;
+          this.v2QueuedHashes.delete(leaf);
+          if (!this.v2NullifiedLeaves.has(leaf)) tree.set(leaf, hash);
+        }
+        this.v2Appended += zkp;
+        return { json: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchAppend', old, this.v2Appended)), this.v2TreeB58), kind: k, outputs: 0 };
+      }
+      case 'batchNullify': {
+        const zkp = this.opts.zkpBatchSize ?? 10;
+        if (this.v2InputNext - this.v2Nullified < zkp) return this.next(slot);
+        const old = this.v2Nullified;
+        const tree = this.v2Model();
+        for (let q = old; q < old + zkp; q++) {
+          const e = this.v2InputQueue.get(q)!;
+          this.v2InputQueue.delete(q);
+          tree.set(e.leafIndex, e.nullifier);
+          this.v2NullifiedLeaves.add(e.leafIndex);
+        }
+        this.v2Nullified += zkp;
+        return { json: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchNullify', old, this.v2Nullified)), this.v2TreeB58), kind: k, outputs: 0 };
+      }
     }
+  }
+
+  /** True when v2 is enabled and `n` more v2 outputs stay within maxV2Leaves. */
+  private v2Room(n: number): boolean {
+    return this.v2Enabled && this.v2NextLeaf + n <= (this.opts.maxV2Leaves ?? 65_536);
+  }
+
+  private v2Model(): DenseMerkleTree {
+    return (this.v2TreeModel ??= new DenseMerkleTree(V2_HEIGHT, this.opts.maxV2Leaves ?? 65_536));
+  }
+
+  /** A new lamport-only v2 output at the next output-queue leaf: queued, and held for a later spend. */
+  private v2Output(ownerIdx: number, lamports: bigint): HeldV2 & { account: CompressedAccount } {
+    const account: CompressedAccount = { owner: this.owners[ownerIdx]!, lamports, address: null, data: null };
+    const leafIndex = this.v2NextLeaf++;
+    const hash = Buffer.from(compressedAccountHash(account, this.v2TreeBytes, leafIndex, 'v2'));
+    this.v2QueuedHashes.set(leafIndex, hash);
+    const held: HeldV2 = { hash, leafIndex, ownerIdx, lamports };
+    this.v2Held.push(held);
+    if (this.v2Held.length > (this.opts.maxHeldAccounts ?? 4096)) this.v2Held.shift();
+    return { ...held, account };
+  }
+
+  /**
+   * The v2 light transaction spending `inputs` (held v2 accounts: into the input queue, proved by index
+   * while still in the output queue) and creating `outs` (already at their output-queue leaves).
+   * Light-system remaining accounts: [tree, output queue]; insert_into_queues accounts: [output queue, tree].
+   */
+  private v2Transaction(inputs: HeldV2[], outs: (HeldV2 & { account: CompressedAccount })[]): V2LightTransaction {
+    const txHash = this.fieldBytes();
+    const seqEntry = (seq: number) => ({ tree: this.v2TreeBytes, queue: this.v2QueueBytes, treeType: TREE_TYPE_CODE.StateV2, seq: BigInt(seq) });
+    const inputSeqs = inputs.length ? [seqEntry(this.v2InputNext)] : [];
+    for (const h of inputs) this.v2InputQueue.set(this.v2InputNext++, { leafIndex: h.leafIndex, nullifier: Buffer.from(nullifierHash(h.hash, h.leafIndex, txHash)) });
+    return {
+      txHash,
+      remaining: [this.v2TreeB58, this.v2QueueB58],
+      inputs: inputs.map((h) => ({
+        account: { owner: this.owners[h.ownerIdx]!, lamports: h.lamports, address: null, data: null },
+        treeIndex: 0,
+        queueIndex: 1,
+        leafIndex: h.leafIndex,
+        proveByIndex: h.leafIndex >= this.v2Appended,
+      })),
+      outputs: outs.map((o) => ({ account: o.account, merkleTreeIndex: 1, hash: o.hash, leafIndex: o.leafIndex, iiqIndex: 0 })),
+      iiqAccounts: [this.v2QueueB58, this.v2TreeB58],
+      nullifiers: inputs.map((h) => ({ accountHash: h.hash, leafIndex: h.leafIndex, treeIndex: 1, queueIndex: 0, proveByIndex: h.leafIndex >= this.v2Appended })),
+      outputSeqs: outs.length ? [seqEntry(outs[0]!.leafIndex)] : [],
+      inputSeqs,
+    };
+  }
+
+  /**
+   * The forester's event covering [oldNext, newNext) of the output queue (append) or input queue
+   * (nullify): next sequence number, root of the reference tree, root_index = seq mod root-history
+   * capacity. Batches of 5 zkp batches, two alternating (batch_index, zkp_batch_index).
+   */
+  private v2BatchEvent(kind: 'batchAppend' | 'batchNullify', oldNext: number, newNext: number): BatchEvent {
+    const zkp = this.opts.zkpBatchSize ?? 10;
+    const seq = ++this.v2Seq;
+    const batchSize = 5 * zkp;
+    return {
+      kind,
+      merkleTreePubkey: this.v2TreeBytes,
+      batchIndex: BigInt(Math.floor(oldNext / batchSize) % 2),
+      zkpBatchIndex: BigInt(Math.floor((oldNext % batchSize) / zkp)),
+      zkpBatchSize: BigInt(zkp),
+      oldNextIndex: BigInt(oldNext),
+      newNextIndex: BigInt(newNext),
+      newRoot: this.v2Model().root(),
+      rootIndex: Number(seq % BigInt(this.opts.v2RootHistoryCapacity ?? 20)),
+      sequenceNumber: seq,
+      outputQueuePubkey: kind === 'batchAppend' ? this.v2QueueBytes : null,
+    };
   }
 
   /** Number of accounts waiting for the forester's nullification / address insertion. */
@@ -299,13 +577,20 @@ export class LightTxGenerator {
   }
 
   private chooseKind(): TxKind {
+    // v2 checks draw from the PRNG only once v2 transactions exist: with v2Weight 0 the stream is the legacy one.
+    const zkp = this.opts.zkpBatchSize ?? 10;
+    if (this.v2NextLeaf - this.v2Appended >= zkp && this.rand() < 0.5) return 'batchAppend';
+    if (this.v2InputNext - this.v2Nullified >= zkp && this.rand() < 0.5) return 'batchNullify';
     if (this.pendingNullify.length >= 8 && this.rand() < 0.5) return 'nullify';
     if (this.pendingAddresses.length > 0 && this.rand() < 0.5) return 'addressUpdate';
-    const w = { compress: 3, transfer: 4, tokenMint: 1, tokenTransfer: 2, createAddress: 1, ...this.opts.weights };
+    const w = { compress: 3, transfer: 4, tokenMint: 1, tokenTransfer: 2, createAddress: 1, ...this.opts.weights, v2: this.opts.v2Weight ?? 0 };
     const total = Object.values(w).reduce((a, b) => a + b, 0);
     let x = this.rand() * total;
     for (const [k, v] of Object.entries(w)) {
-      if ((x -= v) < 0) return k as TxKind;
+      if ((x -= v) < 0) {
+        if (k !== 'v2') return k as TxKind;
+        return this.v2Held.length > 0 && this.rand() < 0.5 ? 'v2Transfer' : 'v2Compress';
+      }
     }
     return 'compress';
   }
@@ -355,10 +640,28 @@ export class LightTxGenerator {
     return this.wrap(slot, keys, 4, outer, inner);
   }
 
-  /** A forester transaction: outer registry; inner ACP (nullify / update address tree) then NOOP(event). */
-  private foresterTx(slot: number, eventData: Uint8Array): Record<string, unknown> {
+  /**
+   * A v2 user transaction: outer light-system `invoke`; inner Solana system transfer, ACP
+   * `insert_into_queues` (no noop). Account list: payer, batched tree, output queue, then the programs
+   * and the registered-program PDA.
+   */
+  private v2UserTx(slot: number, t: V2LightTransaction): Record<string, unknown> {
+    const keys = [bs58.encode(this.owners[0]!), this.v2TreeB58, this.v2QueueB58, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
+    const index = (k: string) => {
+      const i = keys.indexOf(k);
+      if (i < 0) throw new Error(`generator: account ${k} is not in the v2 transaction's account list`);
+      return i;
+    };
+    const g = v2InstructionGroup(t);
+    const outer = { programAddressIndex: index(g.outer.programId), accountIndices: g.outer.accounts.map(index), data: Uint8Array.from(g.outer.data) };
+    const inner = g.inner.map((ix) => ({ programIdIndex: index(ix.programId), accounts: ix.accounts.map(index), data: bs58.encode(ix.data) }));
+    return this.wrap(slot, keys, 4, outer, inner);
+  }
+
+  /** A forester transaction: outer registry; inner ACP (nullify / update address tree / batch update) then NOOP(event). */
+  private foresterTx(slot: number, eventData: Uint8Array, treeB58 = this.treeB58): Record<string, unknown> {
     const payer = this.owners[0]!;
-    const keys = [bs58.encode(payer), this.treeB58, LIGHT_REGISTRY_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, NOOP_PROGRAM_ID];
+    const keys = [bs58.encode(payer), treeB58, LIGHT_REGISTRY_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, NOOP_PROGRAM_ID];
     const outer = { programAddressIndex: 2, accountIndices: [0, 1], data: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]) };
     const inner = [
       { programIdIndex: 3, accounts: [1], data: bs58.encode(Uint8Array.from([158, 91, 21, 224, 0, 0, 0, 0])) },

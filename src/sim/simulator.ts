@@ -29,7 +29,7 @@ const QUEUE_OF: Record<TreeEntry['type'], QueueKind | null> = { StateV1: 'Nullif
 
 /**
  * The account-compression accounts the simulator serves: each tree of `config/trees.json` (the
- * generated transactions use smt1 and amt1) and its queue, owned by Photon's expected tree owner,
+ * generated transactions use smt1, amt1 and, with a v2 weight, HLKs5 and its output queue) and its queue, owned by Photon's expected tree owner,
  * as header-only account data in the real accounts' layout (src/light/treeAccounts.ts
  * `encodeTreeAccount`; next index and sequence number 0). Pubkey (base58) → data.
  */
@@ -78,6 +78,12 @@ export interface SimulatorOptions {
   keepSlots?: number;
   /** The generator's memory bounds (GeneratorOptions maxHeldAccounts / maxAddresses; defaults there). */
   generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses'>;
+  /**
+   * Relative weight of instruction-based (v2) transactions on the batched tree HLKs5 beside the legacy
+   * kinds (GeneratorOptions.v2Weight; default 0 here, `refract simulate` and `npm start` pass
+   * DEFAULT_SIM_V2_WEIGHT). Ignored (no v2 transactions) when replayed transactions use that tree.
+   */
+  v2Weight?: number;
   log?: Logger;
 }
 
@@ -140,8 +146,13 @@ export interface Simulator {
 
 const sha = (s: string) => bs58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32)));
 
-/** Moves the generator's tree past every leaf and seq the replayed transactions used in the same tree. */
-function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>[]): void {
+/**
+ * Moves the generator's tree past every leaf and seq the replayed transactions used in the same tree.
+ * @returns true when a replayed transaction used the generator's batched (v2) tree or its output queue.
+ */
+function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>[]): boolean {
+  const v2 = gen.v2Tree;
+  let usedV2 = false;
   let nextLeaf = 0;
   let lastSeq = 0n;
   for (const json of txs) {
@@ -153,6 +164,8 @@ function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>
       continue;
     }
     for (const ev of parsed.events) {
+      if (ev.kind === 'batch' && bs58.encode(ev.event.merkleTreePubkey) === v2.tree) usedV2 = true;
+      if (ev.kind === 'batchPublicTransaction' && ev.event.event.pubkeyArray.some((k) => [v2.tree, v2.queue].includes(bs58.encode(k)))) usedV2 = true;
       if (ev.kind === 'publicTransaction') {
         const e = ev.event;
         const seq = e.sequenceNumbers.find((s) => bs58.encode(s.treePubkey) === gen.treePubkey)?.seq;
@@ -170,6 +183,7 @@ function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>
     }
   }
   gen.continueTree(nextLeaf, lastSeq);
+  return usedV2;
 }
 
 /** Base58 first signature of a block transaction: base64 wire `[tx, 'base64']`, or a JSON-encoded one. */
@@ -190,7 +204,7 @@ function firstSignature(transaction: unknown): string {
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
   if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
-  const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1, ...opts.generatorBounds });
+  const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1, v2Weight: opts.v2Weight ?? 0, ...opts.generatorBounds });
   const replayTxs = (opts.replay ?? []).flatMap((dir) => listFiles(dir).map((f) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>));
   replayTxs.sort((a, b) => (a.slot as number) - (b.slot as number));
   // Slot s serves replayBySlot[s - 1]; an entry is dropped once its block is made (slots are made once, in order).
@@ -201,7 +215,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     else replayBySlot.push([tx]);
   }
   const replaySlots = replayBySlot.length;
-  continueAfterReplay(gen, replayTxs);
+  if (continueAfterReplay(gen, replayTxs) && (opts.v2Weight ?? 0) > 0) {
+    gen.disableV2();
+    opts.log?.warn({ tree: gen.v2Tree.tree }, 'simulator: replayed transactions use the batched tree; generating legacy transactions only (its queues and root cannot be continued)');
+  }
   const blocks = new Map<number, SimBlock>();
   const slotOfSignature = new Map<string, number>();
   let builtUpTo = 0;

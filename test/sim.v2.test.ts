@@ -1,0 +1,156 @@
+/**
+ * Issue 17 item 8: the generator speaks today's format. With a v2 weight it mixes instruction-based
+ * (v2) transactions on the batched tree HLKs5 (outputs into its output queue 6L7Sz…, spends into its
+ * input queue) and the forester's BatchAppend / BatchNullify events into the legacy stream. Indexed by
+ * the real indexer: every transaction accepted, every batch event applied with zero root mismatches
+ * (the generator's own height-32 Poseidon tree gives each event's new_root), queues as the generator
+ * left them, appended accounts proved by path (`proveByIndex` false) against the indexer's root, queued
+ * ones by index. With v2 weight 0 the stream is the legacy one of the seed.
+ */
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadTreeRegistry } from '../src/config/trees.ts';
+import { Indexer } from '../src/ingest/indexer.ts';
+import { parseTransaction } from '../src/light/parser.ts';
+import { getValidityProofInputs } from '../src/query/validityProof.ts';
+import { DEFAULT_V2_QUEUE, DEFAULT_V2_TREE, LightTxGenerator } from '../src/sim/generator.ts';
+import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
+import { decodeBlockJson } from '../src/solana/decode.ts';
+import { Store } from '../src/store/store.ts';
+import { tempDir, txDir } from './helpers/photon.ts';
+
+const registry = loadTreeRegistry();
+const HLKS5 = registry.get(DEFAULT_V2_TREE)!;
+const b58 = (b: Uint8Array) => bs58.encode(b);
+
+describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy ones', () => {
+  it('config/trees.json agrees with the generator defaults (StateV2 HLKs5, output queue 6L7Sz…)', () => {
+    expect(HLKS5).toMatchObject({ type: 'StateV2', queue: DEFAULT_V2_QUEUE, height: 32, rootHistoryCapacity: 20 });
+  });
+
+  it('indexes N generated blocks: both formats, batch events applied in order with zero root mismatches, queues and proofs as the generator says', async () => {
+    const gen = new LightTxGenerator({ owners: 40, seed: 5, v2Weight: 6, zkpBatchSize: 10 });
+    const store = new Store({ path: tempDir('refract-sim-v2-') });
+    const indexer = new Indexer(store, registry);
+    const seen = { legacy: 0, v2: 0, batchAppend: 0, batchNullify: 0, v2Inputs: 0 };
+    const v2Outputs = new Map<string, number>(); // hash → leaf index
+    let applied = 0;
+    for (let s = 1; s <= 120; s++) {
+      const block = decodeBlockJson(gen.block(s, 4).json, s);
+      for (const tx of block.transactions) {
+        for (const ev of parseTransaction(tx, s).events) {
+          if (ev.kind === 'publicTransaction') seen.legacy++;
+          if (ev.kind === 'batchPublicTransaction') {
+            seen.v2++;
+            seen.v2Inputs += ev.event.batchInputAccounts.length;
+            ev.event.event.outputCompressedAccountHashes.forEach((h, i) => v2Outputs.set(b58(h), ev.event.event.outputLeafIndices[i]!));
+          }
+          if (ev.kind === 'batch') {
+            if (ev.event.kind === 'batchAppend' || ev.event.kind === 'batchNullify') seen[ev.event.kind]++;
+            expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % 20n));
+          }
+        }
+      }
+      const r = indexer.indexBlocks([block]);
+      expect(r.rejected).toEqual([]);
+      expect(r.unknownTrees.size).toBe(0);
+      expect(r.unknownBatchInputs).toEqual([]);
+      expect([...r.rootMismatches]).toEqual([]);
+      expect(r.batchEvents.refused).toEqual([]);
+      expect(r.batchEvents.held).toEqual([]);
+      applied += r.batchEvents.applied;
+    }
+    // Both formats, both batch kinds, spends of queued and appended v2 accounts.
+    expect(seen.legacy).toBeGreaterThan(100);
+    expect(seen.v2).toBeGreaterThan(50);
+    expect(seen.v2Inputs).toBeGreaterThan(20);
+    expect(seen.batchAppend).toBeGreaterThan(3);
+    expect(seen.batchNullify).toBeGreaterThan(1);
+    expect(applied).toBe(seen.batchAppend + seen.batchNullify);
+
+    const g = gen.v2State();
+    expect(g.seq).toBe(BigInt(applied));
+    store.read((r) => {
+      // The indexer's batched tree and root are the generator's.
+      const t = r.batchTree(HLKS5.treeBytes)!;
+      expect(t.seq).toBe(g.seq);
+      expect(t.nextIndex).toBe(BigInt(g.nextIndex));
+      expect(t.rootIndex).toBe(Number(g.seq % 20n));
+      expect(b58(t.root)).toBe(b58(g.root));
+      expect(b58(r.node(HLKS5.treeBytes, 1n)!.hash)).toBe(b58(g.root));
+      // Queues: outputs not yet appended wait in the output queue, spends not yet nullified in the input queue.
+      const outQ = [...r.outputQueue(HLKS5.treeBytes)];
+      expect(outQ).toHaveLength(g.outputQueue);
+      expect(outQ.every((q) => q.leafIndex >= g.nextIndex)).toBe(true);
+      expect([...r.inputQueue(HLKS5.treeBytes)]).toHaveLength(g.inputQueue);
+
+      // Every v2 output is stored; the live ones are proved by path once appended, by index before.
+      let byPath = 0;
+      let byIndex = 0;
+      for (const [hash, leafIndex] of v2Outputs) {
+        const a = r.account(bs58.decode(hash))!;
+        expect(a, hash).toBeDefined();
+        expect(a.leafIndex).toBe(leafIndex);
+        expect(a.v2!.inOutputQueue).toBe(leafIndex >= g.nextIndex);
+        if (a.spent) continue;
+        const [p] = getValidityProofInputs(r, registry, { hashes: [a.hash], newAddresses: [] }, 'v2').accounts;
+        expect(p!.proveByIndex).toBe(leafIndex >= g.nextIndex);
+        if (p!.proveByIndex) byIndex++;
+        else {
+          byPath++;
+          expect(b58(p!.proof!.root)).toBe(b58(g.root));
+        }
+      }
+      expect(byPath).toBeGreaterThan(10);
+      expect(byIndex).toBeGreaterThan(0);
+    });
+    await store.close();
+  });
+
+  it('v2 weight 0 (the default) leaves the legacy stream of a seed unchanged; v2 weight > 0 changes it', () => {
+    const digest = (g: LightTxGenerator) => {
+      const h = createHash('sha256');
+      for (let s = 1; s <= 40; s++) h.update(JSON.stringify(g.block(s, 3).json));
+      return h.digest('hex');
+    };
+    expect(digest(new LightTxGenerator({ owners: 20, seed: 7, v2Weight: 0 }))).toBe(digest(new LightTxGenerator({ owners: 20, seed: 7 })));
+    expect(digest(new LightTxGenerator({ owners: 20, seed: 7, v2Weight: 1 }))).not.toBe(digest(new LightTxGenerator({ owners: 20, seed: 7 })));
+  });
+
+  it('refuses bad v2 options, naming the option', () => {
+    expect(() => new LightTxGenerator({ v2Weight: -1 })).toThrow('generator v2Weight must be a finite number ≥ 0, got -1');
+    expect(() => new LightTxGenerator({ zkpBatchSize: 0 })).toThrow('generator zkpBatchSize must be an integer ≥ 1, got 0');
+    expect(() => new LightTxGenerator({ v2RootHistoryCapacity: 1.5 })).toThrow('generator v2RootHistoryCapacity must be an integer ≥ 1, got 1.5');
+  });
+
+  describe('simulator', () => {
+    let sim: Simulator | undefined;
+    afterEach(async () => {
+      await sim?.close();
+      sim = undefined;
+    });
+    const v2Count = async (from: number, to: number) => {
+      let n = 0;
+      for (let s = from; s <= to; s++) {
+        const r = await fetch(sim!.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBlock', params: [s] }) });
+        const block = decodeBlockJson(((await r.json()) as { result: unknown }).result, s);
+        for (const tx of block.transactions) n += parseTransaction(tx, s).events.filter((e) => e.kind === 'batchPublicTransaction' || e.kind === 'batch').length;
+      }
+      return n;
+    };
+
+    it('with a v2 weight it generates v2 transactions; after a replay that used HLKs5 it generates legacy ones only', async () => {
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5 });
+      while (sim.slot() < 40) await new Promise((r) => setTimeout(r, 20));
+      expect(await v2Count(1, 40)).toBeGreaterThan(10);
+      await sim.close();
+      const dir = txDir('batched_tree_transactions');
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [dir] });
+      // The replay (115 transactions, HLKs5 only) fills the first slots; the generated ones follow.
+      expect(await v2Count(1, 20)).toBeGreaterThan(0);
+      while (sim.slot() < 240) await new Promise((r) => setTimeout(r, 20));
+      expect(await v2Count(200, 240)).toBe(0);
+    });
+  });
+});
