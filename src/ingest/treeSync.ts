@@ -76,7 +76,7 @@ export function mergeChainTrees(configured: readonly TreeEntry[], chain: readonl
   const base = loadTreeRegistry(configured);
   const onChain = new Set(chain.map((t) => t.tree));
   for (const c of chain) {
-    const known = base.all().find((t) => t.tree === c.tree);
+    const known = base.get(c.tree);
     if (!known) continue;
     const fields = (['queue', 'type', 'height', 'rootHistoryCapacity'] as const).filter((k) => known[k] !== c[k]);
     if (fields.length) {

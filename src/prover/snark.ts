@@ -32,6 +32,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ProverError } from './errors.ts';
 import { nativeAddon } from '../native.ts';
+import { ptauPowerFor } from './circuits.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -458,8 +459,7 @@ export async function readPtauInfo(file: string): Promise<PtauInfo> {
  * `floor(log2(nConstraints + nPubInputs + nOutputs)) + 1`.
  */
 export function requiredPtauPower(info: Pick<R1csInfo, 'nConstraints' | 'nPubInputs' | 'nPubOutputs'>): number {
-  const n = info.nConstraints + info.nPubInputs + info.nPubOutputs;
-  return Math.floor(Math.log2(n)) + 1;
+  return ptauPowerFor(info.nConstraints, info.nPubInputs + info.nPubOutputs);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -72,17 +72,15 @@ export function proverErrorToRpc(e: unknown): RpcError {
       return RpcError.validation(e.message);
     case 'not_ready':
     case 'keys_missing':
+    case 'setup_failed':
+    case 'queue_unavailable':
       return RpcError.unavailable(`Prover not available: ${e.message}`);
     case 'queue_full':
       return RpcError.unavailable(`Prover busy: ${e.message}`);
     case 'timeout':
       return RpcError.unavailable(`Proof timed out: ${e.message}`);
-    case 'queue_unavailable':
-      return RpcError.unavailable(`Prover not available: ${e.message}`);
     case 'remote_failed':
       return RpcError.unavailable(`External prover failed: ${e.message}`);
-    case 'setup_failed':
-      return RpcError.unavailable(`Prover not available: ${e.message}`);
     case 'worker_crashed':
       return RpcError.unavailable(`Prover failed: ${e.message}; retry`);
     default:

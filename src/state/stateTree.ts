@@ -39,7 +39,6 @@ export function persistLeafNodes(w: WriteView, tree: Bytes32, depth: number, lea
  * number of Poseidon hashes computed. Reads the stored nodes through `r`.
  */
 export function computeLeafNodes(r: ReadView, tree: Bytes32, depth: number, leaves: readonly LeafWrite[]): { nodes: Map<number, NodeRecord>; hashes: number } {
-  const w = r;
   if (leaves.length === 0) return { nodes: new Map(), hashes: 0 };
   const base = 2 ** depth;
   const sorted = [...leaves].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
@@ -47,13 +46,13 @@ export function computeLeafNodes(r: ReadView, tree: Bytes32, depth: number, leav
   const previousLeaf = new Map<number, NodeRecord | undefined>();
   for (const leaf of sorted) {
     const idx = base + leaf.leafIndex;
-    if (!previousLeaf.has(idx)) previousLeaf.set(idx, w.node(tree, BigInt(idx)));
+    if (!previousLeaf.has(idx)) previousLeaf.set(idx, r.node(tree, BigInt(idx)));
     const existingSeq = previousLeaf.get(idx)?.seq ?? 0n;
     if (leaf.seq >= existingSeq) mem.set(idx, { hash: leaf.hash, seq: leaf.seq });
   }
   if (mem.size === 0) return { nodes: mem, hashes: 0 };
 
-  const child = (idx: number, level: number): NodeRecord => mem.get(idx) ?? w.node(tree, BigInt(idx)) ?? { hash: ZERO_BYTES[level]!, seq: 0n };
+  const child = (idx: number, level: number): NodeRecord => mem.get(idx) ?? r.node(tree, BigInt(idx)) ?? { hash: ZERO_BYTES[level]!, seq: 0n };
   let frontier = [...new Set([...mem.keys()])].sort((a, b) => a - b);
   let hashes = 0;
   for (let level = 0; level < depth; level++) {
