@@ -61,6 +61,11 @@ async function call(app: FastifyInstance, method: string, params?: unknown): Pro
   expect(r.status, `${method}: ${r.text.slice(0, 300)}`).toBe(200);
   expect(r.body, method).toHaveProperty('result');
   expectValid(method, r.body.result);
+  // The whole reply against the method's documented 200 response (envelope and result).
+  const envelope = ajv.getSchema(`refract:openapi.json#/paths/~1${method}/post/responses/200/content/application~1json/schema`)!;
+  expect(envelope, method).toBeDefined();
+  envelope(r.body);
+  expect(envelope.errors ?? [], `${method}: reply envelope`).toEqual([]);
   exercised.add(findMethod(method)!.name);
   return r.body.result;
 }

@@ -92,7 +92,7 @@ const u32 = z.int().min(0).max(0xffff_ffff).meta({ format: 'uint32' });
 const u16 = z.int().min(0).max(0xffff).meta({ format: 'uint16' });
 
 /** Light's tree type: 1 StateV1, 2 AddressV1, 3 StateV2, 4 AddressV2. */
-export const TreeType = named('TreeType', "Light's tree type: 1 StateV1, 2 AddressV1, 3 StateV2, 4 AddressV2", z.literal([1, 2, 3, 4]));
+export const TreeType = named('TreeType', "Light's tree type: 1 StateV1, 2 AddressV1, 3 StateV2, 4 AddressV2", z.literal([1, 2, 3, 4]).meta({ type: 'integer' }));
 
 /** `{slot}`: the last indexed slot the answer was read at. */
 export const Context = named('Context', 'The indexed slot the answer was read at', z.strictObject({ slot: UnsignedInteger }));
@@ -377,7 +377,7 @@ export const RESULT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
       z.strictObject({
         tree: Pubkey,
         queue: Pubkey,
-        queueType: z.literal([3, 4, 5]).meta({ description: "Light's QueueType: 3 InputStateV2, 4 AddressV2, 5 OutputStateV2" }),
+        queueType: z.literal([3, 4, 5]).meta({ type: 'integer', description: "Light's QueueType: 3 InputStateV2, 4 AddressV2, 5 OutputStateV2" }),
         queueSize: UnsignedInteger,
       }),
     ),
@@ -408,8 +408,8 @@ export const RESULT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   }),
   getValidityProof: withContext(CompressedProofWithContext),
   getValidityProofV2: withContext(CompressedProofWithContextV2),
-  liveness: z.null(),
-  readiness: z.null(),
+  liveness: z.null().meta({ description: 'null: the server answers' }),
+  readiness: z.null().meta({ description: 'null: the store can be read' }),
 };
 
 // Each result is a named component too (`<method>Result`); one schema instance per method.
