@@ -270,7 +270,9 @@ export const CompressedProofWithContextV2 = named(
 
 /** A token account: V1 or V2 account shape with its token data. */
 const tokenAccount = <A extends z.ZodType>(account: A) => z.strictObject({ account, tokenData: TokenData });
+/** `{account: Account, tokenData}` (V1 token-account listings). */
 export const TokenAccount = named('TokenAccount', 'A compressed token account (V1 account shape) and its token data', tokenAccount(Account));
+/** `{account: AccountV2, tokenData}` (V2 token-account listings). */
 export const TokenAccountV2 = named('TokenAccountV2', 'A compressed token account (V2 account shape) and its token data', tokenAccount(AccountV2));
 
 /** `{mint, balance}` of an owner. */
