@@ -10,6 +10,7 @@
  * helper is not used for the expected value.
  */
 import bs58 from 'bs58';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { poseidon2 as p2, poseidon3 as p3 } from 'poseidon-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,9 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { loadTransactionFiles, type TransactionFile } from '../src/ingest/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { LocalBackend } from '../src/prover/backend.ts';
+import { solanaVkeyToJson, vkeyToSolana } from '../src/prover/encode.ts';
 import { DEV_PTAU, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
@@ -26,6 +29,7 @@ import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { Store } from '../src/store/store.ts';
 import type { BatchEvent, BatchPublicTransactionEvent, BlockInfo } from '../src/types.ts';
 import { REPO_ROOT, tempDir, txDir } from './helpers/photon.ts';
+import { startRefract, stopAll } from './helpers/refractBin.ts';
 import { lmdbServer, registry, rpcCall, rpcResult } from './helpers/rpcLmdb.ts';
 
 const KEYS = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(REPO_ROOT, '.refract-test-keys-v2');
@@ -88,6 +92,7 @@ beforeAll(async () => {
 }, 1_200_000);
 
 afterAll(async () => {
+  await stopAll();
   await pool?.close();
   await terminateCurve();
 });
@@ -103,6 +108,43 @@ async function expectVerifies(id: string, compressedProof: { a: number[]; b: num
   expect(await verifyCompressedProof(KEYS, id, compressedProof, [publicInputHash.toString()])).toBe(true);
   expect(await verifyCompressedProof(KEYS, id, compressedProof, [(publicInputHash + 1n).toString()])).toBe(false);
 }
+
+describe('v2 keys', () => {
+  it('exported as for v1: snarkjs vkey JSON (1 public input) and the groth16-solana layout (2 IC points); manifest entries check out', async () => {
+    const entries = await checkKeys(KEYS, IDS, { deep: true });
+    expect(entries.map((e) => [e.id, e.constraints, e.nPublic])).toEqual([
+      ['v2_inclusion_32_1', 7984, 1],
+      ['v2_non-inclusion_40_1', 10656, 1],
+      ['v2_combined_32_40_1_1', 18880, 1],
+    ]);
+    for (const id of IDS) {
+      const vkey = JSON.parse(await readFile(keyFiles(KEYS, id).vkey, 'utf8'));
+      expect([vkey.protocol, vkey.curve, vkey.nPublic, vkey.IC.length]).toEqual(['groth16', 'bn128', 1, 2]);
+      const sol = JSON.parse(await readFile(keyFiles(KEYS, id).vkeySolana, 'utf8'));
+      expect(sol).toEqual(solanaVkeyToJson(vkeyToSolana(vkey)));
+      expect(sol.ic).toHaveLength(2);
+      expect(sol.alpha_g1).toMatch(/^0x[0-9a-f]{128}$/);
+    }
+  });
+
+  it('refract start serves the default v2 circuits: /health lists them (ready or not), /metrics has their readiness gauges', async () => {
+    // Default circuits (no --circuits), keys dir holding only the three built here, no background build.
+    const d = await startRefract(['--keys', KEYS, '--no-build-keys', '--prover-threads', '1', '--log-level', 'warn']);
+    const health = (await (await fetch(`${d.url}/health`)).json()) as any;
+    expect(health.prover.keys.circuits).toMatchObject({
+      inclusion_26_1: false,
+      v2_inclusion_32_1: true,
+      v2_inclusion_32_2: false,
+      'v2_non-inclusion_40_1': true,
+      v2_combined_32_40_1_1: true,
+    });
+    expect(health.prover.keys).toMatchObject({ ready: 3, total: 19 });
+    const metrics = await (await fetch(`${d.url}/metrics`)).text();
+    expect(metrics).toContain('refract_prover_circuit_ready{circuit="v2_inclusion_32_1"} 1');
+    expect(metrics).toContain('refract_prover_circuit_ready{circuit="v2_inclusion_32_2"} 0');
+    await d.stop();
+  }, 90_000);
+});
 
 describe('getValidityProofV2 on batched_tree_transactions (HLKs5, height 32)', () => {
   // Everything indexed: all live accounts appended, the tree root = the last BatchEvent.new_root.
