@@ -293,6 +293,17 @@ describe('getValidityProofV2 on batched_address_transactions (EzKE8, height 40)'
     await app.close();
   });
 
+  it('a queued account with a new address: the account by index, only the address proved (v2_non-inclusion_40_1)', async () => {
+    const { app } = server(indexed([...stateFiles.filter((f) => !batchEventOf(f)), ...addressFiles]));
+    const a = lastBatchEvent(addressFiles, EZKE8);
+    const hash = liveHashes[2]!;
+    const v = await rpcResult(app, 'getValidityProofV2', { hashes: [hash], newAddressesWithTrees: [{ address: fresh, tree: EZKE8 }] });
+    expect(v.value.accounts.map((x: any) => [x.hash, x.root, x.rootIndex])).toEqual([[hash, ZERO_ROOT, { rootIndex: 0, proveByIndex: true }]]);
+    expect(v.value.addresses[0]).toMatchObject({ address: fresh, root: bs58.encode(a.newRoot), rootIndex: a.rootIndex });
+    await expectVerifies('v2_non-inclusion_40_1', v.value.compressedProof, chain([fe(bs58.encode(a.newRoot))], [fe(fresh)]));
+    await app.close();
+  }, 180_000);
+
   it('an address still in the address queue (before the BatchAddressAppend) is refused as existing', async () => {
     const { app } = server(indexed(addressFiles.filter((f) => !batchEventOf(f))));
     const queued = addresses[3]!;
