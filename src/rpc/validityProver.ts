@@ -10,8 +10,8 @@
  *    (it has Photon's v1 "no spent check" quirk and no address-existence check):
  *    - every hash is a known account (`Record Not Found: Account <hash> does not exist`) that is
  *      not spent (`Validation Error: Account <hash> is spent …`), in v1 as in v2;
- *    - every new address is absent from its address tree and from the indexed accounts
- *      (`Validation Error: Address <address> already exists …`);
+ *    - every new address is absent from its address tree, from the address queues (AddressV2) and
+ *      from the indexed accounts (`Validation Error: Address <address> already exists …`);
  *    - then getValidityProofInputs: paths, roots, root seqs → root indices, low elements.
  * 3. The circuit family from the trees (`circuitVersionFor`): v1 (state and address trees of
  *    height 26) or v2 (batched: StateV2 height 32 → `v2_inclusion_32_N`, AddressV2 height 40 →
@@ -188,16 +188,16 @@ function checkShapeBeforeRead(nAccounts: number, nAddresses: number): void {
 
 /**
  * Which circuit family proves these accounts and addresses: 1 for v1 trees (state and address
- * height 26), 2 for batched trees (StateV2 height 32, AddressV2 height 40). All proved accounts have
- * one height already (getValidityProofInputs, as Photon's `generate_proof`).
+ * height 26), 2 for batched trees (StateV2 height 32, AddressV2 height 40).
  *
  * Mixed requests (photon.md §3, `prover/prove.rs`): v1 and v2 STATE accounts in one request are
  * refused with Photon's `All state trees for account proofs must have the same height`, followed by
- * the two accounts and trees (Photon itself, because of quirk 5, sends such a request to the prover
- * and answers `Internal server error` when the prover refuses it). v1 accounts with v2 addresses (or v2 accounts with v1 addresses): Photon sends a
- * combined request of heights 26/40 (or 32/26) to the prover, which has no such key and answers 400,
- * so Photon returns `Internal server error`. Refract serves no such circuit either and says so with
- * a specific `Validation Error` instead of a generic one.
+ * the two accounts and trees (Photon itself, because of quirk 5, sends such a request to the
+ * prover and answers `Internal server error` when the prover refuses it). v1 accounts with v2
+ * addresses (or v2 accounts with v1 addresses): Photon sends a combined request of heights 26/40
+ * (or 32/26) to the prover, which has no such key and answers 400, so Photon returns `Internal
+ * server error`. Refract serves no such circuit either and says so with a specific `Validation
+ * Error` instead of a generic one.
  * @throws RpcError validation naming the trees and their heights
  */
 function circuitVersionFor(proved: readonly StoreInputs['accounts'][number][], addresses: StoreInputs['addresses']): 1 | 2 {
@@ -238,7 +238,8 @@ function circuitVersionFor(proved: readonly StoreInputs['accounts'][number][], a
 }
 
 /**
- * The checks of step 2 on the caller's read view: hashes exist and are unspent, new addresses are new.
+ * The checks of step 2 on the caller's read view: hashes exist and are unspent, new addresses are
+ * new (not in their address tree, not waiting in an AddressV2 queue, no indexed account has them).
  * @throws RpcError notFound / validation naming the offending hash or address
  */
 export function checkCurrentState(r: ReadView, registry: TreeRegistry, request: ValidityProofRequest): void {
