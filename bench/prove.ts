@@ -4,7 +4,8 @@
  * `snarkjs groth16 fullprove` process per request, one at a time), in the same run.
  *
  * Sections (results in bench/results/prove.json, a table on stdout):
- * 1. latency per shape at concurrency 1 (inclusion 1,2,3,4,8; non-inclusion 1,2; combined 1×1):
+ * 1. latency per shape at concurrency 1 (inclusion 1,2,3,4,8; non-inclusion 1,2; combined 1×1;
+ *    v2 inclusion 1 at height 32 and v2 non-inclusion 1 at height 40, the batched-tree circuits):
  *    p50/p95 of the whole request, witness/prove/verify medians, CPU core-seconds per proof
  *    (process CPU time, all threads, / proofs), for each pool layout in --pools: `<threads><m|s>`,
  *    m = multi-threaded curves, s = single-threaded curves, `default` = the daemon's default layout
@@ -25,8 +26,9 @@
  *
  * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
  *   --naive-n 3 --memory-n 500 --ratio-rounds 5 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
- * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`; the default
- * .refract-keys-all holds all 15 circuits made with the INSECURE dev ptau).
+ * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`, which builds the 15
+ * v1 circuits and the default v2 ones; the default .refract-keys-all is made with the INSECURE dev
+ * ptau). The naive path runs every shape too (v2 included).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,8 +36,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalBackend } from '../src/prover/backend.ts';
-import { getCircuit } from '../src/prover/circuits.ts';
-import { initialAddressTreeProof, REPO_ROOT, syntheticAccount } from '../src/prover/fixtures.ts';
+import { poseidon2 } from 'poseidon-lite';
+import { getCircuit, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../src/prover/circuits.ts';
+import { bigintToBe32 } from '../src/prover/encode.ts';
+import { foldPath, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, REPO_ROOT, syntheticAccount, zeroHashes } from '../src/prover/fixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';
@@ -45,7 +49,7 @@ import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witne
 const { values } = parseArgs({
   options: {
     keys: { type: 'string', default: path.join(REPO_ROOT, '.refract-keys-all') },
-    shapes: { type: 'string', default: 'inclusion_26_1,inclusion_26_2,inclusion_26_3,inclusion_26_4,inclusion_26_8,non-inclusion_26_1,non-inclusion_26_2,combined_26_26_1_1' },
+    shapes: { type: 'string', default: 'inclusion_26_1,inclusion_26_2,inclusion_26_3,inclusion_26_4,inclusion_26_8,non-inclusion_26_1,non-inclusion_26_2,combined_26_26_1_1,v2_inclusion_32_1,v2_non-inclusion_40_1' },
     'latency-n': { type: 'string', default: '5' },
     'throughput-n': { type: 'string', default: '16' },
     concurrency: { type: 'string', default: '1,2,4,8' },
@@ -93,10 +97,40 @@ const SNARKJS_CLI = path.join(SNARKJS_DIR, 'build', 'cli.cjs');
 // helpers
 
 let seed = 1;
+
+/**
+ * v2 (batched-tree) inputs: accounts at pseudo-random indices of a height-32 tree (random siblings,
+ * root folded), new addresses against the empty height-40 address tree (leaf 0 = Poseidon2(0,
+ * 2^248 − 1), v2 leaf without next index; siblings Z[0..39]). publicInputHash is computed by the
+ * witness builder.
+ */
+function v2InputsFor(id: string, s: number): ValidityProofInputs {
+  const c = getCircuit(id);
+  const z = zeroHashes(V2_ADDRESS_TREE_HEIGHT);
+  const account = (k: number) => {
+    const r = (j: number) => poseidon2([BigInt(s * 100 + k), BigInt(j)]);
+    const leafIndex = (s * 7919 + k * 104729) % 2 ** V2_STATE_TREE_HEIGHT;
+    const leaf = r(1_000_000);
+    const path = Array.from({ length: V2_STATE_TREE_HEIGHT }, (_, i) => r(i));
+    return { root: bigintToBe32(foldPath(leaf, leafIndex, path)), leaf: bigintToBe32(leaf), leafIndex, pathElements: path.map(bigintToBe32) };
+  };
+  const emptyRoot = bigintToBe32(foldPath(poseidon2([0n, HIGHEST_ADDRESS_PLUS_ONE]), 0, z.slice(0, V2_ADDRESS_TREE_HEIGHT)));
+  const address = (k: number) => ({
+    root: emptyRoot,
+    value: bigintToBe32(BigInt(s) * 1000n + BigInt(k) + 1n),
+    lowValue: bigintToBe32(0n),
+    highValue: bigintToBe32(HIGHEST_ADDRESS_PLUS_ONE),
+    lowLeafIndex: 0,
+    pathElements: z.slice(0, V2_ADDRESS_TREE_HEIGHT).map(bigintToBe32),
+  });
+  return { version: 2, accounts: Array.from({ length: c.nAccounts }, (_, k) => account(k)), addresses: Array.from({ length: c.nAddresses }, (_, k) => address(k)) };
+}
+
 /** Fresh inputs for a circuit (distinct leaves, so nothing is cached anywhere). */
 function inputsFor(id: string): ValidityProofInputs {
   const c = getCircuit(id);
   const s = seed++;
+  if (c.version === 2) return v2InputsFor(id, s);
   return {
     accounts: Array.from({ length: c.nAccounts }, (_, k) => syntheticAccount(s * 100 + k, (s * 7919 + k * 104729) % 2 ** 26)),
     addresses: Array.from({ length: c.nAddresses }, (_, k) => initialAddressTreeProof(BigInt(s) * 1000n + BigInt(k) + 1n)),

@@ -4,7 +4,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/index.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
-import { CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
+import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
 import { loadConfig, parseRateLimit } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
@@ -57,7 +57,7 @@ program
   .option('--ptau <file>', 'powers of tau for building missing keys (default: the INSECURE dev ptau if present, else the public Hermez file (downloaded from $REFRACT_PTAU_URL, verified), else a generated INSECURE one)')
   .option('--no-prover', 'no validity proofs (getValidityProof answers "Prover not available")')
   .option('--no-build-keys', 'do not build missing keys in the background')
-  .option('--circuits <ids>', 'serve (and build) only these comma-separated circuit ids (default all)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--circuits <ids>', `serve (and build) only these comma-separated circuit ids (default: every v1 circuit and ${DEFAULT_V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--prover-threads <n>', 'prover worker threads (default: cores)', positive('--prover-threads'))
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
   .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
@@ -121,7 +121,7 @@ program
   .option('--keys <dir>', 'keys directory', './keys')
   .option('--ptau <file>', 'prepared (phase 2) powers of tau, e.g. from a public ceremony')
   .option('--insecure-ptau', 'the --ptau file is a development one (recorded and announced as INSECURE)')
-  .option('--circuits <ids>', `comma-separated circuit ids (default all v1: ${CIRCUIT_IDS.join(',')}; v2, on request only: ${V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--circuits <ids>', `comma-separated circuit ids (default: all v1, ${CIRCUIT_IDS.join(',')}, and v2 ${DEFAULT_V2_CIRCUIT_IDS.join(',')}; other v2 on request: ${V2_CIRCUIT_IDS.filter((id) => !DEFAULT_V2_CIRCUIT_IDS.includes(id)).join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--dev-ptau-power <n>', 'use an INSECURE development ptau of 2^N (generated when missing) when no --ptau is given, instead of downloading the public one', int('--dev-ptau-power'))
   .option('--force', 'rebuild even when cached')
   .option('--no-progress', 'log lines instead of a progress bar')

@@ -96,13 +96,13 @@ describe('refract start on an empty --db', () => {
     expect(await verifyCompressedProof(TEST_KEYS_DIR, 'non-inclusion_26_1', value.compressedProof, [bs58.decode(value.roots[0]), bs58.decode(NEW_ADDRESS)])).toBe(true);
   }, 120_000);
 
-  it('getValidityProof with account hashes still needs indexed data; the amt2 address gets a specific refusal', async () => {
+  it('getValidityProof with account hashes still needs indexed data; the amt2 address needs v2_non-inclusion_40_1, which this daemon does not serve', async () => {
     const hashes = await postRpc(port, 'getValidityProof', { hashes: [NEW_ADDRESS], newAddresses: [NEW_ADDRESS] });
     expect([hashes.status, hashes.body.error]).toEqual([404, { code: -32000, message: 'Record Not Found: No data has been indexed' }]);
     const v2 = await postRpc(port, 'getValidityProofV2', { newAddressesWithTrees: [{ address: NEW_ADDRESS, tree: AMT2 }] });
-    expect(v2.status).toBe(400);
-    expect(v2.body.error.message).toBe(
-      `Validation Error: not yet supported: v2 non-inclusion at height 40: address ${NEW_ADDRESS} is for AddressV2 tree ${AMT2} (height 40); Refract's prover serves v1 address trees of height 26 only`,
+    expect(v2.status).toBe(503);
+    expect(v2.body.error.message).toMatch(
+      /^Prover not available: proving keys for v2_non-inclusion_40_1 are not ready: this server does not serve v2_non-inclusion_40_1 \(1 of 1 circuits ready\); add it to --circuits/,
     );
   });
 

@@ -302,8 +302,8 @@ describe('keys readiness', () => {
     const srv = lmdbServer(s4, { prover: (data) => new RefractValidityProver({ data, service: s }) }).app;
     const r = await rpcCall(srv, 'getValidityProof', { hashes: [PAYER_HASH] });
     expect(r.status).toBe(503);
-    expect(r.body.error.message).toMatch(/^Prover not available: proving keys for inclusion_26_1 are not ready: they are missing from .* \(0 of 15 circuits ready\); run `refract setup --keys /);
-    expect(empty.health()).toMatchObject({ ready: 0, total: 15, circuits: { inclusion_26_1: false } });
+    expect(r.body.error.message).toMatch(/^Prover not available: proving keys for inclusion_26_1 are not ready: they are missing from .* \(0 of 19 circuits ready\); run `refract setup --keys /);
+    expect(empty.health()).toMatchObject({ ready: 0, total: 19, circuits: { inclusion_26_1: false, v2_inclusion_32_1: false, 'v2_non-inclusion_40_1': false } });
     const ok = new KeyReadiness(TEST_KEYS_DIR);
     await ok.refresh();
     expect(ok.health().circuits).toMatchObject({ inclusion_26_1: true, 'non-inclusion_26_1': true });

@@ -1,8 +1,8 @@
 /**
  * The JSON-RPC API over batched (v2) state indexed from the reference's batched_tree_transactions
  * (../shared/photon, read in place): queued accounts are proved by index (getValidityProofV2 answers
- * without a prover, compressedProof null), appended ones carry their leaf's proof, and a request that
- * would need a height-32 inclusion circuit gets a specific error.
+ * without a prover, compressedProof null), appended ones carry their leaf's proof, and a count no v2
+ * circuit serves gets a specific error (proofs themselves: test/validityProof.v2.test.ts).
  */
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
@@ -31,7 +31,7 @@ const live = (() => {
 })();
 
 function server(store: Store) {
-  // The proof service is never reached here: queued accounts need no proof, height-32 ones are refused first.
+  // The proof service is never reached here: queued accounts need no proof, unserved counts are refused first.
   return lmdbServer(store, { prover: (data) => new RefractValidityProver({ data, service: {} as ProofService }) });
 }
 
@@ -59,7 +59,7 @@ describe('v2 accounts through the API', () => {
     await app.close();
   });
 
-  it('after the batch events: accounts are appended (proveByIndex false, root = the chain root) and a proof needing a height-32 circuit is refused with a specific error', async () => {
+  it('after the batch events: accounts are appended (proveByIndex false, root = the chain root); an unserved v2 count is refused with the served counts', async () => {
     const store = indexed(files);
     const { app } = server(store);
     const root = store.read((r) => r.batchTree(bs58.decode(HLKS5)))!;
@@ -68,8 +68,10 @@ describe('v2 accounts through the API', () => {
     const proofs = await rpcResult(app, 'getMultipleCompressedAccountProofsV2', [live[0]!.hash]);
     expect(proofs.value[0]).toMatchObject({ hash: live[0]!.hash, root: bs58.encode(root.root), proveByIndex: false });
     expect(proofs.value[0].proof).toHaveLength(32);
-    const r = await rpcCall(app, 'getValidityProofV2', { hashes: [live[0]!.hash] });
-    expect(r.body.error.message).toMatch(/^Validation Error: not yet supported: v2 inclusion at height 32: account \S+ is in StateV2 tree HLKs5/);
+    // Proofs over appended accounts: test/validityProof.v2.test.ts (real prover). Here: a count no
+    // v2 circuit serves is refused before the prover, naming the served v2 counts.
+    const r = await rpcCall(app, 'getValidityProofV2', { hashes: live.slice(0, 5).map((o) => o.hash) });
+    expect(r.body.error.message).toMatch(/^Validation Error: no v2 validity-proof circuit for 5 account\(s\) and 0 address\(es\); supported v2 shapes: accounts only: 1, 2, 3, 4 or 8;/);
     await app.close();
   });
 });

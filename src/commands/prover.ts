@@ -9,7 +9,6 @@
  */
 import { createLogger } from '../log.ts';
 import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
-import { CIRCUIT_IDS } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
 import type { CurveThreading } from '../prover/pool.ts';
 import type { ProverKernels } from '../prover/snark.ts';
@@ -45,7 +44,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
   if (ready.length === 0) {
     throw new ProverError('keys_missing', `no proving keys in ${keys.keysDir}; run \`refract setup --keys ${keys.keysDir}\` first (or copy the keys of the API server: proofs must verify against its verification keys)`);
   }
-  if (ready.length < CIRCUIT_IDS.length) log.warn({ ready, missing: CIRCUIT_IDS.filter((id) => !ready.includes(id)) }, 'some circuits have no keys here: their jobs are handed back to the queue for a node that has them (keys_missing after 5 handbacks)');
+  if (ready.length < keys.circuits.length) log.warn({ ready, missing: keys.circuits.filter((id) => !ready.includes(id)) }, 'some circuits have no keys here: their jobs are handed back to the queue for a node that has them (keys_missing after 5 handbacks)');
   const print = (o: Record<string, unknown>) => {
     if (opts.events) process.stdout.write(`${JSON.stringify({ ...o, pid: process.pid })}\n`);
   };

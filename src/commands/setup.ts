@@ -15,7 +15,7 @@
  * Output: a progress bar on a TTY (stderr), one log line per step otherwise; a JSON summary on stdout.
  */
 import path from 'node:path';
-import { CIRCUIT_IDS } from '../prover/circuits.ts';
+import { DEFAULT_CIRCUIT_IDS } from '../prover/circuits.ts';
 import { setupProgressBar } from '../prover/progress.ts';
 import { defaultDevPtau } from '../prover/readiness.ts';
 import { setupCircuits, type SetupProgress } from '../prover/setup.ts';
@@ -45,7 +45,7 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
     ptau = defaultDevPtau();
     insecure = ptau !== undefined;
   }
-  const circuits = opts.circuits?.length ? opts.circuits : [...CIRCUIT_IDS];
+  const circuits = opts.circuits?.length ? opts.circuits : [...DEFAULT_CIRCUIT_IDS];
   const tty = opts.progress !== false && process.stderr.isTTY;
   const bar = tty ? setupProgressBar() : undefined;
   const t0 = performance.now();

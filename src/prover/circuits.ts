@@ -18,6 +18,7 @@
  * 1–20 and non-inclusion 1–32 too; not registered here). Constraints: 7,744 per account, 10,416 per
  * address, plus the hash chains (`v2ChainConstraints`) and, for combined, one Poseidon2 (240).
  * Every v2 shape fits the 2^16 development ptau except combined 3_4 and 4_4 (2^17, `ptauPower`).
+ * Served by default: `DEFAULT_V2_CIRCUIT_IDS` (inclusion 1, 2; non-inclusion 1; combined 1×1).
  */
 import { ProverError } from './errors.ts';
 
@@ -177,6 +178,22 @@ export const CIRCUIT_IDS: readonly string[] = Object.freeze(CIRCUITS.map((c) => 
 /** All v2 circuit ids, in registry order (`refract setup --circuits <ids>` builds them). */
 export const V2_CIRCUIT_IDS: readonly string[] = Object.freeze(V2_CIRCUITS.map((c) => c.id));
 
+/**
+ * The v2 circuits served by default (`refract start` builds their keys in the background when
+ * missing, `refract setup` without `--circuits` builds them): one or two accounts (inclusion 1, 2),
+ * one new address (non-inclusion 1), one of each (combined 1×1) — a transfer, a merge, an address
+ * creation, a create-with-input. Chosen by build time: ~53,500 constraints, about 2 min of zkey
+ * creation on 2 cores (measured: inclusion 1 in 17.5 s, non-inclusion 1 in 21 s, combined 1×1 in
+ * 54 s with the 2^16 dev ptau; ~2.2 ms per constraint), against ~12 min for the 15 v1 circuits
+ * (345,000 constraints). The whole v2 set (25 circuits, ~1.0 M constraints) would add about
+ * 40 min, and combined 3×4 and 4×4 need a 2^17 ptau (the dev ptau is 2^16), so the rest stay
+ * opt-in (`--circuits`). The default four fit the 2^16 dev ptau.
+ */
+export const DEFAULT_V2_CIRCUIT_IDS: readonly string[] = Object.freeze(['v2_inclusion_32_1', 'v2_inclusion_32_2', 'v2_non-inclusion_40_1', 'v2_combined_32_40_1_1']);
+
+/** What a daemon serves and `refract setup` builds without `--circuits`: every v1 circuit and `DEFAULT_V2_CIRCUIT_IDS`. */
+export const DEFAULT_CIRCUIT_IDS: readonly string[] = Object.freeze([...CIRCUIT_IDS, ...DEFAULT_V2_CIRCUIT_IDS]);
+
 const BY_ID = new Map([...CIRCUITS, ...V2_CIRCUITS].map((c) => [c.id, c]));
 
 /**
@@ -188,7 +205,8 @@ export const PRIORITY_CIRCUIT_IDS: readonly string[] = Object.freeze(['inclusion
 /**
  * The order setup builds circuits in, so the first proofs come soonest: `PRIORITY_CIRCUIT_IDS`
  * first (in that order), then the rest by ascending constraints (cheapest first; registry order on
- * ties). Duplicates are dropped.
+ * ties; in the default set v2 inclusion 1 and non-inclusion 1 come right after the v1 priority
+ * shapes, being the next cheapest). Duplicates are dropped.
  * @param ids circuit ids (validated)
  * @returns a new array with the same ids, reordered
  * @throws ProverError `unsupported_shape` for an unknown id

@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CIRCUIT_IDS } from './circuits.ts';
+import { DEFAULT_CIRCUIT_IDS } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import { checkKeys, readManifest } from './keys.ts';
 
@@ -51,7 +51,7 @@ export interface BackgroundSetupState {
 
 /** Options of `KeyReadiness`. */
 export interface KeyReadinessOptions {
-  /** Circuits this process serves (default all). */
+  /** Circuits this process serves (default `DEFAULT_CIRCUIT_IDS`: every v1 circuit and the default v2 ones). */
   circuits?: readonly string[];
   /** Manifest poll interval while a background setup runs, ms (default 2000). */
   pollMs?: number;
@@ -77,7 +77,7 @@ export class KeyReadiness {
   /** @param keysDir keys directory (resolved); nothing is read until `refresh()` */
   constructor(keysDir: string, private readonly opts: KeyReadinessOptions = {}) {
     this.keysDir = path.resolve(keysDir);
-    this.circuits = opts.circuits ?? CIRCUIT_IDS;
+    this.circuits = opts.circuits ?? DEFAULT_CIRCUIT_IDS;
   }
 
   /** Re-reads the manifest and the key files; updates the ready set. Never throws. */
@@ -145,13 +145,14 @@ export class KeyReadiness {
 
   /**
    * Throws unless `circuitId` is ready.
-   * @throws ProverError `not_ready` saying whether keys are being built, failed to build, or are missing (and the fix)
+   * @throws ProverError `not_ready` saying whether the circuit is not served, its keys are being built, failed to build, or are missing (and the fix)
    */
   check(circuitId: string): void {
     if (this.ready.has(circuitId)) return;
     const n = `${this.ready.size} of ${this.circuits.length} circuits ready`;
     let why: string;
-    if (this.setup?.state === 'running') why = `they are being built in the background by \`refract setup\` (pid ${this.setup.pid}; ${n}); retry later`;
+    if (!this.circuits.includes(circuitId)) why = `this server does not serve ${circuitId} (${n}); add it to --circuits (or config \`circuits\`) and restart`;
+    else if (this.setup?.state === 'running') why = `they are being built in the background by \`refract setup\` (pid ${this.setup.pid}; ${n}); retry later`;
     else if (this.setup?.state === 'failed') why = `the background \`refract setup\` failed (exit ${this.setup.exitCode}; ${n}): ${this.setup.lastLines.at(-1) ?? ''}`;
     else why = `they are missing from ${this.keysDir} (${n}); run \`refract setup --keys ${this.keysDir}\``;
     throw new ProverError('not_ready', `proving keys for ${circuitId} are not ready: ${why}`, { circuitId, ready: this.readyIds() });

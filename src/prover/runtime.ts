@@ -17,14 +17,14 @@ import { availableParallelism } from 'node:os';
 import type { Metrics } from '../metrics.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
-import { CIRCUIT_IDS, getCircuit } from './circuits.ts';
+import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
 import { KeyReadiness } from './readiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './service.ts';
 
 /** Circuits loaded into the pool as soon as their keys are ready (the common small shapes). */
-export const DEFAULT_WARM_CIRCUITS: readonly string[] = ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'combined_26_26_1_1'];
+export const DEFAULT_WARM_CIRCUITS: readonly string[] = ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'combined_26_26_1_1', 'v2_inclusion_32_1', 'v2_non-inclusion_40_1'];
 
 /** Minimal logger (pino-compatible). */
 export interface RuntimeLog {
@@ -57,7 +57,7 @@ export interface ProverRuntimeOptions {
   timeoutMs?: number;
   /** Proof queue bound, default 64: pending proofs of the in-process queue, or jobs waiting in the BullMQ queue. */
   maxPending?: number;
-  /** Circuits served (default all); others answer "not ready". The background setup builds only these. */
+  /** Circuits served (default `DEFAULT_CIRCUIT_IDS`: all v1 and the default v2 ones); others answer "not ready". The background setup builds only these. */
   circuits?: readonly string[];
   /** Build missing keys in the background (default true). */
   autoSetup?: boolean;
@@ -142,8 +142,8 @@ export class ProverRuntime {
     }
 
     o.circuits?.forEach((id) => getCircuit(id)); // unknown ids fail at start
-    // refract_prover_circuit_ready: every v1 circuit (0 when not served) and any served v2 circuit.
-    const readyMetricIds = [...new Set([...CIRCUIT_IDS, ...(o.circuits ?? [])])];
+    // refract_prover_circuit_ready: every default circuit (0 when not served) and any other served one.
+    const readyMetricIds = [...new Set([...DEFAULT_CIRCUIT_IDS, ...(o.circuits ?? [])])];
     const readiness = new KeyReadiness(o.keysDir, {
       circuits: o.circuits,
       onChange: (ready) => {

@@ -82,7 +82,8 @@ export function rootIndexOf(r: ReadView, tree: TreeInfo, rootSeq: bigint, capaci
  *   the same height` (addresses: `All address trees for new address proofs must have the same height`).
  * - New addresses: the low element's exclusion proof in the named tree; an unknown tree is
  *   InvalidPubkey `tree` (the API checks the trees before calling). The AddressV2 "already in the
- *   queue" check is not made (the queue is indexed: `ReadView.queuedAddress`, but not consulted here).
+ *   queue" check is not made here: src/rpc/validityProver.ts `checkCurrentState` makes it (with the
+ *   tree and address-account checks) before calling this.
  * - Root indices of batched trees: the last batch event's `root_index` when the proof's root is the one
  *   it wrote (`rootIndexOf`).
  * Throws QueryError (src/query/errors.ts) for all of the above.

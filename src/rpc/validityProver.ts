@@ -10,10 +10,19 @@
  *    (it has Photon's v1 "no spent check" quirk and no address-existence check):
  *    - every hash is a known account (`Record Not Found: Account <hash> does not exist`) that is
  *      not spent (`Validation Error: Account <hash> is spent …`), in v1 as in v2;
- *    - every new address is absent from its address tree and from the indexed accounts
- *      (`Validation Error: Address <address> already exists …`);
+ *    - every new address is absent from its address tree, from the address queues (AddressV2) and
+ *      from the indexed accounts (`Validation Error: Address <address> already exists …`);
  *    - then getValidityProofInputs: paths, roots, root seqs → root indices, low elements.
- * 3. Only v1 trees (height 26) can be proved by Refract's circuits; v2 trees get a clear error.
+ * 3. The circuit family from the trees (`circuitVersionFor`): v1 (state and address trees of
+ *    height 26) or v2 (batched: StateV2 height 32 → `v2_inclusion_32_N`, AddressV2 height 40 →
+ *    `v2_non-inclusion_40_M`, both → `v2_combined_32_40_N_M`; one public input `publicInputHash`,
+ *    spec prover.md §1.6). getValidityProofV2 answers accounts still in an output queue by index
+ *    (`proveByIndex`, root 0^32 = `1111…1111`, root index 0, no circuit input); when nothing is left
+ *    for the prover, `compressedProof` is null. Appended v2 accounts and AddressV2 addresses carry
+ *    the root the chain published and the `root_index` of the batch event that wrote it. Counts no
+ *    v2 circuit serves: `Validation Error: no v2 validity-proof circuit for N account(s) and M
+ *    address(es); supported v2 shapes: …`. v1 state + v2 addresses (or the reverse) in one proof:
+ *    a specific `Validation Error` (no circuit, here or in the reference prover, serves them).
  * 4. `ProofService.prove`: witness → queue → proof → verification with the vkey → encodings.
  *    Errors map to JSON-RPC: input problems → `Validation Error`; keys not ready or failing to
  *    build, queue full, timeout, queue or external prover down → 503 with the reason (`Prover not
@@ -30,7 +39,7 @@ import { getValidityProofInputs, type ValidityProofInputs as StoreInputs } from 
 import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from './context.ts';
 import { RpcError } from './errors.ts';
 import type { ReadView, Store } from '../store/store.ts';
-import { circuitIdFor, V1_TREE_HEIGHT } from '../prover/circuits.ts';
+import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
 import type { ProofService } from '../prover/service.ts';
 import type { ValidityProofInputs } from '../prover/witness.ts';
@@ -107,7 +116,7 @@ export class RefractValidityProver implements ValidityProver {
    */
   async getValidityProof(request: ValidityProofRequest, mode: 'v1' | 'v2'): Promise<ValidityProofRecordWithSlot> {
     const { data } = this.opts;
-    if (mode === 'v1') checkShape(request.hashes.length, request.newAddresses.length);
+    if (mode === 'v1') checkShapeBeforeRead(request.hashes.length, request.newAddresses.length);
     const service = this.service();
 
     const { slot, inputs } = data.store.read((r) => {
@@ -121,28 +130,19 @@ export class RefractValidityProver implements ValidityProver {
       // v2: every account is proved by index; nothing for the prover.
       return { ...data.validityProofRecord(inputs, null), slot };
     }
-    checkShape(proved.length, inputs.addresses.length);
-    for (const a of proved) {
-      if (a.tree.type !== 'StateV1' || a.proof!.proof.length !== V1_TREE_HEIGHT) {
-        const what = a.tree.type === 'StateV2' ? `not yet supported: v2 inclusion at height ${a.tree.height}: ` : '';
-        throw RpcError.validation(`${what}account ${b58(a.hash)} is in ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}); Refract's prover serves v1 state trees of height ${V1_TREE_HEIGHT} only`);
-      }
-    }
-    for (const a of inputs.addresses) {
-      if (a.tree.type !== 'AddressV1' || a.proof.proof.length !== V1_TREE_HEIGHT) {
-        const what = a.tree.type === 'AddressV2' ? `not yet supported: v2 non-inclusion at height ${a.tree.height}: ` : '';
-        throw RpcError.validation(`${what}address ${b58(a.proof.address)} is for ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}); Refract's prover serves v1 address trees of height ${V1_TREE_HEIGHT} only`);
-      }
-    }
+    const version = circuitVersionFor(proved, inputs.addresses);
+    checkShape(proved.length, inputs.addresses.length, version);
 
     const proverInputs: ValidityProofInputs = {
+      version,
       accounts: proved.map((a) => ({ root: a.proof!.root, leaf: a.hash, leafIndex: a.leafIndex, pathElements: a.proof!.proof })),
       addresses: inputs.addresses.map((a) => ({
         root: a.proof.root,
         value: a.proof.address,
         lowValue: a.proof.lowerRangeAddress,
         highValue: a.proof.higherRangeAddress,
-        nextIndex: a.proof.nextIndex,
+        // The v2 leaf is Poseidon2(value, next value): no next index (spec prover.md §1.6).
+        ...(version === 1 ? { nextIndex: a.proof.nextIndex } : {}),
         lowLeafIndex: a.proof.lowElementLeafIndex,
         pathElements: a.proof.proof,
       })),
@@ -159,18 +159,87 @@ export class RefractValidityProver implements ValidityProver {
   }
 }
 
-/** Throws `Validation Error` listing the supported shapes when no circuit serves the counts. */
-function checkShape(nAccounts: number, nAddresses: number): void {
+/**
+ * Throws `Validation Error` listing the supported shapes when no circuit of `version` serves the
+ * counts (v2: `no v2 validity-proof circuit for N account(s) and M address(es); supported v2
+ * shapes: …`).
+ */
+function checkShape(nAccounts: number, nAddresses: number, version: 1 | 2 = 1): void {
   if (nAccounts === 0 && nAddresses === 0) return; // the methods reject empty requests themselves
   try {
-    circuitIdFor(nAccounts, nAddresses);
+    circuitIdFor(nAccounts, nAddresses, version);
   } catch (e) {
     throw proverErrorToRpc(e);
   }
 }
 
 /**
- * The checks of step 2 on the caller's read view: hashes exist and are unspent, new addresses are new.
+ * getValidityProof (v1 method): refuses before any read when neither a v1 nor a v2 circuit serves
+ * the counts (which family applies depends on the trees, known only after the read; the v2 shape
+ * is checked again then). The error is the v1 one, listing the v1 shapes.
+ */
+function checkShapeBeforeRead(nAccounts: number, nAddresses: number): void {
+  try {
+    checkShape(nAccounts, nAddresses, 2);
+  } catch {
+    checkShape(nAccounts, nAddresses, 1);
+  }
+}
+
+/**
+ * Which circuit family proves these accounts and addresses: 1 for v1 trees (state and address
+ * height 26), 2 for batched trees (StateV2 height 32, AddressV2 height 40).
+ *
+ * Mixed requests (photon.md §3, `prover/prove.rs`): v1 and v2 STATE accounts in one request are
+ * refused with Photon's `All state trees for account proofs must have the same height`, followed by
+ * the two accounts and trees (Photon itself, because of quirk 5, sends such a request to the
+ * prover and answers `Internal server error` when the prover refuses it). v1 accounts with v2
+ * addresses (or v2 accounts with v1 addresses): Photon sends a combined request of heights 26/40
+ * (or 32/26) to the prover, which has no such key and answers 400, so Photon returns `Internal
+ * server error`. Refract serves no such circuit either and says so with a specific `Validation
+ * Error` instead of a generic one.
+ * @throws RpcError validation naming the trees and their heights
+ */
+function circuitVersionFor(proved: readonly StoreInputs['accounts'][number][], addresses: StoreInputs['addresses']): 1 | 2 {
+  // Photon quirk 5 gives every path the FIRST tree's height, so v1 + v2 state accounts pass the
+  // query layer's height check with paths of the wrong length for one of them; Photon then gets a
+  // 400 from the prover and answers `Internal server error`. Refuse before proving, naming both.
+  const other = proved.find((a) => a.tree.height !== proved[0]!.tree.height);
+  if (other) {
+    const a = proved[0]!;
+    throw RpcError.validation(
+      `All state trees for account proofs must have the same height: account ${b58(a.hash)} is in ${a.tree.type} tree ${a.tree.tree} (height ${a.tree.height}), ` +
+        `account ${b58(other.hash)} in ${other.tree.type} tree ${other.tree.tree} (height ${other.tree.height}); request them in separate proofs`,
+    );
+  }
+  const stateHeights = new Set(proved.map((a) => a.proof!.proof.length));
+  const addressHeights = new Set(addresses.map((a) => a.proof.proof.length));
+  const family = (h: number, v2: number) => (h === V1_TREE_HEIGHT ? 1 : h === v2 ? 2 : 0);
+  const versions = new Set<number>([...[...stateHeights].map((h) => family(h, V2_STATE_TREE_HEIGHT)), ...[...addressHeights].map((h) => family(h, V2_ADDRESS_TREE_HEIGHT))]);
+  for (const a of proved) {
+    if (family(a.proof!.proof.length, V2_STATE_TREE_HEIGHT) === 0) {
+      throw RpcError.validation(`account ${b58(a.hash)} is in ${a.tree.type} tree ${a.tree.tree} of height ${a.proof!.proof.length}; Refract's prover serves state trees of height ${V1_TREE_HEIGHT} (v1) and ${V2_STATE_TREE_HEIGHT} (v2) only`);
+    }
+  }
+  for (const a of addresses) {
+    if (family(a.proof.proof.length, V2_ADDRESS_TREE_HEIGHT) === 0) {
+      throw RpcError.validation(`address ${b58(a.proof.address)} is for ${a.tree.type} tree ${a.tree.tree} of height ${a.proof.proof.length}; Refract's prover serves address trees of height ${V1_TREE_HEIGHT} (v1) and ${V2_ADDRESS_TREE_HEIGHT} (v2) only`);
+    }
+  }
+  if (versions.size > 1) {
+    const acc = proved[0]!;
+    const addr = addresses[0]!;
+    throw RpcError.validation(
+      `no circuit combines accounts in ${acc.tree.type} trees (height ${acc.proof!.proof.length}) with new addresses in ${addr.tree.type} trees (height ${addr.proof.proof.length}): ` +
+        `request them in separate proofs (the reference prover has no such key either; served: v1 ${V1_TREE_HEIGHT}/${V1_TREE_HEIGHT}, v2 ${V2_STATE_TREE_HEIGHT}/${V2_ADDRESS_TREE_HEIGHT})`,
+    );
+  }
+  return versions.has(2) ? 2 : 1;
+}
+
+/**
+ * The checks of step 2 on the caller's read view: hashes exist and are unspent, new addresses are
+ * new (not in their address tree, not waiting in an AddressV2 queue, no indexed account has them).
  * @throws RpcError notFound / validation naming the offending hash or address
  */
 export function checkCurrentState(r: ReadView, registry: TreeRegistry, request: ValidityProofRequest): void {
@@ -184,6 +253,11 @@ export function checkCurrentState(r: ReadView, registry: TreeRegistry, request: 
     const idx = r.indexedValueIndex(tree, address);
     if (idx !== undefined) {
       throw RpcError.validation(`Address ${b58(address)} already exists in address tree ${info?.tree ?? b58(tree)} (leaf ${idx}): a new-address proof needs an unused address`);
+    }
+    const queued = r.queuedAddress(address);
+    if (queued) {
+      const qTree = registry.getBytes(queued.tree)?.tree ?? b58(queued.tree);
+      throw RpcError.validation(`Address ${b58(address)} already exists in the queue of address tree ${qTree} (queue index ${queued.queueIndex}): a new-address proof needs an unused address`);
     }
     if (r.accountByAddress(address)) {
       throw RpcError.validation(`Address ${b58(address)} already exists: a compressed account with this address is indexed`);
