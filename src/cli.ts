@@ -186,7 +186,7 @@ program
   .option('--replay-only', 'serve empty blocks after the replay instead of generating')
   .option('--seed <n>', 'generator seed', int('--seed'), 1)
   .option('--keep-slots <n>', 'newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
-  .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched tree HLKs5 beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
+  .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched state tree HLKs5 and the batched address tree EzKE8 beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
   .action(async (o) => {
     const { startSimulator } = await import('./sim/simulator.ts');
     const { DEFAULT_SIM_V2_WEIGHT } = await import('./sim/generator.ts');

@@ -100,4 +100,24 @@ describe('encodeV2', () => {
     expect(() => encodeInsertIntoQueues({ ...t, outputs: [{ ...t.outputs[0]!, iiqIndex: 256 }] })).toThrow('outputs[0].iiqIndex: 256 does not fit a u8');
     expect(() => encodeInsertIntoQueues({ ...t, txHash: new Uint8Array(31) })).toThrow('txHash: 31 bytes, need 32');
   });
+  it('new addresses in a batched address tree: invoke new_address_params and insert_into_queues addresses decode; queue indices follow the address sequence number', () => {
+    const { t } = sample();
+    const EZKE8 = registry.get('EzKE84aVTkCUhDHLELqyJaq1Y7UVVmqxXqZjVHwHY3rK')!;
+    const withAddr: V2LightTransaction = {
+      ...t,
+      remaining: [...t.remaining, EZKE8.tree],
+      iiqAccounts: [...t.iiqAccounts, EZKE8.tree],
+      newAddresses: [key(21), key(22)].map((address, i) => ({ seed: key(30 + i), address, remainingQueueIndex: 2, remainingTreeIndex: 2, iiqTreeIndex: 2, iiqQueueIndex: 2 })),
+      addressSeqs: [{ tree: EZKE8.treeBytes, queue: EZKE8.treeBytes, treeType: TREE_TYPE_CODE.AddressV2, seq: 40n }],
+    };
+    const d = decodeInsertIntoQueues(encodeInsertIntoQueues(withAddr));
+    expect(d.numAddressQueues).toBe(1);
+    expect(d.addresses.map((a) => [b58(a.address), a.treeIndex, a.queueIndex])).toEqual([[b58(key(21)), 2, 2], [b58(key(22)), 2, 2]]);
+    const g = v2InstructionGroup(withAddr);
+    const [ev] = eventsFromLightInstructions([g.outer, ...g.inner])!;
+    expect(ev!.newAddresses.map((a) => [b58(a.address), b58(a.tree), a.queueIndex])).toEqual([
+      [b58(key(21)), EZKE8.tree, 40n],
+      [b58(key(22)), EZKE8.tree, 41n],
+    ]);
+  });
 });

@@ -374,6 +374,26 @@ describe('four_cpi_events and index_compress_and_close_with_tlv', () => {
       expect(withTlv.length).toBeGreaterThan(0);
     });
     expect(ev!.event.ataOwners.length).toBeGreaterThan(0);
+    // the ATA wallet owners are stored with their token accounts (Photon token_accounts.ata_owner) and indexed by wallet
+    const wallets = ['2F7Zim9m5svq2M8pVXUQPDXme6nSji8Vvj8D2vhh3dvj', '2F7Zim9m5svq2M8pVXUQPDXme6nSji8Vvj8D2vhh3dvj', '2F7Zim9m5svq2M8pVXUQPDXme6nSji8Vvj8D2vhh3dvj', '2F7Zim9m5svq2M8pVXUQPDXme6nSji8Vvj8D2vhh3dvj', 'DgTcTnDcHGUcApj2RjhRpezRPSCyK7PRVmHL4SFD1zRD'];
+    expect(ev!.event.ataOwners.map((o) => [o.outputIndex, b58(o.walletOwner)])).toEqual(wallets.map((w, i) => [i, w]));
+    store.read((x) => {
+      const hashes = ev!.event.outputCompressedAccountHashes;
+      expect(hashes.map((h) => b58(x.account(h)!.ataOwner!))).toEqual(wallets);
+      // the token owner is the ATA itself, not the wallet
+      expect(hashes.every((h) => b58(parseTokenData(x.account(h)!.data!.data).owner) !== b58(x.account(h)!.ataOwner!))).toBe(true);
+      const byWallet = (w: string) => [...x.tokenAccountsBy('ataOwner', bs58.decode(w), null)].map((a) => b58(a.hash)).sort();
+      expect(byWallet(wallets[0]!)).toEqual(hashes.slice(0, 4).map(b58).sort());
+      expect(byWallet(wallets[4]!)).toEqual([b58(hashes[4]!)]);
+      const mint = parseTokenData(x.account(hashes[4]!)!.data!.data).mint;
+      expect([...x.tokenAccountsBy('ataOwner', bs58.decode(wallets[4]!), mint)].map((a) => b58(a.hash))).toEqual([b58(hashes[4]!)]);
+    });
+    // spending an ATA's token account drops it from the wallet's index
+    store.write((w) => w.spendAccount(ev!.event.outputCompressedAccountHashes[4]!, (a) => {
+      const t = parseTokenData(a.data!.data);
+      return { owner: t.owner, mint: t.mint, delegate: t.delegate, amount: t.amount };
+    }));
+    store.read((x) => expect([...x.tokenAccountsBy('ataOwner', bs58.decode(wallets[4]!), null)]).toEqual([]));
   });
 });
 

@@ -14,7 +14,10 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
-import { DEFAULT_V2_QUEUE, DEFAULT_V2_TREE, LightTxGenerator } from '../src/sim/generator.ts';
+import { indexedLeafHashV2 } from '../src/light/hashing.ts';
+import { poseidon2 } from '../src/merkle/poseidon.ts';
+import { getNewAddressProof } from '../src/query/addressProofs.ts';
+import { DEFAULT_V2_ADDRESS_TREE, DEFAULT_V2_QUEUE, DEFAULT_V2_TREE, LightTxGenerator } from '../src/sim/generator.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';
@@ -22,6 +25,7 @@ import { tempDir, txDir } from './helpers/photon.ts';
 
 const registry = loadTreeRegistry();
 const HLKS5 = registry.get(DEFAULT_V2_TREE)!;
+const EZKE8 = registry.get(DEFAULT_V2_ADDRESS_TREE)!;
 const b58 = (b: Uint8Array) => bs58.encode(b);
 
 describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy ones', () => {
@@ -33,7 +37,7 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
     const gen = new LightTxGenerator({ owners: 40, seed: 5, v2Weight: 6, zkpBatchSize: 10 });
     const store = new Store({ path: tempDir('refract-sim-v2-') });
     const indexer = new Indexer(store, registry);
-    const seen = { legacy: 0, v2: 0, batchAppend: 0, batchNullify: 0, v2Inputs: 0 };
+    const seen = { legacy: 0, v2: 0, batchAppend: 0, batchNullify: 0, batchAddressAppend: 0, v2Inputs: 0 };
     const v2Outputs = new Map<string, number>(); // hash → leaf index
     let applied = 0;
     for (let s = 1; s <= 120; s++) {
@@ -47,8 +51,8 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
             ev.event.event.outputCompressedAccountHashes.forEach((h, i) => v2Outputs.set(b58(h), ev.event.event.outputLeafIndices[i]!));
           }
           if (ev.kind === 'batch') {
-            if (ev.event.kind === 'batchAppend' || ev.event.kind === 'batchNullify') seen[ev.event.kind]++;
-            expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % 20n));
+            seen[ev.event.kind]++;
+            if (ev.event.kind !== 'batchAddressAppend') expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % 20n));
           }
         }
       }
@@ -67,10 +71,10 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
     expect(seen.v2Inputs).toBeGreaterThan(20);
     expect(seen.batchAppend).toBeGreaterThan(3);
     expect(seen.batchNullify).toBeGreaterThan(1);
-    expect(applied).toBe(seen.batchAppend + seen.batchNullify);
+    expect(applied).toBe(seen.batchAppend + seen.batchNullify + seen.batchAddressAppend);
 
     const g = gen.v2State();
-    expect(g.seq).toBe(BigInt(applied));
+    expect(g.seq).toBe(BigInt(seen.batchAppend + seen.batchNullify));
     store.read((r) => {
       // The indexer's batched tree and root are the generator's.
       const t = r.batchTree(HLKS5.treeBytes)!;
@@ -104,6 +108,77 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
       }
       expect(byPath).toBeGreaterThan(10);
       expect(byIndex).toBeGreaterThan(0);
+    });
+    await store.close();
+  });
+
+  it('config/trees.json agrees with the generator batched address tree (AddressV2 EzKE8…, queue = tree, height 40, 200 roots)', () => {
+    expect(EZKE8).toMatchObject({ type: 'AddressV2', queue: DEFAULT_V2_ADDRESS_TREE, height: 40, rootHistoryCapacity: 200 });
+  });
+
+  it('v2 new addresses in the batched address tree: queued with their indices, BatchAddressAppend events applied with zero root mismatches, proofs of fresh addresses against the generator root', async () => {
+    const gen = new LightTxGenerator({ owners: 30, seed: 9, v2Weight: 8, zkpBatchSize: 10 });
+    const store = new Store({ path: tempDir('refract-sim-v2addr-') });
+    const indexer = new Indexer(store, registry);
+    const created: string[] = [];
+    let appends = 0;
+    let lastSeq = 0n;
+    for (let s = 1; s <= 150; s++) {
+      const block = decodeBlockJson(gen.block(s, 4).json, s);
+      for (const tx of block.transactions) {
+        for (const ev of parseTransaction(tx, s).events) {
+          if (ev.kind === 'batchPublicTransaction') {
+            for (const a of ev.event.newAddresses) {
+              expect(b58(a.tree)).toBe(EZKE8.tree);
+              expect(a.queueIndex).toBe(BigInt(created.length));
+              created.push(b58(a.address));
+            }
+          }
+          if (ev.kind === 'batch' && ev.event.kind === 'batchAddressAppend') {
+            appends++;
+            expect(b58(ev.event.merkleTreePubkey)).toBe(EZKE8.tree);
+            expect(ev.event.sequenceNumber).toBe(lastSeq + 1n);
+            lastSeq = ev.event.sequenceNumber;
+            expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % 200n));
+            expect(ev.event.newNextIndex - ev.event.oldNextIndex).toBe(10n);
+          }
+        }
+      }
+      const r = indexer.indexBlocks([block]);
+      expect(r.rejected).toEqual([]);
+      expect([...r.rootMismatches]).toEqual([]);
+      expect(r.batchEvents.refused).toEqual([]);
+      expect(r.batchEvents.held).toEqual([]);
+    }
+    expect(created.length).toBeGreaterThan(30);
+    expect(appends).toBeGreaterThan(2);
+    const g = gen.v2AddressState();
+    expect(g.seq).toBe(BigInt(appends));
+    expect(g.nextIndex).toBe(1 + 10 * appends);
+    store.read((r) => {
+      const t = r.batchTree(EZKE8.treeBytes)!;
+      expect([t.seq, t.nextIndex]).toEqual([g.seq, BigInt(g.nextIndex)]);
+      expect(b58(r.node(EZKE8.treeBytes, 1n)!.hash)).toBe(b58(g.root));
+      // the queue holds the addresses not yet appended, in creation order
+      expect([...r.addressQueue(EZKE8.treeBytes)].map((q) => [Number(q.queueIndex), b58(q.address)])).toEqual(created.slice(10 * appends).map((a, i) => [10 * appends + i, a]));
+      expect(g.queue).toBe(created.length - 10 * appends);
+      // getMultipleNewAddressProofsV2's proof for a fresh address: 40 siblings folding to the generator's root
+      for (const fill of [1, 77, 200]) {
+        const fresh = new Uint8Array(32).fill(fill);
+        fresh[0] = 0;
+        const p = getNewAddressProof(r, EZKE8, fresh);
+        expect(p.proof).toHaveLength(40);
+        expect(b58(p.root)).toBe(b58(g.root));
+        let cur: Uint8Array = indexedLeafHashV2(p.lowerRangeAddress, p.higherRangeAddress);
+        p.proof.forEach((sib, level) => (cur = Math.floor(p.lowElementLeafIndex / 2 ** level) % 2 ? poseidon2(sib, cur) : poseidon2(cur, sib)));
+        expect(b58(cur)).toBe(b58(g.root));
+        expect(Buffer.compare(Buffer.from(p.lowerRangeAddress), Buffer.from(fresh))).toBeLessThan(0);
+        expect(Buffer.compare(Buffer.from(fresh), Buffer.from(p.higherRangeAddress))).toBeLessThan(0);
+      }
+      // an appended address is no longer absent: its low element is itself's predecessor and its range excludes it
+      const appended = bs58.decode(created[0]!);
+      const p = getNewAddressProof(r, EZKE8, appended);
+      expect(Buffer.compare(Buffer.from(p.higherRangeAddress), Buffer.from(appended))).toBe(0);
     });
     await store.close();
   });
@@ -151,6 +226,13 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
       expect(await v2Count(1, 20)).toBeGreaterThan(0);
       while (sim.slot() < 240) await new Promise((r) => setTimeout(r, 20));
       expect(await v2Count(200, 240)).toBe(0);
+    });
+
+    it('after a replay that used the batched address tree EzKE8 it generates legacy ones only', async () => {
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [txDir('batched_address_transactions')] });
+      while (sim.slot() < 200) await new Promise((r) => setTimeout(r, 20));
+      expect(await v2Count(1, 10)).toBeGreaterThan(0);
+      expect(await v2Count(150, 200)).toBe(0);
     });
   });
 });

@@ -47,6 +47,20 @@ export interface V2Nullifier {
   proveByIndex?: boolean;
 }
 
+/** A new address created by the transaction (light-system `new_address_params` + an `insert_into_queues` address). */
+export interface V2NewAddress {
+  /** The seed the address derives from (`new_address_params.seed`; not checked by the indexer). */
+  seed: Bytes32;
+  /** The address (32 bytes, a BN254 field element). */
+  address: Bytes32;
+  /** Indices of the address queue and the address tree in the light-system remaining accounts (AddressV2: the same account). */
+  remainingQueueIndex: number;
+  remainingTreeIndex: number;
+  /** Indices of the address tree and its queue in `iiqAccounts`. */
+  iiqTreeIndex: number;
+  iiqQueueIndex: number;
+}
+
 /** One light transaction in the instruction-based format (one light-system `invoke` + its `insert_into_queues`). */
 export interface V2LightTransaction {
   /** Transaction hash (32 bytes, a BN254 field element: first byte 0); the nullifiers are Poseidon(hash, leaf, txHash). */
@@ -62,6 +76,10 @@ export interface V2LightTransaction {
   outputSeqs: QueueSequenceNumber[];
   /** Input-queue sequence numbers: per batched tree, the input-queue index of its first spend here. */
   inputSeqs: QueueSequenceNumber[];
+  /** New addresses; default none. */
+  newAddresses?: V2NewAddress[];
+  /** Address-queue sequence numbers: per batched address tree, the queue index of its first new address here. */
+  addressSeqs?: QueueSequenceNumber[];
   /** Lamports compressed (isCompress) or decompressed; default none. */
   compressOrDecompressLamports?: bigint | null;
   isCompress?: boolean;
@@ -141,13 +159,22 @@ const slice = (items: Buffer[], field: string) => Buffer.concat([u8(items.length
 /**
  * `insert_into_queues` instruction data (§1.5 step 3): 8-byte discriminator, u32 LE body length, then
  * meta (38 B: invoked-by-program, bump, queue counts, tx hash), leaves (33 B), nullifiers (39 B),
- * addresses (none), the three sequence-number slices (80 B each; each padded with one empty entry, as
- * on chain where they are sized to capacity), output leaf indices (u32), and an empty Borsh Vec of
- * CPI-context outputs.
+ * addresses (34 B: address, tree index, queue index), the three sequence-number slices (80 B each; each
+ * padded with one empty entry, as on chain where they are sized to capacity), output leaf indices (u32),
+ * and an empty Borsh Vec of CPI-context outputs.
  * @throws RangeError when a count or index does not fit its u8, or a key is not 32 bytes.
  */
 export function encodeInsertIntoQueues(t: V2LightTransaction): Buffer {
-  const meta = Buffer.concat([Buffer.from([0, 255]), u8(t.nullifiers.length, 'numQueues'), u8(t.outputSeqs.length, 'numOutputQueues'), Buffer.from([0, 0]), b32(t.txHash, 'txHash')]);
+  const newAddresses = t.newAddresses ?? [];
+  const addressSeqs = t.addressSeqs ?? [];
+  const meta = Buffer.concat([
+    Buffer.from([0, 255]),
+    u8(t.nullifiers.length, 'numQueues'),
+    u8(t.outputSeqs.length, 'numOutputQueues'),
+    Buffer.from([0]),
+    u8(addressSeqs.length, 'numAddressQueues'),
+    b32(t.txHash, 'txHash'),
+  ]);
   const body = Buffer.concat([
     meta,
     slice(t.outputs.map((o, i) => Buffer.concat([u8(o.iiqIndex, `outputs[${i}].iiqIndex`), b32(o.hash, `outputs[${i}].hash`)])), 'leaves'),
@@ -157,17 +184,20 @@ export function encodeInsertIntoQueues(t: V2LightTransaction): Buffer {
       ),
       'nullifiers',
     ),
-    slice([], 'addresses'),
+    slice(
+      newAddresses.map((a, i) => Buffer.concat([b32(a.address, `newAddresses[${i}].address`), u8(a.iiqTreeIndex, `newAddresses[${i}].iiqTreeIndex`), u8(a.iiqQueueIndex, `newAddresses[${i}].iiqQueueIndex`)])),
+      'addresses',
+    ),
     slice([...t.outputSeqs, ZERO_SEQ].map((s, i) => seqBytes(s, `outputSeqs[${i}]`)), 'outputSeqs'),
     slice([...t.inputSeqs, ZERO_SEQ].map((s, i) => seqBytes(s, `inputSeqs[${i}]`)), 'inputSeqs'),
-    slice([seqBytes(ZERO_SEQ, 'addressSeqs[0]')], 'addressSeqs'),
+    slice([...addressSeqs, ZERO_SEQ].map((s, i) => seqBytes(s, `addressSeqs[${i}]`)), 'addressSeqs'),
     slice(t.outputs.map((o) => u32le(o.leafIndex)), 'outputLeafIndices'),
     u32le(0), // no CPI-context outputs
   ]);
   return Buffer.concat([Buffer.from(DISCRIMINATORS.insertIntoQueues, 'hex'), u32le(body.length), body]);
 }
 
-/** Light-system `invoke` data: discriminator, u32 LE length, Borsh `InstructionDataInvoke` (no proof, no new addresses). */
+/** Light-system `invoke` data: discriminator, u32 LE length, Borsh `InstructionDataInvoke` (no proof; root indices 0). */
 export function encodeInvoke(t: V2LightTransaction): Buffer {
   const body = serialize(INVOKE, {
     proof: null,
@@ -179,7 +209,7 @@ export function encodeInvoke(t: V2LightTransaction): Buffer {
     })),
     outputs: t.outputs.map((o) => ({ compressedAccount: o.account, merkleTreeIndex: o.merkleTreeIndex })),
     relayFee: null,
-    newAddressParams: [],
+    newAddressParams: (t.newAddresses ?? []).map((a) => ({ seed: a.seed, aq: a.remainingQueueIndex, amt: a.remainingTreeIndex, root: 0 })),
     compressOrDecompressLamports: t.compressOrDecompressLamports ?? null,
     isCompress: t.isCompress ?? false,
   });

@@ -5,14 +5,24 @@
  *
  * Served: the queued elements with their indices, account hashes, current leaves, tx hashes and
  * nullifiers (input queue), addresses (address queue), the tree's current root and root seq, the
- * address tree's next leaf index. Not served (the forester's extras): the deduplicated proof nodes
- * (`nodes`, `nodeHashes`), `leavesHashChains`, the address queue's low elements and their proofs and
- * `subtrees`. Callers that need them get none of them, never placeholders.
+ * address tree's next leaf index, and the forester's extras as the reference computes them:
+ * - state queues: the deduplicated nodes of every queued leaf's path (`nodes` encoded
+ *   `(level << 56) | position`, level 0 = leaves, level `height` = the root; with `nodeHashes`), and per
+ *   ZKP batch the hash chain of the batch's account hashes (output queue) or nullifiers (input queue);
+ * - address queue: each address's low element (index, value, next index, next value) and its proof in
+ *   the current tree, the deduplicated proof nodes plus the low elements' leaves, the hash chain of
+ *   every whole ZKP batch of addresses (default 250), and the tree's `subtrees` (the right-most
+ *   left-hand node of every level, Photon `get_subtrees`).
+ * A hash chain is Light's `create_hash_chain_from_slice`: `c = v[0]`, then `c = Poseidon(c, v[i])`.
  */
 import type { TreeInfo } from '../config/trees.ts';
+import { HIGHEST_ADDRESS_PLUS_ONE } from '../merkle/indexedConstants.ts';
+import { indexedLeafHashV2 } from '../merkle/indexedLeaf.ts';
+import { poseidon2 } from '../merkle/poseidon.ts';
 import { ZERO_BYTES } from '../merkle/zeroValues.ts';
 import type { ReadView } from '../store/store.ts';
-import { emptyTreeAddressProof } from './addressProofs.ts';
+import type { Bytes32 } from '../types.ts';
+import { emptyTreeAddressProof, getNewAddressProof } from './addressProofs.ts';
 import { QueryError, validationError } from './errors.ts';
 
 /** Most state-queue elements per request (Photon `MAX_QUEUE_ELEMENTS`). */
@@ -21,6 +31,8 @@ export const MAX_QUEUE_ELEMENTS = 30_000;
 export const MAX_QUEUE_ADDRESSES = 1000;
 /** Default ZKP batch size of state queues when the request gives none (light `DEFAULT_ZKP_BATCH_SIZE`). */
 export const DEFAULT_ZKP_BATCH_SIZE = 500;
+/** Default ZKP batch size of the address queue's hash chains (light `DEFAULT_ADDRESS_ZKP_BATCH_SIZE`). */
+export const DEFAULT_ADDRESS_ZKP_BATCH_SIZE = 250;
 
 /** Light's `QueueType` codes of the v2 queues (`light_compressed_account::QueueType`). */
 export const QUEUE_TYPE = { InputStateV2: 3, AddressV2: 4, OutputStateV2: 5 } as const;
@@ -42,6 +54,8 @@ export interface OutputQueueSlice {
   firstQueueIndex: bigint;
   /** Where the elements will be appended: the first element's leaf index (Photon's definition; 0 when empty). */
   nextIndex: bigint;
+  /** Hash chain of each ZKP batch's account hashes, in batch order (one per whole batch of the slice). */
+  leavesHashChains: Buffer[];
 }
 
 /** Input (nullifier) queue elements (ascending nullifier queue index). */
@@ -54,10 +68,20 @@ export interface InputQueueSlice {
   nullifiers: Buffer[];
   /** Nullifier queue index of the first element (0 when empty). */
   firstQueueIndex: bigint;
+  /** Hash chain of each ZKP batch's nullifiers, in batch order (one per whole batch of the slice). */
+  leavesHashChains: Buffer[];
 }
 
 /** State queues of a StateV2 tree with the tree's current root. */
 export interface StateQueueSlice {
+  /**
+   * Deduplicated nodes of the paths of every returned leaf (output queue, then input queue):
+   * `(level << 56) | position`, ascending; level 0 = leaves, level `height` = the root. Empty when
+   * both slices are empty.
+   */
+  nodes: bigint[];
+  /** The hash of each node of `nodes` (zeros of its level where the tree holds nothing). */
+  nodeHashes: Buffer[];
   initialRoot: Buffer;
   rootSeq: bigint;
   outputQueue?: OutputQueueSlice;
@@ -68,9 +92,22 @@ export interface StateQueueSlice {
 export interface AddressQueueSlice {
   addresses: Buffer[];
   queueIndices: bigint[];
+  /** Deduplicated proof nodes of the low elements, `(level << 56) | position` ascending, plus each low element's leaf. */
+  nodes: bigint[];
+  nodeHashes: Buffer[];
+  /** Per address, its low element in the current tree: leaf index, value, next index, next value, proof (`height` siblings, bottom-up). */
+  lowElementIndices: bigint[];
+  lowElementValues: Buffer[];
+  lowElementNextIndices: bigint[];
+  lowElementNextValues: Buffer[];
+  lowElementProofs: Buffer[][];
+  /** Hash chain of each whole ZKP batch of addresses (a trailing partial batch has none). */
+  leavesHashChains: Buffer[];
   initialRoot: Buffer;
   /** Next leaf index of the address tree (1 for a tree holding only its zeroeth element). */
   startIndex: bigint;
+  /** Per level 0..height−1, the right-most node that is a left child (Photon `get_subtrees`). */
+  subtrees: Buffer[];
   rootSeq: bigint;
 }
 
@@ -103,6 +140,78 @@ function leafAt(r: ReadView, info: TreeInfo, leafIndex: number): Buffer {
   return Buffer.from(n ? n.hash : ZERO_BYTES[0]!);
 }
 
+/** Node id of the forester's extras: `(level << 56) | position` (Photon `encode_node_index`). */
+export const encodeNodeIndex = (level: number, position: number): bigint => (BigInt(level) << 56n) | BigInt(position);
+
+/**
+ * Light's `create_hash_chain_from_slice`: zeros for no value, else `c = v[0]`, then `c = Poseidon(c, v[i])`.
+ */
+export function hashChain(values: readonly Uint8Array[]): Buffer {
+  if (values.length === 0) return Buffer.alloc(32);
+  let c: Uint8Array = values[0]!;
+  for (let i = 1; i < values.length; i++) c = poseidon2(c, values[i]!);
+  return Buffer.from(c);
+}
+
+/** The hash chain of each whole batch of `size` values, in order (a trailing partial batch has none). */
+function batchHashChains(values: readonly Uint8Array[], size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let start = 0; start + size <= values.length; start += size) out.push(hashChain(values.slice(start, start + size)));
+  return out;
+}
+
+/** The node at `level`, `position` of a tree of height `height` (1-based heap index `2^(height−level) + position`), zeros of its level where none is stored. */
+function nodeAt(r: ReadView, info: TreeInfo, level: number, position: number): Buffer {
+  const n = r.node(info.treeBytes, BigInt(2 ** (info.height - level) + position));
+  return Buffer.from(n ? n.hash : ZERO_BYTES[level]!);
+}
+
+/**
+ * The deduplicated nodes of the paths of `leafIndices` (Photon `deduplicate_nodes_from_refs`): per leaf,
+ * the leaf, and at every level its sibling and its parent, up to the root at level `height`; read from
+ * the tree (the parents the reference recomputes are the stored ones). Sorted by encoded index.
+ */
+function pathNodes(r: ReadView, info: TreeInfo, leafIndices: readonly number[]): { nodes: bigint[]; nodeHashes: Buffer[] } {
+  const nodes: bigint[] = [];
+  const nodeHashes: Buffer[] = [];
+  if (leafIndices.length === 0) return { nodes, nodeHashes };
+  let onPath = [...new Set(leafIndices)].sort((a, b) => a - b);
+  for (let level = 0; level <= info.height; level++) {
+    const here = new Set(onPath);
+    // Siblings: not `p ^ 1` (positions reach 2^32 − 1, past the bitwise operators' range).
+    if (level < info.height) for (const p of onPath) here.add(p % 2 === 0 ? p + 1 : p - 1);
+    for (const p of [...here].sort((a, b) => a - b)) {
+      nodes.push(encodeNodeIndex(level, p));
+      nodeHashes.push(nodeAt(r, info, level, p));
+    }
+    onPath = [...new Set(onPath.map((p) => Math.floor(p / 2)))];
+  }
+  return { nodes, nodeHashes };
+}
+
+/**
+ * Photon's `get_subtrees` of an address tree of `nextIndex` leaves: per level 0..height−1, the node at
+ * the level's last occupied position when that is a left child (even), else its left neighbour. A tree
+ * with nothing appended yet holds only its zeroeth element (Photon's `EMPTY_SUBTREES`).
+ */
+function subtrees(r: ReadView, info: TreeInfo, nextIndex: bigint, appended: boolean): Buffer[] {
+  const out: Buffer[] = [];
+  if (!appended) {
+    let cur: Uint8Array = indexedLeafHashV2(new Uint8Array(32), HIGHEST_ADDRESS_PLUS_ONE);
+    for (let level = 0; level < info.height; level++) {
+      out.push(Buffer.from(cur));
+      cur = poseidon2(cur, ZERO_BYTES[level]!);
+    }
+    return out;
+  }
+  const last = Number(nextIndex) - 1;
+  for (let level = 0; level < info.height; level++) {
+    const p = Math.floor(last / 2 ** level);
+    out.push(nodeAt(r, info, level, p % 2 === 0 ? p : p - 1));
+  }
+  return out;
+}
+
 /** `a` or `an` before a tree type name. */
 export const article = (type: string) => (type.startsWith('A') ? 'an' : 'a');
 
@@ -110,9 +219,12 @@ function checkLimit(field: string, limit: number, max: number, noun: string): vo
   if (limit > max) throw validationError(`${field}: Too many ${noun} requested ${limit}. Maximum allowed: ${max}`);
 }
 
+/** The ZKP batch size of a state slice: the request's when positive, else 500. */
+const zkpSize = (zkpBatchSize: number | undefined): number => (zkpBatchSize && zkpBatchSize > 0 ? zkpBatchSize : DEFAULT_ZKP_BATCH_SIZE);
+
 /** Elements kept after cutting to whole ZKP batches (Photon keeps `floor(n / size) * size`). */
 function wholeBatches(n: number, zkpBatchSize: number | undefined): number {
-  const size = zkpBatchSize && zkpBatchSize > 0 ? zkpBatchSize : DEFAULT_ZKP_BATCH_SIZE;
+  const size = zkpSize(zkpBatchSize);
   return Math.floor(n / size) * size;
 }
 
@@ -125,7 +237,7 @@ function checkStart(field: string, start: bigint | undefined, first: bigint): vo
 function readOutputQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): OutputQueueSlice {
   checkLimit('outputQueueLimit', req.limit, MAX_QUEUE_ELEMENTS, 'queue elements');
   const start = req.startIndex ?? 0n;
-  const empty: OutputQueueSlice = { leafIndices: [], accountHashes: [], leaves: [], firstQueueIndex: 0n, nextIndex: 0n };
+  const empty: OutputQueueSlice = { leafIndices: [], accountHashes: [], leaves: [], firstQueueIndex: 0n, nextIndex: 0n, leavesHashChains: [] };
   if (start >= 2n ** 32n || req.limit === 0) return empty;
   let rows = [...r.outputQueue(info.treeBytes, Number(start), 2 ** 32, req.limit)];
   if (rows.length === 0) return empty;
@@ -133,18 +245,20 @@ function readOutputQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): O
   checkStart('outputQueueStartIndex', req.startIndex, first);
   rows = rows.slice(0, wholeBatches(rows.length, req.zkpBatchSize));
   if (rows.length === 0) return empty;
+  const accountHashes = rows.map((q) => Buffer.from(q.hash));
   return {
     leafIndices: rows.map((q) => q.leafIndex),
-    accountHashes: rows.map((q) => Buffer.from(q.hash)),
+    accountHashes,
     leaves: rows.map((q) => leafAt(r, info, q.leafIndex)),
     firstQueueIndex: first,
     nextIndex: first,
+    leavesHashChains: batchHashChains(accountHashes, zkpSize(req.zkpBatchSize)),
   };
 }
 
 function readInputQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): InputQueueSlice {
   checkLimit('inputQueueLimit', req.limit, MAX_QUEUE_ELEMENTS, 'queue elements');
-  const empty: InputQueueSlice = { leafIndices: [], accountHashes: [], leaves: [], txHashes: [], nullifiers: [], firstQueueIndex: 0n };
+  const empty: InputQueueSlice = { leafIndices: [], accountHashes: [], leaves: [], txHashes: [], nullifiers: [], firstQueueIndex: 0n, leavesHashChains: [] };
   if (req.limit === 0) return empty;
   let rows = [...r.inputQueue(info.treeBytes, req.startIndex ?? 0n, undefined, req.limit)];
   if (rows.length === 0) return empty;
@@ -164,20 +278,55 @@ function readInputQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): In
     out.txHashes.push(Buffer.from(v2.txHash));
     out.nullifiers.push(Buffer.from(v2.nullifier));
   }
+  out.leavesHashChains = batchHashChains(out.nullifiers, zkpSize(req.zkpBatchSize));
   return out;
 }
 
 function readAddressQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): AddressQueueSlice {
   checkLimit('addressQueueLimit', req.limit, MAX_QUEUE_ADDRESSES, 'addresses');
+  if (req.zkpBatchSize === 0) throw validationError('addressQueueZkpBatchSize: Address queue ZKP batch size must be greater than zero');
   const rows = req.limit === 0 ? [] : [...r.addressQueue(info.treeBytes, req.startIndex ?? 0n, undefined, req.limit)];
   const { root, seq } = currentRoot(r, info);
-  return {
+  const batch = r.batchTree(info.treeBytes);
+  const startIndex = batch?.nextIndex ?? 1n;
+  const out: AddressQueueSlice = {
     addresses: rows.map((q) => Buffer.from(q.address)),
     queueIndices: rows.map((q) => q.queueIndex),
+    nodes: [],
+    nodeHashes: [],
+    lowElementIndices: [],
+    lowElementValues: [],
+    lowElementNextIndices: [],
+    lowElementNextValues: [],
+    lowElementProofs: [],
+    leavesHashChains: [],
     initialRoot: root,
-    startIndex: r.batchTree(info.treeBytes)?.nextIndex ?? 1n,
+    startIndex,
+    subtrees: subtrees(r, info, startIndex, r.node(info.treeBytes, 1n) !== undefined),
     rootSeq: seq,
   };
+  if (rows.length === 0) return out;
+  const nodes = new Map<bigint, Buffer>();
+  for (const address of out.addresses) {
+    const p = getNewAddressProof(r, info, address as Bytes32);
+    out.lowElementIndices.push(BigInt(p.lowElementLeafIndex));
+    out.lowElementValues.push(p.lowerRangeAddress);
+    out.lowElementNextIndices.push(BigInt(p.nextIndex));
+    out.lowElementNextValues.push(p.higherRangeAddress);
+    out.lowElementProofs.push(p.proof);
+    let pos = p.lowElementLeafIndex;
+    for (const [level, sibling] of p.proof.entries()) {
+      nodes.set(encodeNodeIndex(level, pos % 2 === 0 ? pos + 1 : pos - 1), sibling);
+      pos = Math.floor(pos / 2);
+    }
+    nodes.set(encodeNodeIndex(0, p.lowElementLeafIndex), Buffer.from(indexedLeafHashV2(p.lowerRangeAddress, p.higherRangeAddress)));
+  }
+  for (const [k, v] of [...nodes].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    out.nodes.push(k);
+    out.nodeHashes.push(v);
+  }
+  out.leavesHashChains = batchHashChains(out.addresses, req.zkpBatchSize ?? DEFAULT_ADDRESS_ZKP_BATCH_SIZE);
+  return out;
 }
 
 /**
@@ -199,9 +348,10 @@ export function getQueueElements(r: ReadView, info: TreeInfo, req: QueueElements
   const out: { stateQueue?: StateQueueSlice; addressQueue?: AddressQueueSlice } = {};
   if (wantsState) {
     const { root, seq } = currentRoot(r, info);
-    const s: StateQueueSlice = { initialRoot: root, rootSeq: seq };
+    const s: StateQueueSlice = { nodes: [], nodeHashes: [], initialRoot: root, rootSeq: seq };
     if (req.outputQueue) s.outputQueue = readOutputQueue(r, info, req.outputQueue);
     if (req.inputQueue) s.inputQueue = readInputQueue(r, info, req.inputQueue);
+    Object.assign(s, pathNodes(r, info, [...(s.outputQueue?.leafIndices ?? []), ...(s.inputQueue?.leafIndices ?? [])]));
     out.stateQueue = s;
   }
   if (req.addressQueue) out.addressQueue = readAddressQueue(r, info, req.addressQueue);

@@ -5,8 +5,11 @@
  * (v2) format on a batched state tree (default HLKs5, output queue 6L7Sz…): compress and transfer
  * outputs into the output queue, spends into the input queue, and the forester's BatchAppend /
  * BatchNullify events every zkp batch, whose `new_root` the generator computes on its own height-32
- * Poseidon tree. Every output hash is the real compressed-account hash, so the indexer's
- * recomputation accepts them; every tree update carries correct seqs and roots.
+ * Poseidon tree; and new addresses in a batched address tree (AddressV2, default EzKE8…, queue = tree)
+ * with the forester's BatchAddressAppend events, whose `new_root` comes from the generator's own
+ * height-40 indexed tree (v2 leaf = Poseidon(value, next value), zeroeth element at leaf 0). Every
+ * output hash is the real compressed-account hash, so the indexer's recomputation accepts them; every
+ * tree update carries correct seqs and roots.
  *
  * Output is Solana JSON as an RPC node returns it (getBlock with base64 transactions, or
  * getTransaction), with wire transactions encoded by @solana/kit.
@@ -30,8 +33,8 @@ import {
 } from '../light/constants.ts';
 import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from '../light/encodeEvents.ts';
 import { TREE_TYPE_CODE, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from '../light/encodeV2.ts';
-import { compressedAccountHash, nullifierHash } from '../light/hashing.ts';
-import { elementHashV1 } from '../merkle/indexedConstants.ts';
+import { compressedAccountHash, indexedLeafHashV2, nullifierHash } from '../light/hashing.ts';
+import { HIGHEST_ADDRESS_PLUS_ONE, elementHashV1 } from '../merkle/indexedConstants.ts';
 import { poseidon2 } from '../merkle/poseidon.ts';
 import { ZERO_BYTES } from '../merkle/zeroValues.ts';
 import type { BatchEvent, CompressedAccount, PublicTransactionEvent } from '../types.ts';
@@ -47,13 +50,17 @@ export type TxKind =
   | 'addressUpdate'
   | 'v2Compress'
   | 'v2Transfer'
+  | 'v2CreateAddress'
   | 'batchAppend'
-  | 'batchNullify';
+  | 'batchNullify'
+  | 'batchAddressAppend';
 
 /** The batched state tree v2 transactions go to by default (config/trees.json: StateV2, height 32, root history 20). */
 export const DEFAULT_V2_TREE = 'HLKs5NJ8FXkJg8BrzJt56adFYYuwg5etzDtBbQYTsixu';
 /** Its output queue. */
 export const DEFAULT_V2_QUEUE = '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU';
+/** The batched address tree v2 new addresses go to by default (config/trees.json: AddressV2, height 40, queue = tree, root history 200). */
+export const DEFAULT_V2_ADDRESS_TREE = 'EzKE84aVTkCUhDHLELqyJaq1Y7UVVmqxXqZjVHwHY3rK';
 /**
  * The v2 weight `refract simulate` and `npm start` use by default: beside the legacy kinds' total
  * weight of 11, about one user transaction in twelve is a v2 one.
@@ -61,6 +68,10 @@ export const DEFAULT_V2_QUEUE = '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU';
 export const DEFAULT_SIM_V2_WEIGHT = 1;
 /** Height of a batched state tree. */
 const V2_HEIGHT = 32;
+/** Height of a batched address tree. */
+const V2_ADDRESS_HEIGHT = 40;
+/** 2^248 − 1: the zeroeth element's next value, and the next value of the largest element of a v2 indexed tree. */
+const HIGHEST = BigInt(`0x${Buffer.from(HIGHEST_ADDRESS_PLUS_ONE).toString('hex')}`);
 
 /** Generator options. */
 export interface GeneratorOptions {
@@ -104,6 +115,15 @@ export interface GeneratorOptions {
    * v2 transactions turn into legacy compresses.
    */
   maxV2Leaves?: number;
+  /** Batched address tree of the v2 new addresses (base58, AddressV2, queue = tree; default {@link DEFAULT_V2_ADDRESS_TREE}). */
+  v2AddressTree?: string;
+  /** Its root-history capacity: a BatchAddressAppend's root_index is seq mod this (default 200, EzKE8's). */
+  v2AddressRootHistoryCapacity?: number;
+  /**
+   * Most v2 addresses the generator creates (default 65,536; its indexed tree takes about 100 bytes per
+   * address); past it, v2 address creations turn into v2 compresses.
+   */
+  maxV2Addresses?: number;
 }
 
 /** A v2 output the generator may spend later (lamport-only account, no address, no data). */
@@ -229,6 +249,20 @@ export class LightTxGenerator {
   /** Leaves already replaced by their nullifier (a later BatchAppend keeps the nullifier). */
   private readonly v2NullifiedLeaves = new Set<number>();
   private v2TreeModel: DenseMerkleTree | null = null;
+  // Batched (v2) address tree: address queue, forester progress and the reference indexed tree.
+  private readonly v2AddressTreeB58: string;
+  private readonly v2AddressTreeBytes: Uint8Array;
+  /** Next address-queue index. */
+  private v2AddrNext = 0;
+  /** Address-queue entries below it are appended to the tree (tree next index = this + 1). */
+  private v2AddrAppended = 0;
+  /** Address tree sequence number (last BatchAddressAppend's). */
+  private v2AddrSeq = 0n;
+  /** Queued addresses by queue index, until their BatchAddressAppend. */
+  private readonly v2AddrQueue = new Map<number, Uint8Array>();
+  /** Elements of the indexed tree, ascending by value (the zeroeth element first), with their leaf index. */
+  private readonly v2AddrSorted: { value: bigint; leafIndex: number }[] = [{ value: 0n, leafIndex: 0 }];
+  private v2AddrModel: DenseMerkleTree | null = null;
 
   constructor(private readonly opts: GeneratorOptions = {}) {
     this.rng = (opts.seed ?? 1) >>> 0 || 1;
@@ -249,11 +283,15 @@ export class LightTxGenerator {
     this.v2QueueB58 = opts.v2Queue ?? DEFAULT_V2_QUEUE;
     this.v2TreeBytes = bs58.decode(this.v2TreeB58);
     this.v2QueueBytes = bs58.decode(this.v2QueueB58);
+    const addrCap = opts.v2AddressRootHistoryCapacity ?? 200;
+    if (!Number.isSafeInteger(addrCap) || addrCap < 1) throw new RangeError(`generator v2AddressRootHistoryCapacity must be an integer ≥ 1, got ${addrCap}`);
+    this.v2AddressTreeB58 = opts.v2AddressTree ?? DEFAULT_V2_ADDRESS_TREE;
+    this.v2AddressTreeBytes = bs58.decode(this.v2AddressTreeB58);
   }
 
-  /** The batched state tree of the v2 transactions (base58) and its output queue. */
-  get v2Tree(): { tree: string; queue: string } {
-    return { tree: this.v2TreeB58, queue: this.v2QueueB58 };
+  /** The batched state tree of the v2 transactions (base58), its output queue, and the batched address tree. */
+  get v2Tree(): { tree: string; queue: string; addressTree: string } {
+    return { tree: this.v2TreeB58, queue: this.v2QueueB58, addressTree: this.v2AddressTreeB58 };
   }
 
   /**
@@ -271,6 +309,15 @@ export class LightTxGenerator {
    */
   v2State(): { root: Uint8Array; seq: bigint; nextIndex: number; outputQueue: number; inputQueue: number } {
     return { root: this.v2TreeModel?.root() ?? Buffer.from(ZERO_BYTES[V2_HEIGHT]!), seq: this.v2Seq, nextIndex: this.v2Appended, outputQueue: this.v2NextLeaf - this.v2Appended, inputQueue: this.v2InputNext - this.v2Nullified };
+  }
+
+  /**
+   * The generator's batched address tree: root (32 bytes, of its height-40 indexed tree after the last
+   * BatchAddressAppend), sequence number, tree next index (1 + appended addresses), and the addresses
+   * still queued.
+   */
+  v2AddressState(): { root: Uint8Array; seq: bigint; nextIndex: number; queue: number } {
+    return { root: this.v2AddressModel().root(), seq: this.v2AddrSeq, nextIndex: this.v2AddrAppended + 1, queue: this.v2AddrNext - this.v2AddrAppended };
   }
 
   /**
@@ -468,6 +515,50 @@ export class LightTxGenerator {
         const outs = [this.v2Output(to, amount), this.v2Output(input.ownerIdx, input.lamports - amount)];
         return { json: this.v2UserTx(slot, this.v2Transaction([input], outs)), kind: k, outputs: 2 };
       }
+      case 'v2CreateAddress': {
+        if (!this.v2Room(1) || this.v2AddrNext >= (this.opts.maxV2Addresses ?? 65_536)) return this.next(slot, 'v2Compress');
+        // One output in the batched state tree carrying the new address, created in the batched address tree.
+        const address = this.fieldBytes();
+        const seed = this.fieldBytes();
+        const ownerIdx = Math.floor(this.rand() * this.owners.length);
+        const out = this.v2Output(ownerIdx, 0n, address);
+        const queueIndex = this.v2AddrNext++;
+        this.v2AddrQueue.set(queueIndex, address);
+        const t = this.v2Transaction([], [out]);
+        t.remaining.push(this.v2AddressTreeB58);
+        t.iiqAccounts.push(this.v2AddressTreeB58);
+        const r = t.remaining.length - 1;
+        const q = t.iiqAccounts.length - 1;
+        t.newAddresses = [{ seed, address, remainingQueueIndex: r, remainingTreeIndex: r, iiqTreeIndex: q, iiqQueueIndex: q }];
+        t.addressSeqs = [{ tree: this.v2AddressTreeBytes, queue: this.v2AddressTreeBytes, treeType: TREE_TYPE_CODE.AddressV2, seq: BigInt(queueIndex) }];
+        return { json: this.v2UserTx(slot, t), kind: k, outputs: 1 };
+      }
+      case 'batchAddressAppend': {
+        const zkp = this.opts.zkpBatchSize ?? 10;
+        if (this.v2AddrNext - this.v2AddrAppended < zkp) return this.next(slot);
+        const oldNext = this.v2AddrAppended + 1;
+        for (let q = this.v2AddrAppended; q < this.v2AddrAppended + zkp; q++) {
+          this.v2AddressInsert(this.v2AddrQueue.get(q)!, q + 1);
+          this.v2AddrQueue.delete(q);
+        }
+        this.v2AddrAppended += zkp;
+        const seq = ++this.v2AddrSeq;
+        const batchSize = 5 * zkp;
+        const event: BatchEvent = {
+          kind: 'batchAddressAppend',
+          merkleTreePubkey: this.v2AddressTreeBytes,
+          batchIndex: BigInt(Math.floor((oldNext - 1) / batchSize) % 2),
+          zkpBatchIndex: BigInt(Math.floor(((oldNext - 1) % batchSize) / zkp)),
+          zkpBatchSize: BigInt(zkp),
+          oldNextIndex: BigInt(oldNext),
+          newNextIndex: BigInt(oldNext + zkp),
+          newRoot: this.v2AddressModel().root(),
+          rootIndex: Number(seq % BigInt(this.opts.v2AddressRootHistoryCapacity ?? 200)),
+          sequenceNumber: seq,
+          outputQueuePubkey: null,
+        };
+        return { json: this.foresterTx(slot, encodeBatchEvent(event), this.v2AddressTreeB58), kind: k, outputs: 0 };
+      }
       case 'batchAppend': {
         const zkp = this.opts.zkpBatchSize ?? 10;
         if (this.v2NextLeaf - this.v2Appended < zkp) return this.next(slot);
@@ -507,16 +598,55 @@ export class LightTxGenerator {
     return (this.v2TreeModel ??= new DenseMerkleTree(V2_HEIGHT, this.opts.maxV2Leaves ?? 65_536));
   }
 
-  /** A new lamport-only v2 output at the next output-queue leaf: queued, and held for a later spend. */
-  private v2Output(ownerIdx: number, lamports: bigint): HeldV2 & { account: CompressedAccount } {
-    const account: CompressedAccount = { owner: this.owners[ownerIdx]!, lamports, address: null, data: null };
+  /**
+   * A new lamport-only v2 output at the next output-queue leaf: queued, and held for a later spend
+   * (unless it carries an `address`: such accounts are not spent by the generator).
+   */
+  private v2Output(ownerIdx: number, lamports: bigint, address: Uint8Array | null = null): HeldV2 & { account: CompressedAccount } {
+    const account: CompressedAccount = { owner: this.owners[ownerIdx]!, lamports, address, data: null };
     const leafIndex = this.v2NextLeaf++;
     const hash = Buffer.from(compressedAccountHash(account, this.v2TreeBytes, leafIndex, 'v2'));
     this.v2QueuedHashes.set(leafIndex, hash);
     const held: HeldV2 = { hash, leafIndex, ownerIdx, lamports };
-    this.v2Held.push(held);
-    if (this.v2Held.length > (this.opts.maxHeldAccounts ?? 4096)) this.v2Held.shift();
+    if (!address) {
+      this.v2Held.push(held);
+      if (this.v2Held.length > (this.opts.maxHeldAccounts ?? 4096)) this.v2Held.shift();
+    }
     return { ...held, account };
+  }
+
+  /** The reference height-40 indexed tree of the batched address tree, created with its zeroeth element `{0 → 2^248−1}` at leaf 0. */
+  private v2AddressModel(): DenseMerkleTree {
+    if (!this.v2AddrModel) {
+      this.v2AddrModel = new DenseMerkleTree(V2_ADDRESS_HEIGHT, (this.opts.maxV2Addresses ?? 65_536) + 1);
+      this.v2AddrModel.set(0, indexedLeafHashV2(new Uint8Array(32), HIGHEST_ADDRESS_PLUS_ONE));
+    }
+    return this.v2AddrModel;
+  }
+
+  /**
+   * Appends `address` at `leafIndex` of the indexed tree (photon.md §2.6 `multi_append`): its low element
+   * (largest value below it) now points at it, it takes the low element's old next value; both leaves
+   * are rehashed (v2 leaf = Poseidon(value, next value)).
+   */
+  private v2AddressInsert(address: Uint8Array, leafIndex: number): void {
+    const value = BigInt(`0x${Buffer.from(address).toString('hex')}`);
+    const sorted = this.v2AddrSorted;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]!.value < value) lo = mid + 1;
+      else hi = mid;
+    }
+    if (sorted[lo]?.value === value) throw new Error(`generator: address ${bs58.encode(address)} queued twice`);
+    const low = sorted[lo - 1]!;
+    const next = sorted[lo]?.value ?? HIGHEST;
+    const b32 = (v: bigint) => Buffer.from(v.toString(16).padStart(64, '0'), 'hex');
+    const tree = this.v2AddressModel();
+    tree.set(leafIndex, indexedLeafHashV2(address, b32(next)));
+    tree.set(low.leafIndex, indexedLeafHashV2(b32(low.value), address));
+    sorted.splice(lo, 0, { value, leafIndex });
   }
 
   /**
@@ -580,6 +710,7 @@ export class LightTxGenerator {
     // v2 checks draw from the PRNG only once v2 transactions exist: with v2Weight 0 the stream is the legacy one.
     const zkp = this.opts.zkpBatchSize ?? 10;
     if (this.v2NextLeaf - this.v2Appended >= zkp && this.rand() < 0.5) return 'batchAppend';
+    if (this.v2AddrNext - this.v2AddrAppended >= zkp && this.rand() < 0.5) return 'batchAddressAppend';
     if (this.v2InputNext - this.v2Nullified >= zkp && this.rand() < 0.5) return 'batchNullify';
     if (this.pendingNullify.length >= 8 && this.rand() < 0.5) return 'nullify';
     if (this.pendingAddresses.length > 0 && this.rand() < 0.5) return 'addressUpdate';
@@ -589,7 +720,9 @@ export class LightTxGenerator {
     for (const [k, v] of Object.entries(w)) {
       if ((x -= v) < 0) {
         if (k !== 'v2') return k as TxKind;
-        return this.v2Held.length > 0 && this.rand() < 0.5 ? 'v2Transfer' : 'v2Compress';
+        const r = this.rand();
+        if (r < 0.25) return 'v2CreateAddress';
+        return this.v2Held.length > 0 && r < 0.625 ? 'v2Transfer' : 'v2Compress';
       }
     }
     return 'compress';
@@ -642,11 +775,12 @@ export class LightTxGenerator {
 
   /**
    * A v2 user transaction: outer light-system `invoke`; inner Solana system transfer, ACP
-   * `insert_into_queues` (no noop). Account list: payer, batched tree, output queue, then the programs
-   * and the registered-program PDA.
+   * `insert_into_queues` (no noop). Account list: payer, batched tree, output queue (and the batched
+   * address tree when it creates an address), then the programs and the registered-program PDA.
    */
   private v2UserTx(slot: number, t: V2LightTransaction): Record<string, unknown> {
-    const keys = [bs58.encode(this.owners[0]!), this.v2TreeB58, this.v2QueueB58, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
+    const trees = [this.v2TreeB58, this.v2QueueB58, ...(t.newAddresses?.length ? [this.v2AddressTreeB58] : [])];
+    const keys = [bs58.encode(this.owners[0]!), ...trees, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
     const index = (k: string) => {
       const i = keys.indexOf(k);
       if (i < 0) throw new Error(`generator: account ${k} is not in the v2 transaction's account list`);

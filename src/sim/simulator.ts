@@ -148,7 +148,8 @@ const sha = (s: string) => bs58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32
 
 /**
  * Moves the generator's tree past every leaf and seq the replayed transactions used in the same tree.
- * @returns true when a replayed transaction used the generator's batched (v2) tree or its output queue.
+ * @returns true when a replayed transaction used the generator's batched (v2) state tree, its output
+ * queue, or its batched address tree.
  */
 function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>[]): boolean {
   const v2 = gen.v2Tree;
@@ -164,8 +165,11 @@ function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>
       continue;
     }
     for (const ev of parsed.events) {
-      if (ev.kind === 'batch' && bs58.encode(ev.event.merkleTreePubkey) === v2.tree) usedV2 = true;
-      if (ev.kind === 'batchPublicTransaction' && ev.event.event.pubkeyArray.some((k) => [v2.tree, v2.queue].includes(bs58.encode(k)))) usedV2 = true;
+      if (ev.kind === 'batch' && [v2.tree, v2.addressTree].includes(bs58.encode(ev.event.merkleTreePubkey))) usedV2 = true;
+      if (ev.kind === 'batchPublicTransaction') {
+        if (ev.event.event.pubkeyArray.some((k) => [v2.tree, v2.queue, v2.addressTree].includes(bs58.encode(k)))) usedV2 = true;
+        if (ev.event.newAddresses.some((a) => bs58.encode(a.tree) === v2.addressTree)) usedV2 = true;
+      }
       if (ev.kind === 'publicTransaction') {
         const e = ev.event;
         const seq = e.sequenceNumbers.find((s) => bs58.encode(s.treePubkey) === gen.treePubkey)?.seq;
@@ -217,7 +221,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const replaySlots = replayBySlot.length;
   if (continueAfterReplay(gen, replayTxs) && (opts.v2Weight ?? 0) > 0) {
     gen.disableV2();
-    opts.log?.warn({ tree: gen.v2Tree.tree }, 'simulator: replayed transactions use the batched tree; generating legacy transactions only (its queues and root cannot be continued)');
+    opts.log?.warn({ tree: gen.v2Tree.tree, addressTree: gen.v2Tree.addressTree }, 'simulator: replayed transactions use the batched trees; generating legacy transactions only (their queues and roots cannot be continued)');
   }
   const blocks = new Map<number, SimBlock>();
   const slotOfSignature = new Map<string, number>();

@@ -146,6 +146,10 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
       data: acc.data,
       treeType: TREE_TYPE_CODE[info.type],
     };
+    // A compressed ATA's wallet owner (the event's ata_owners by output index; the last entry wins, as Photon's map): token accounts only.
+    let ataOwner: Bytes32 | undefined;
+    if (token) for (const o of e.ataOwners) if (o.outputIndex === i) ataOwner = o.walletOwner;
+    if (ataOwner) account.ataOwner = ataOwner;
     if (batched) {
       // Enters the output queue; its leaf is written by the BatchAppend that covers its index (§2.5.1).
       account.v2 = { queue: info.queueBytes, inOutputQueue: true, nullifierQueueIndex: null, nullifier: null, txHash: null, nullifiedInTree: false };

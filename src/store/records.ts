@@ -21,6 +21,12 @@ export interface AccountRecord {
   treeType: number;
   /** Batched-tree (StateV2) queue state; absent for v1 accounts. */
   v2?: V2AccountState;
+  /**
+   * Token accounts of a compressed ATA: the wallet owner the ATA is derived from (the event's
+   * `ata_owners`, decoded from the cToken Transfer2 output TLV `CompressedOnly { is_ata, owner_index }`;
+   * Photon `token_accounts.ata_owner`). Absent otherwise.
+   */
+  ataOwner?: Bytes32;
 }
 
 /**
@@ -45,18 +51,20 @@ const F_ADDRESS = 2;
 const F_DATA = 4;
 const F_SEQ = 8;
 const F_V2 = 16;
+/** The record ends with a 32-byte ATA wallet owner (schema 4). */
+const F_ATA = 32;
 /** v2 block: flags u8 (1 inOutputQueue, 2 spent-in-queue, 4 nullifiedInTree), queue 32, nqIndex u64, nullifier 32, txHash 32. */
 const V2_BLOCK = 1 + 32 + 8 + 32 + 32;
 const ACCOUNT_FIXED = 1 + 1 + 32 + 32 + 8 + 4 + 8 + 8; // flags, treeType, tree, owner, lamports, leafIndex, seq, slot
 
 /**
  * Encodes an account: flags u8, treeType u8, tree, owner, lamports u64, leafIndex u32, seq u64, slotCreated u64,
- * [address], [disc 8, dataHash 32, len u32, data], [v2 block (see V2_BLOCK)].
+ * [address], [disc 8, dataHash 32, len u32, data], [v2 block (see V2_BLOCK)], [ATA wallet owner 32].
  */
 export function encodeAccount(a: AccountRecord): Buffer {
   const dataLen = a.data ? 8 + 32 + 4 + a.data.data.length : 0;
-  const buf = Buffer.alloc(ACCOUNT_FIXED + (a.address ? 32 : 0) + dataLen + (a.v2 ? V2_BLOCK : 0));
-  buf[0] = (a.spent ? F_SPENT : 0) | (a.address ? F_ADDRESS : 0) | (a.data ? F_DATA : 0) | (a.seq !== null ? F_SEQ : 0) | (a.v2 ? F_V2 : 0);
+  const buf = Buffer.alloc(ACCOUNT_FIXED + (a.address ? 32 : 0) + dataLen + (a.v2 ? V2_BLOCK : 0) + (a.ataOwner ? 32 : 0));
+  buf[0] = (a.spent ? F_SPENT : 0) | (a.address ? F_ADDRESS : 0) | (a.data ? F_DATA : 0) | (a.seq !== null ? F_SEQ : 0) | (a.v2 ? F_V2 : 0) | (a.ataOwner ? F_ATA : 0);
   buf[1] = a.treeType;
   buf.set(a.tree, 2);
   buf.set(a.owner, 34);
@@ -83,7 +91,9 @@ export function encodeAccount(a: AccountRecord): Buffer {
     buf.writeBigUInt64LE(v.nullifierQueueIndex ?? 0n, o + 33);
     if (v.nullifier) buf.set(v.nullifier, o + 41);
     if (v.txHash) buf.set(v.txHash, o + 73);
+    o += V2_BLOCK;
   }
+  if (a.ataOwner) buf.set(a.ataOwner, o);
   return buf;
 }
 
@@ -117,6 +127,12 @@ export function decodeAccount(hash: Bytes32, buf: Uint8Array): AccountRecord {
       txHash: queued ? b.subarray(o + 73, o + 105) : null,
       nullifiedInTree: (f & 4) !== 0,
     };
+    o += V2_BLOCK;
+  }
+  let ataOwner: Bytes32 | undefined;
+  if (flags & F_ATA) {
+    if (b.length < o + 32) throw new Error(`account record truncated (${buf.length} bytes, ATA owner at ${o})`);
+    ataOwner = b.subarray(o, o + 32);
   }
   const out: AccountRecord = {
     hash,
@@ -132,6 +148,7 @@ export function decodeAccount(hash: Bytes32, buf: Uint8Array): AccountRecord {
     data,
   };
   if (v2) out.v2 = v2;
+  if (ataOwner) out.ataOwner = ataOwner;
   return out;
 }
 

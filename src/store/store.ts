@@ -40,7 +40,7 @@ import {
 } from './records.ts';
 
 /** Version of the key layout and record codecs; a store written by another version is refused. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 type Bin = Database<Buffer, Buffer>;
 
@@ -53,6 +53,7 @@ const DB_NAMES = [
   'accByAddress', // address → hash (the unspent account with that address)
   'tokByOwner', // owner ‖ mint ‖ hash → '' (unspent token accounts)
   'tokByDelegate', // delegate ‖ mint ‖ hash → ''
+  'tokByAtaOwner', // ATA wallet owner ‖ mint ‖ hash → '' (unspent token accounts of compressed ATAs; schema 4)
   'balance', // owner → u128 lamports
   'tokenBalance', // owner ‖ mint → u128 amount
   'holdersByBalance', // mint ‖ (2^128−1 − balance) u128BE ‖ owner → '' (mirror of tokenBalance: balance DESC, owner ASC)
@@ -290,11 +291,12 @@ export class ReadView {
   }
 
   /**
-   * Unspent token account hashes of `owner` (or delegate) ordered by (mint, hash), optionally for one mint,
-   * after the position mint ‖ hash (64 bytes) when given.
+   * Unspent token accounts of `owner` (or delegate, or ATA wallet owner: the wallet a compressed ATA is
+   * derived from, `AccountRecord.ataOwner`) ordered by (mint, hash), optionally for one mint, after the
+   * position mint ‖ hash (64 bytes) when given.
    */
-  *tokenAccountsBy(kind: 'owner' | 'delegate', who: Bytes32, mint: Bytes32 | null, after?: Uint8Array): Generator<AccountRecord> {
-    const db: DbName = kind === 'owner' ? 'tokByOwner' : 'tokByDelegate';
+  *tokenAccountsBy(kind: 'owner' | 'delegate' | 'ataOwner', who: Bytes32, mint: Bytes32 | null, after?: Uint8Array): Generator<AccountRecord> {
+    const db: DbName = kind === 'owner' ? 'tokByOwner' : kind === 'delegate' ? 'tokByDelegate' : 'tokByAtaOwner';
     const prefix = mint ? cat(who, mint) : Buffer.from(who);
     for (const e of this.scanPrefix(db, prefix, { after: after ? cat(who, after) : undefined })) {
       const a = this.accountOwnedHash(e.key.subarray(64, 96)); // range keys are fresh copies
@@ -541,6 +543,7 @@ export class WriteView extends ReadView {
     if (token) {
       this.put('tokByOwner', cat(token.owner, token.mint, a.hash), EMPTY);
       if (token.delegate) this.put('tokByDelegate', cat(token.delegate, token.mint, a.hash), EMPTY);
+      if (a.ataOwner && !a.spent) this.put('tokByAtaOwner', cat(a.ataOwner, token.mint, a.hash), EMPTY);
       this.addTokenBalance(token.owner, token.mint, token.amount);
     }
     return true;
@@ -580,6 +583,7 @@ export class WriteView extends ReadView {
     if (t) {
       this.del('tokByOwner', cat(t.owner, t.mint, a.hash));
       if (t.delegate) this.del('tokByDelegate', cat(t.delegate, t.mint, a.hash));
+      if (a.ataOwner) this.del('tokByAtaOwner', cat(a.ataOwner, t.mint, a.hash));
       this.addTokenBalance(t.owner, t.mint, -t.amount);
     }
     return a;

@@ -8,9 +8,12 @@
  * Result `{context, stateQueue?: {initialRoot, rootSeq, outputQueue?, inputQueue?}, addressQueue?}`.
  *
  * State queue slices are cut to whole ZKP batches (`…ZkpBatchSize`, default 500) as in the reference.
- * Not served (left out of the response, never filled with placeholders): the deduplicated proof nodes
- * `nodes` / `nodeHashes`, `leavesHashChains`, and the address queue's `lowElement*`, `nodes`,
- * `nodeHashes`, `leavesHashChains` and `subtrees` (src/query/queueElements.ts).
+ * The forester's extras are served as the reference computes them (src/query/queueElements.ts):
+ * `stateQueue.nodes` / `nodeHashes` (left out when empty, as the reference), each queue's
+ * `leavesHashChains`, and the address queue's `nodes`, `nodeHashes`, `lowElementIndices`,
+ * `lowElementValues`, `lowElementNextIndices`, `lowElementNextValues`, `lowElementProofs`,
+ * `leavesHashChains` (per `addressQueueZkpBatchSize`, default 250) and `subtrees`. Node ids are
+ * `(level << 56) | position`, exact u64 JSON numbers.
  */
 import { z } from 'zod';
 import type { AddressQueueSlice, InputQueueSlice, OutputQueueSlice, QueueSliceRequest, StateQueueSlice } from '../../query/queueElements.ts';
@@ -86,6 +89,7 @@ const encodeOutput = (q: OutputQueueSlice) => ({
   leaves: q.leaves.map(b58),
   firstQueueIndex: u64(q.firstQueueIndex),
   nextIndex: u64(q.nextIndex),
+  leavesHashChains: q.leavesHashChains.map(b58),
 });
 
 const encodeInput = (q: InputQueueSlice) => ({
@@ -95,10 +99,12 @@ const encodeInput = (q: InputQueueSlice) => ({
   txHashes: q.txHashes.map(b58),
   nullifiers: q.nullifiers.map(b58),
   firstQueueIndex: u64(q.firstQueueIndex),
+  leavesHashChains: q.leavesHashChains.map(b58),
 });
 
 function encodeState(s: StateQueueSlice) {
   return {
+    ...(s.nodes.length ? { nodes: s.nodes.map(u64), nodeHashes: s.nodeHashes.map(b58) } : {}),
     initialRoot: b58(s.initialRoot),
     rootSeq: u64(s.rootSeq),
     ...(s.outputQueue ? { outputQueue: encodeOutput(s.outputQueue) } : {}),
@@ -109,8 +115,17 @@ function encodeState(s: StateQueueSlice) {
 const encodeAddress = (a: AddressQueueSlice) => ({
   addresses: a.addresses.map(b58),
   queueIndices: a.queueIndices.map(u64),
+  nodes: a.nodes.map(u64),
+  nodeHashes: a.nodeHashes.map(b58),
+  lowElementIndices: a.lowElementIndices.map(u64),
+  lowElementValues: a.lowElementValues.map(b58),
+  lowElementNextIndices: a.lowElementNextIndices.map(u64),
+  lowElementNextValues: a.lowElementNextValues.map(b58),
+  lowElementProofs: a.lowElementProofs.map((p) => p.map(b58)),
+  leavesHashChains: a.leavesHashChains.map(b58),
   initialRoot: b58(a.initialRoot),
   startIndex: u64(a.startIndex),
+  subtrees: a.subtrees.map(b58),
   rootSeq: u64(a.rootSeq),
 });
 
