@@ -309,6 +309,7 @@ const OutputQueueSlice = z.strictObject({
   leaves: z.array(Hash),
   firstQueueIndex: UnsignedInteger,
   nextIndex: UnsignedInteger,
+  leavesHashChains: z.array(Hash).meta({ description: 'Poseidon hash chain of the account hashes of every whole ZKP batch' }),
 });
 
 /** getQueueElements: the input (nullifier) queue slice of a StateV2 tree. */
@@ -319,14 +320,24 @@ const InputQueueSlice = z.strictObject({
   txHashes: z.array(Hash),
   nullifiers: z.array(Hash),
   firstQueueIndex: UnsignedInteger,
+  leavesHashChains: z.array(Hash).meta({ description: 'Poseidon hash chain of the nullifiers of every whole ZKP batch' }),
 });
 
 /** getQueueElements: the address queue slice of an AddressV2 tree. */
 const AddressQueueSlice = z.strictObject({
   addresses: z.array(Pubkey),
   queueIndices: z.array(UnsignedInteger),
+  nodes: z.array(UnsignedInteger).meta({ description: 'Node ids `(level << 56) | position` (level 0 = leaves) of the low elements\' proofs and leaves, deduplicated, ascending' }),
+  nodeHashes: z.array(Hash),
+  lowElementIndices: z.array(UnsignedInteger),
+  lowElementValues: z.array(Hash),
+  lowElementNextIndices: z.array(UnsignedInteger),
+  lowElementNextValues: z.array(Hash),
+  lowElementProofs: z.array(z.array(Hash)).meta({ description: 'Per address, the 40 siblings of its low element' }),
+  leavesHashChains: z.array(Hash).meta({ description: 'Poseidon hash chain of the addresses of every whole ZKP batch (addressQueueZkpBatchSize)' }),
   initialRoot: Hash,
   startIndex: UnsignedInteger,
+  subtrees: z.array(Hash).meta({ description: 'Per level, the right-most left-hand node (Photon get_subtrees)' }),
   rootSeq: UnsignedInteger,
 });
 
@@ -369,7 +380,14 @@ export const RESULT_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   getQueueElements: z.strictObject({
     context: Context,
     stateQueue: z
-      .strictObject({ initialRoot: Hash, rootSeq: UnsignedInteger, outputQueue: OutputQueueSlice.optional(), inputQueue: InputQueueSlice.optional() })
+      .strictObject({
+        nodes: z.array(UnsignedInteger).optional().meta({ description: 'Node ids `(level << 56) | position` of every returned leaf\'s path, deduplicated; left out when empty' }),
+        nodeHashes: z.array(Hash).optional(),
+        initialRoot: Hash,
+        rootSeq: UnsignedInteger,
+        outputQueue: OutputQueueSlice.optional(),
+        inputQueue: InputQueueSlice.optional(),
+      })
       .optional()
       .meta({ description: 'Present when the output or input queue was requested' }),
     addressQueue: AddressQueueSlice.optional().meta({ description: 'Present when the address queue was requested' }),
