@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
-import type { RequestMetrics, RpcServerOptions } from '../src/rpc/http/config.ts';
+import type { RequestMetrics, RpcServerOptions } from '../src/rpc/http/options.ts';
 import { exactU64, rawJson, stringifyJson } from '../src/rpc/json.ts';
 import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
 import { METHOD_NAMES } from '../src/rpc/methods/index.ts';

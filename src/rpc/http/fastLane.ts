@@ -20,7 +20,7 @@ import { RpcError } from '../errors.ts';
 import type { Access } from './access.ts';
 import { extractApiKey } from './auth.ts';
 import type { Principal } from './auth.ts';
-import type { RequestMetrics } from './config.ts';
+import type { RequestMetrics } from './options.ts';
 import { drainUnreadBody } from './drain.ts';
 import { JSON_TYPE } from './jsonRpcRoutes.ts';
 import { ReplyBatch } from './replyBatch.ts';

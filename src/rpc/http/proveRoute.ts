@@ -42,7 +42,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeMethod } from '../dispatch.ts';
 import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
-import { resolveRateLimit } from './config.ts';
+import { resolveRateLimit } from './options.ts';
 import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
 import { JOB_ID_PATTERN } from '../../prover/bullmq.ts';
 import { getCircuit } from '../../prover/circuits.ts';

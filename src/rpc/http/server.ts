@@ -22,13 +22,13 @@ import type { RpcContext } from '../context.ts';
 import { RpcError } from '../errors.ts';
 import { accessPlugin, createAccess, warnIfOpen } from './access.ts';
 import { redactUrl } from './auth.ts';
-import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT } from './config.ts';
-import type { RpcServerOptions } from './config.ts';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_PORT } from './options.ts';
+import type { RpcServerOptions } from './options.ts';
 import { CORS_EXPOSED_HEADERS, corsOptions } from './cors.ts';
 import { createFastLane } from './fastLane.ts';
 import { fastifyReplies, jsonRpcPlugin } from './jsonRpcRoutes.ts';
 import { lazyChildLoggerFactory } from './lazyLogger.ts';
-import { metricsPlugin } from './metrics.ts';
+import { metricsPlugin } from './requestMetrics.ts';
 import { openApiPlugin } from './openapiRoute.ts';
 import { probesPlugin } from './probes.ts';
 

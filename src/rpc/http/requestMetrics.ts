@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { peekState } from './access.ts';
-import type { RequestMetrics } from './config.ts';
+import type { RequestMetrics } from './options.ts';
 
 /**
  * fastify plugin: the metrics hook (a callback hook: no promise per request). Registered only when
