@@ -21,7 +21,8 @@ import { REPO_ROOT } from './helpers/photon.ts';
 const LAYERS: readonly { name: string; units: readonly string[] }[] = [
   // The process entry (commander) and its commands: they wire everything below.
   { name: 'cli', units: ['cli.ts', 'commands'] },
-  // HTTP transport, JSON-RPC protocol, methods, the validity-proof request adapter, POST /prove.
+  // HTTP transport (rpc/http: fastify, hot lane, auth, rate limits, POST /prove) over the JSON-RPC
+  // protocol (envelope, dispatch, batches, errors, methods, the validity-proof request adapter): SUBLAYERS.
   { name: 'rpc', units: ['rpc'] },
   // The proving engine (witness, pool, queues, keys; no HTTP, no JSON-RPC) beside the read queries.
   { name: 'prover/query', units: ['prover', 'query'] },
@@ -45,6 +46,25 @@ const LAYERS: readonly { name: string; units: readonly string[] }[] = [
 const BESIDE: Readonly<Record<string, { mayImport: readonly string[]; importedBy: readonly string[] }>> = {
   sim: { mayImport: ['codecs', 'base'], importedBy: ['cli'] },
 };
+
+/**
+ * Layers inside one unit, top to bottom, as path prefixes (the first that matches a file wins): a
+ * file may import its own sub-layer or one below, never one above.
+ */
+const SUBLAYERS: Readonly<Record<string, readonly { name: string; prefix: string }[]>> = {
+  rpc: [
+    { name: 'rpc/http (transport)', prefix: 'src/rpc/http/' },
+    { name: 'rpc (JSON-RPC protocol)', prefix: 'src/rpc/' },
+  ],
+};
+
+/** The sub-layer index of `path` in its unit's SUBLAYERS, or null when the unit has none. */
+function sublayerOf(unit: string, path: string): number | null {
+  const subs = SUBLAYERS[unit];
+  if (!subs) return null;
+  const i = subs.findIndex((s) => path.startsWith(s.prefix));
+  return i < 0 ? null : i;
+}
 
 /**
  * Known upward imports left for a follow-up, as `importer file → imported file` (repo-relative).
@@ -108,7 +128,12 @@ function violationsOf(edges: readonly ImportEdge[]): string[] {
       continue;
     }
     for (const u of [a, b]) if (!layerIndex.has(u) && !(u in BESIDE)) out.push(`${where}: unit '${u}' is in no layer (add it to LAYERS in test/architecture.layers.test.ts)`);
-    if (a === b) continue;
+    if (a === b) {
+      const sa = sublayerOf(a, e.from);
+      const sb = sublayerOf(b, e.to);
+      if (sa !== null && sb !== null && sb < sa) out.push(`${where}: ${SUBLAYERS[a]![sa]!.name} → ${SUBLAYERS[a]![sb]!.name} runs UP a layer`);
+      continue;
+    }
     if (a in BESIDE) {
       const ok = BESIDE[a]!.mayImport;
       const li = layerIndex.get(b);
@@ -188,7 +213,7 @@ describe('the import checker', () => {
     ]);
   });
 
-  it('names file, import and both layers of an upward import, src → workers, and sim misuse', () => {
+  it('names file, import and both layers of an upward import (also between sub-layers), src → workers, and sim misuse', () => {
     const edges = [
       ...importsOf('src/state/x.ts', "import { a } from '../rpc/a.ts';\nimport { s } from '../store/s.ts';"),
       ...importsOf('src/prover/pool.ts', "import type { T } from '../../workers/prove.ts';"),
@@ -197,6 +222,8 @@ describe('the import checker', () => {
       ...importsOf('src/commands/start.ts', "import { g } from '../sim/generator.ts';"),
       ...importsOf('workers/prove.ts', "import { c } from '../src/commands/index.ts';"),
       ...importsOf('src/nowhere/n.ts', "import { l } from '../log.ts';"),
+      ...importsOf('src/rpc/dispatch.ts', "import { a } from './http/auth.ts';\nimport { e } from './errors.ts';"),
+      ...importsOf('src/rpc/http/server.ts', "import { r } from '../answer.ts';"),
     ];
     expect(violationsOf(edges)).toEqual([
       "src/state/x.ts imports '../rpc/a.ts' (src/rpc/a.ts): state → rpc runs UP a layer",
@@ -204,6 +231,7 @@ describe('the import checker', () => {
       "src/sim/g.ts imports '../ingest/files.ts' (src/ingest/files.ts): sim (beside the stack) → ingest (sim may import only codecs, base)",
       "src/query/q.ts imports '../sim/generator.ts' (src/sim/generator.ts): prover/query → sim (beside the stack) (only cli may import sim/)",
       "src/nowhere/n.ts imports '../log.ts' (src/log.ts): unit 'nowhere' is in no layer (add it to LAYERS in test/architecture.layers.test.ts)",
+      "src/rpc/dispatch.ts imports './http/auth.ts' (src/rpc/http/auth.ts): rpc (JSON-RPC protocol) → rpc/http (transport) runs UP a layer",
     ]);
   });
 

@@ -6,7 +6,7 @@
  * /prove` takes the same keys; once keys exist the default per-key limit (100/s, burst 200) applies.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadApiKeys } from '../src/rpc/auth.ts';
+import { loadApiKeys } from '../src/rpc/http/auth.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { type RefractDaemon, slotZeroDb, startRefract } from './helpers/refractBin.ts';
 

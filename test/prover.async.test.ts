@@ -10,7 +10,7 @@ import { LocalBackend } from '../src/prover/backend.ts';
 import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/bullmq.ts';
 import { compressGnarkProof, type GnarkProofJson } from '../src/prover/encode.ts';
 import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
-import { registerProveRoute } from '../src/rpc/proveRoute.ts';
+import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';
 import { setupCircuits } from '../src/prover/setup.ts';

@@ -5,7 +5,7 @@
 import { describe, expect, test } from 'vitest';
 import { RemoteBackend } from '../src/prover/backend.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { PROVE_HTTP_ERRORS } from '../src/rpc/proveRoute.ts';
+import { PROVE_HTTP_ERRORS } from '../src/rpc/http/proveRoute.ts';
 import { proverErrorToRpc } from '../src/rpc/validityProver.ts';
 import { syntheticAccount } from '../src/prover/fixtures.ts';
 import { buildCircuitInput } from '../src/prover/witness.ts';

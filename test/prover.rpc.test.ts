@@ -13,7 +13,7 @@ import { LocalBackend, NODE_NAME, RemoteBackend } from '../src/prover/backend.ts
 import { compressGnarkProof, compressedProofToJson } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
-import { registerProveRoute } from '../src/rpc/proveRoute.ts';
+import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { KeyReadiness } from '../src/prover/readiness.ts';
 import { ProofService } from '../src/prover/service.ts';

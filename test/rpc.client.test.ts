@@ -18,7 +18,7 @@ import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import { LmdbDataSource } from '../src/rpc/lmdbDataSource.ts';
 import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
-import { startServer } from '../src/rpc/server.ts';
+import { startServer } from '../src/rpc/http/server.ts';
 import type { Store } from '../src/store/store.ts';
 import { snapshot } from './helpers/photon.ts';
 import { fixtureStore, registry } from './helpers/rpcLmdb.ts';

@@ -10,15 +10,15 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
-import type { RequestMetrics, RpcServerOptions } from '../src/rpc/config.ts';
+import type { RequestMetrics, RpcServerOptions } from '../src/rpc/http/options.ts';
 import { exactU64, rawJson, stringifyJson } from '../src/rpc/json.ts';
 import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
 import { METHOD_NAMES } from '../src/rpc/methods/index.ts';
 import { BN254_MODULUS } from '../src/rpc/schemas.ts';
-import { buildServer } from '../src/rpc/server.ts';
+import { buildServer } from '../src/rpc/http/server.ts';
 import { runBatch } from '../src/rpc/batch.ts';
 import { loadConfig } from '../src/config/config.ts';
-import { redactUrl } from '../src/rpc/auth.ts';
+import { redactUrl } from '../src/rpc/http/auth.ts';
 
 // ---------------------------------------------------------------------------------------------
 // fixtures

@@ -14,7 +14,7 @@ import { base58Encode } from '../src/rpc/base58.ts';
 import type { AccountRecord, RpcContext, TokenDataRecord, TreeInfoRecord, ValidityProofRecord } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
-import { buildServer } from '../src/rpc/server.ts';
+import { buildServer } from '../src/rpc/http/server.ts';
 
 const SNAPSHOTS = fileURLToPath(new URL('../../shared/photon/snapshots/', import.meta.url));
 const haveSnapshots = existsSync(SNAPSHOTS);

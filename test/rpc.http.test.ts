@@ -1,6 +1,6 @@
 /**
  * The API over real sockets (the other RPC tests use fastify.inject, which goes through fastify's
- * routes only): `POST /` over a socket is served by the hot lane (src/rpc/fastLane.ts), so these
+ * routes only): `POST /` over a socket is served by the hot lane (src/rpc/http/fastLane.ts), so these
  * tests hold the lane to fastify's behaviour. Many concurrent requests — whose replies are written
  * in batches at the end of each event-loop turn — each get exactly the reply inject gives for the
  * same body (status, content type and length, bytes), for synchronous methods, asynchronous ones and
@@ -13,7 +13,7 @@ import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store } from '../src/store/store.ts';
-import { buildServer } from '../src/rpc/server.ts';
+import { buildServer } from '../src/rpc/http/server.ts';
 import { fixtureStore, lmdbServer } from './helpers/rpcLmdb.ts';
 
 let store: Store;

@@ -42,7 +42,7 @@ export const configSchema = z
     /**
      * Default token bucket: per key once keys are configured, per client IP while the API is open;
      * `false` = none. Absent = none while no key is configured, 100/s burst 200 per key once keys are
-     * (src/rpc/config.ts `resolveRateLimit`).
+     * (src/rpc/http/options.ts `resolveRateLimit`).
      */
     rateLimit: z.union([z.literal(false), z.object({ ratePerSecond: z.number().positive().finite(), burst: z.number().int().positive() }).strict()]).optional(),
     bodyLimitBytes: z.number().int().positive().default(1024 * 1024),

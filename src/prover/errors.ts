@@ -4,7 +4,7 @@
  * Every code maps to the reference prover's 400 `proving_error` (spec prover.md §2.3), except
  * `malformed_request` (400 `malformed_body`), `timeout` (408 `proof_timeout`), `queue_full` /
  * `queue_unavailable` / `not_ready` (503 `queue_unavailable`) and `worker_crashed` / `setup_failed` /
- * `internal` (500 `unexpected_error`). The mappings to HTTP live in src/rpc/proveRoute.ts (POST /prove)
+ * `internal` (500 `unexpected_error`). The mappings to HTTP live in src/rpc/http/proveRoute.ts (POST /prove)
  * and src/rpc/validityProver.ts (`proverErrorToRpc`, JSON-RPC), not here. In JSON-RPC only
  * `witness_failed`, `verify_failed`, `internal` (the store or the prover contradicting itself: a bug)
  * and `remote_refused` (Photon's answer) give the bare `Internal server error`; every other code has

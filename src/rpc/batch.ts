@@ -1,7 +1,7 @@
 /**
  * JSON-RPC 2.0 batches: a body that is an array of requests gets an array of responses, in request
- * order, as Photon's jsonrpsee server answers them (batches on by default there). Shared by the
- * fastify routes (server.ts) and the hot lane (fastLane.ts).
+ * order, as Photon's jsonrpsee server answers them (batches on by default there). Run by the one
+ * request path (answer.ts `answerRpc`) for the fastify routes and the hot lane alike.
  *
  * - Each element goes through the same core as a single request (dispatch.ts: envelope, method,
  *   path check for `POST /<method>`, authorization, params, handler); its failure becomes its own
@@ -9,19 +9,17 @@
  * - The batch itself is answered with HTTP 200 (the errors are inside), except a batch that is not
  *   acceptable as a whole: empty, or longer than {@link MAX_BATCH_REQUESTS} → one error response
  *   (`Invalid request: …`, 400), as JSON-RPC 2.0 §6 prescribes for an empty batch.
- * - Rate limits count every element: the guard took one token for the HTTP request, the server takes
- *   the other n − 1 before running the batch (429 for the whole batch when they are not there, which
+ * - Rate limits count every element: the guard took one token for the HTTP request, the transport
+ *   takes the other n − 1 before running the batch (`chargeBatch`, http/access.ts) (429 for the whole batch when they are not there, which
  *   costs that first token as any refused request whose body was read; 400 for a batch larger than
  *   the bucket's burst).
  * - Unlike Photon, an element without `id` (a notification) is answered like any request (id null),
  *   as single requests are.
  */
-import type { Principal } from './auth.ts';
 import { type RpcContext, isThenable } from './context.ts';
-import { invoke, peekId, readEnvelope, resolveMethod } from './dispatch.ts';
+import { type Caller, invoke, peekId, readEnvelope, resolveMethod, resultEnvelopeText } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './json.ts';
-import { resultEnvelopeText } from './replyBatch.ts';
 
 /** Most requests in one batch (the API's other array limits are 1000 too). */
 export const MAX_BATCH_REQUESTS = 1000;
@@ -54,7 +52,7 @@ export function batchSize(body: readonly unknown[]): number {
 export function runBatch(
   ctx: RpcContext,
   body: readonly unknown[],
-  principal: Principal,
+  caller: Caller,
   pathMethod: string | undefined,
   logError: (err: unknown) => void,
   maxResponseChars = MAX_BATCH_RESPONSE_CHARS,
@@ -72,7 +70,7 @@ export function runBatch(
       if (Array.isArray(item)) throw RpcError.invalidRequest('a batch element must be a request object, not an array');
       const env = readEnvelope(item);
       const def = resolveMethod(env, pathMethod);
-      const result = invoke(ctx, def, env, principal);
+      const result = invoke(ctx, def, env, caller);
       if (isThenable(result)) {
         pending.push(
           result.then(

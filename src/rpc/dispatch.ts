@@ -3,13 +3,36 @@
  * method, find the definition, check the caller may use it, validate params, run the handler.
  * Every failure is thrown as an `RpcError`; the server maps it (errors.ts) and echoes the id.
  */
-import type { Principal } from './auth.ts';
-import { authorizeMethod } from './auth.ts';
 import type { RpcContext } from './context.ts';
 import { RpcError } from './errors.ts';
+import { RawJson, stringifyJson } from './json.ts';
 import { findMethod } from './methods/index.ts';
 import type { MethodDefinition } from './methods/index.ts';
 import { parseParams } from './params.ts';
+
+/**
+ * Who is calling, as the protocol sees it: an identity for messages and the methods it may call.
+ * The HTTP transport's `Principal` (http/auth.ts: API key or client IP, rate limit) is one.
+ */
+export interface Caller {
+  /** The caller's label in error messages (an API key's name, or `ip:<address>` when the API is open). */
+  id: string;
+  /** Method names (canonical names or aliases) the caller may use, or null for all. */
+  methods: ReadonlySet<string> | null;
+}
+
+/** The caller when no API key is configured and no rate limit applies: may call every method. */
+export const ANONYMOUS: Caller = { id: 'anonymous', methods: null };
+
+/**
+ * Throws `Forbidden: API key '<id>' may not call <method>` (HTTP 403) unless the caller may call
+ * the requested name or the definition's canonical name.
+ */
+export function authorizeMethod(caller: Caller, requested: string, canonical: string): void {
+  if (caller.methods === null) return;
+  if (caller.methods.has(requested) || caller.methods.has(canonical)) return;
+  throw RpcError.forbidden(`API key '${caller.id}' may not call ${requested}`);
+}
 
 /** A JSON-RPC id as echoed: string, number, or null when absent or unreadable. */
 export type JsonRpcId = string | number | null;
@@ -37,7 +60,7 @@ export function peekId(body: unknown): JsonRpcId {
 }
 
 /**
- * Check the JSON-RPC 2.0 envelope of a single request (batches: batch.ts). Throws `Invalid request: …`
+ * Check the JSON-RPC 2.0 envelope of a single request (batches: batch.ts; both: answer.ts). Throws `Invalid request: …`
  * for a non-object body, `jsonrpc` other than "2.0", an id that is not a string/number/null, or a
  * non-string method; `Parse error: empty body` when there is no body.
  */
@@ -74,9 +97,18 @@ export function resolveMethod(env: Envelope, pathMethod: string | undefined): Me
  * handler runs on one consistent snapshot of the data (`ctx.data.snapshot`) when the source offers
  * it and the method does not opt out (`def.snapshot === false`).
  */
-export function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, principal: Principal): unknown {
-  authorizeMethod(principal, env.method, def.name);
+export function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, caller: Caller): unknown {
+  authorizeMethod(caller, env.method, def.name);
   const params = parseParams(def.params, env.params);
   if (def.snapshot === false || !ctx.data.snapshot) return def.handler(ctx, params);
   return ctx.data.snapshot((data) => def.handler(data === ctx.data ? ctx : { ...ctx, data }, params));
+}
+
+/**
+ * The JSON-RPC success envelope for `result`, as text. A result that is already JSON text (RawJson:
+ * the hot methods) is spliced in as is: the same bytes stringifyJson would produce, without its passes.
+ * @throws RangeError when the result holds a value JSON cannot carry (e.g. a negative u64)
+ */
+export function resultEnvelopeText(id: JsonRpcId, result: unknown): string {
+  return result instanceof RawJson ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.text}}` : stringifyJson({ jsonrpc: '2.0', id, result });
 }

@@ -13,7 +13,7 @@ import { loadTransactionFiles } from '../../src/ingest/files.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
 import { DEFAULT_METHOD_CONFIG, type RpcContext, type ValidityProver } from '../../src/rpc/context.ts';
 import { LmdbDataSource, type LmdbDataSourceOptions } from '../../src/rpc/lmdbDataSource.ts';
-import { buildServer } from '../../src/rpc/server.ts';
+import { buildServer } from '../../src/rpc/http/server.ts';
 import { decodeBlockJson } from '../../src/solana/decode.ts';
 import { Store } from '../../src/store/store.ts';
 import type { BlockInfo, TransactionInfo } from '../../src/types.ts';

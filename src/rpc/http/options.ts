@@ -3,7 +3,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ApiKeyConfig } from './auth.ts';
-import type { Awaitable } from './context.ts';
+import type { Awaitable } from '../context.ts';
 import type { RateLimitConfig, RateLimiter } from './rateLimit.ts';
 
 /** Default API port (Photon's). */

@@ -1,17 +1,7 @@
 /**
- * Reply batching shared by the fastify routes (server.ts) and the hot lane (fastLane.ts).
+ * Reply batching (writes at the end of the event-loop turn) shared by the fastify routes
+ * (jsonRpcRoutes.ts) and the hot lane (fastLane.ts). Not JSON-RPC batches (../batch.ts).
  */
-import type { JsonRpcId } from './dispatch.ts';
-import { RawJson, stringifyJson } from './json.ts';
-
-/**
- * The JSON-RPC success envelope for `result`. A result that is already JSON text (RawJson: the hot
- * methods) is spliced in as is: the same bytes stringifyJson would produce, without its passes.
- */
-export function resultEnvelopeText(id: JsonRpcId, result: unknown): string {
-  return result instanceof RawJson ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${result.text}}` : stringifyJson({ jsonrpc: '2.0', id, result });
-}
-
 /**
  * Writes the replies of one event-loop turn together, at the end of the turn (`setImmediate`: after
  * the turn's I/O callbacks), instead of one by one as each request is handled.

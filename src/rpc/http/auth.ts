@@ -1,6 +1,6 @@
 /**
  * API keys: where a request carries one, how keys are configured, constant-time matching, and which
- * methods a key may call.
+ * methods a key may call (the check itself is the protocol's: `authorizeMethod`, dispatch.ts).
  *
  * A key is read from the `x-api-key` header, then `Authorization: Bearer <key>`, then the `api-key`
  * query parameter (the official client can only use the query form). Keys come from the server
@@ -12,8 +12,9 @@
  * is hashed and compared with every configured digest with `crypto.timingSafeEqual` (no early exit).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { parseEnvList } from '../config/config.ts';
-import { RpcError } from './errors.ts';
+import { parseEnvList } from '../../config/config.ts';
+import type { Caller } from '../dispatch.ts';
+import { RpcError } from '../errors.ts';
 import type { RateLimitConfig } from './rateLimit.ts';
 
 /** One configured key. */
@@ -28,12 +29,13 @@ export interface ApiKeyConfig {
   rateLimit?: RateLimitConfig | false;
 }
 
-/** Who is calling: a key's identity (never the secret) or, when the API is open, the client IP. */
-export interface Principal {
+/**
+ * Who is calling: a key's identity (never the secret) or, when the API is open, the client IP. A
+ * protocol `Caller` (dispatch.ts: id, allowed methods) with the transport's rate limit.
+ */
+export interface Principal extends Caller {
   /** Rate-limit bucket id and log label: the key's name, or `ip:<address>` when open. */
   id: string;
-  /** Allowed method names, or null for all. */
-  methods: ReadonlySet<string> | null;
   /** Per-key override (undefined = server default). */
   rateLimit?: RateLimitConfig | false;
 }
@@ -147,16 +149,6 @@ export function extractApiKey(req: KeyCarrier): string | undefined {
   }
   const q = req.query as Record<string, unknown> | undefined;
   return q && typeof q === 'object' ? first(q['api-key']) : undefined;
-}
-
-/**
- * Throws `Forbidden: API key '<id>' may not call <method>` (HTTP 403) unless the principal may call
- * the requested name or the definition's canonical name.
- */
-export function authorizeMethod(principal: Principal, requested: string, canonical: string): void {
-  if (principal.methods === null) return;
-  if (principal.methods.has(requested) || principal.methods.has(canonical)) return;
-  throw RpcError.forbidden(`API key '${principal.id}' may not call ${requested}`);
 }
 
 /**

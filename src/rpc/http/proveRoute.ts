@@ -40,14 +40,15 @@
  * `buildServer` (src/commands/start.ts) before the server listens.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiKeyStore, authorizeMethod, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
-import { resolveRateLimit } from './config.ts';
+import { authorizeMethod } from '../dispatch.ts';
+import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
+import { resolveRateLimit } from './options.ts';
 import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
-import { JOB_ID_PATTERN } from '../prover/bullmq.ts';
-import { getCircuit } from '../prover/circuits.ts';
-import { ProverError, type ProverErrorCode } from '../prover/errors.ts';
-import type { AsyncJobStatus, ProofService } from '../prover/service.ts';
-import { fromProverRequest } from '../prover/witness.ts';
+import { JOB_ID_PATTERN } from '../../prover/bullmq.ts';
+import { getCircuit } from '../../prover/circuits.ts';
+import { ProverError, type ProverErrorCode } from '../../prover/errors.ts';
+import type { AsyncJobStatus, ProofService } from '../../prover/service.ts';
+import { fromProverRequest } from '../../prover/witness.ts';
 
 /** HTTP status and reference-prover error code of a ProverError code (table in the module comment). */
 export const PROVE_HTTP_ERRORS: Record<ProverErrorCode, { status: number; code: string }> = {
@@ -193,7 +194,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
       try {
         principal = keys.authenticate(extractApiKey(req), req.ip);
       } catch {
-        // Failed logins spend the client IP's tokens, as on the JSON-RPC API (server.ts).
+        // Failed logins spend the client IP's tokens, as on the JSON-RPC API (access.ts).
         if (defaultLimit && takeOr429(limiter, reply, `unauthenticated:${req.ip}`, defaultLimit)) return false;
         sendError(reply, 401, 'unauthorized', 'Invalid or missing API key. Send it as X-API-Key or Authorization: Bearer <key>.');
         return false;

@@ -1,0 +1,50 @@
+/**
+ * The probe routes, without API key: `GET /health` (`{status: "ok", …health()}`, 503
+ * `{status: "error"}` when `health` throws) and Photon's `GET /liveness` and `GET /readiness`, which
+ * run the methods of those names and answer their result as the body (`null`), like jsonrpsee's GET
+ * proxy.
+ */
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Awaitable, RpcContext } from '../context.ts';
+import { ANONYMOUS, invoke } from '../dispatch.ts';
+import { stringifyJson } from '../json.ts';
+import { METHODS } from '../methods/index.ts';
+import { type FastifyReplies, JSON_TYPE } from './jsonRpcRoutes.ts';
+
+/** Options of `probesPlugin`. */
+export interface ProbesOptions {
+  ctx: RpcContext;
+  /** Extra fields for `GET /health` (e.g. prover readiness); a throw → 503. */
+  health?: () => Awaitable<Record<string, unknown>>;
+  /** Writes a failed liveness/readiness method as a JSON-RPC error. */
+  replies: FastifyReplies;
+}
+
+/** fastify plugin: `GET /health`, `GET /liveness`, `GET /readiness` (module comment). */
+export const probesPlugin = fp(
+  async (app: FastifyInstance, { ctx, health, replies }: ProbesOptions) => {
+    app.get('/health', async (req, reply) => {
+      try {
+        const extra = health ? await health() : {};
+        return reply.type(JSON_TYPE).send(stringifyJson({ status: 'ok', ...extra }));
+      } catch (err) {
+        req.log.error({ err }, 'health check failed');
+        return reply.code(503).type(JSON_TYPE).send(stringifyJson({ status: 'error' }));
+      }
+    });
+
+    for (const name of ['liveness', 'readiness']) {
+      const def = METHODS.find((m) => m.name === name)!;
+      app.get(`/${name}`, async (req, reply) => {
+        try {
+          const result = await invoke(ctx, def, { id: null, method: name, params: null }, ANONYMOUS);
+          return reply.type(JSON_TYPE).send(stringifyJson(result));
+        } catch (err) {
+          return replies.error(req, reply, null, err);
+        }
+      });
+    }
+  },
+  { name: 'refract-probes', fastify: '5.x' },
+);
