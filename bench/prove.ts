@@ -35,7 +35,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { getCircuit } from '../src/prover/circuits.ts';
-import { initialAddressTreeProof, REPO_ROOT, syntheticAccount } from '../src/prover/fixtures.ts';
+import { initialAddressTreeProof, REPO_ROOT, syntheticAccount } from '../test/helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';

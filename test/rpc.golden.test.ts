@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import type { AccountRecord, RpcContext, TokenDataRecord, TreeInfoRecord, ValidityProofRecord } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
-import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
+import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { buildServer } from '../src/rpc/server.ts';
 
 const SNAPSHOTS = fileURLToPath(new URL('../../shared/photon/snapshots/', import.meta.url));

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import type { TokenData } from '../src/light/tokenData.ts';
-import { jsonRpcResultText } from '../src/rpc/lmdbDataSource.ts';
+import { jsonRpcResultText } from '../src/solana/transactionSource.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { prepareStateUpdate } from '../src/state/prepare.ts';
