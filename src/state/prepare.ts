@@ -12,7 +12,7 @@ import { compressedAccountHashInputs } from '../light/hashing.ts';
 import { poseidonTuples } from '../merkle/poseidon.ts';
 import { type TokenData, TokenDataError, isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import type { AccountRecord } from '../store/records.ts';
-import type { BatchEvent, BatchPublicTransactionEvent, Bytes32, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent } from '../types.ts';
+import type { BatchEvent, BatchPublicTransactionEvent, Bytes32, Hash, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent, Pubkey } from '../types.ts';
 import type { LeafWrite } from './stateTree.ts';
 
 /** A transaction the indexer refuses to apply; nothing of it is stored. */
@@ -134,9 +134,10 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
       }
     }
     const account: AccountRecord = {
-      hash,
-      tree: info.treeBytes,
-      owner: acc.owner,
+      // 32 bytes each: the Poseidon output, the registry's tree key, the event's owner.
+      hash: hash as Hash,
+      tree: info.treeBytes as Pubkey,
+      owner: acc.owner as Pubkey,
       lamports: acc.lamports,
       leafIndex,
       seq,

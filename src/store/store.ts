@@ -419,7 +419,7 @@ export class ReadView {
     const n = this.node(a.tree, BigInt(2 ** depth + a.leafIndex));
     if (!n || Buffer.compare(n.hash, hash) !== 0) return undefined;
     // `a.tree` is a view into the account record's own copy: the caller owns it.
-    return { tree: a.tree as Buffer, leafIndex: a.leafIndex };
+    return { tree: a.tree as Uint8Array as Buffer, leafIndex: a.leafIndex };
   }
 
   /** Indexed tree element at `leafIndex`. */
