@@ -9,8 +9,54 @@
  * (leaf indices) are `number`.
  */
 
-/** 32 raw bytes: a hash, a field element (big-endian, < BN254 scalar modulus) or a pubkey. */
+/**
+ * 32 raw bytes: a hash, a field element (big-endian, < BN254 scalar modulus) or a pubkey. Nothing
+ * stops a hash from passing where a pubkey is meant: at boundaries where that mix-up matters, use
+ * the branded {@link Hash} / {@link Pubkey} instead (both are still `Uint8Array`s, so they pass
+ * wherever a `Bytes32` is taken).
+ */
 export type Bytes32 = Uint8Array;
+
+declare const brand: unique symbol;
+/** A `Uint8Array` tagged with what it holds (a compile-time brand; nothing at run time). */
+type Branded<T extends string> = Uint8Array & { readonly [brand]: T };
+
+/**
+ * 32 bytes, big-endian: a Poseidon hash / BN254 field element (account hash, root, nullifier,
+ * data hash). The reference's `Hash`. Make one with {@link asHash}.
+ */
+export type Hash = Branded<'Hash'>;
+/**
+ * 32 bytes: a Solana public key (owner, mint, delegate, tree, queue), or a compressed account's
+ * address (the reference's `SerializablePubkey` serves both). Make one with {@link asPubkey}.
+ */
+export type Pubkey = Branded<'Pubkey'>;
+/** 64 bytes: a transaction signature (the reference's `SerializableSignature`). Make one with {@link asSignature}. */
+export type Signature = Branded<'Signature'>;
+/**
+ * A u64 amount, index or sequence number (lamports, token amounts, seq, slot counters): a `bigint`
+ * in [0, 2^64), as the reference's `UnsignedInteger`. An alias (not a brand): arithmetic on it stays
+ * `bigint`. Range is checked where the value is written (Borsh, LMDB codecs).
+ */
+export type UnsignedInteger = bigint;
+
+/** `bytes` as a {@link Hash} (same object). @throws RangeError when it is not 32 bytes long. */
+export function asHash(bytes: Uint8Array): Hash {
+  if (bytes.length !== 32) throw new RangeError(`a hash is 32 bytes, got ${bytes.length}`);
+  return bytes as Hash;
+}
+
+/** `bytes` as a {@link Pubkey} (same object). @throws RangeError when it is not 32 bytes long. */
+export function asPubkey(bytes: Uint8Array): Pubkey {
+  if (bytes.length !== 32) throw new RangeError(`a pubkey is 32 bytes, got ${bytes.length}`);
+  return bytes as Pubkey;
+}
+
+/** `bytes` as a {@link Signature} (same object). @throws RangeError when it is not 64 bytes long. */
+export function asSignature(bytes: Uint8Array): Signature {
+  if (bytes.length !== 64) throw new RangeError(`a signature is 64 bytes, got ${bytes.length}`);
+  return bytes as Signature;
+}
 
 /** One instruction with its program id and accounts resolved through the transaction's account list. */
 export interface InstructionInfo {

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { PHOTON_DIR, snapshot, tempDir } from './helpers/photon.ts';
 import { freePort, postRpc, startRefract, stopAll } from './helpers/refractBin.ts';

@@ -22,7 +22,7 @@ import {
 } from '../src/prover/circuits.ts';
 import { beToBigint, bigintToBe32 } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU } from '../src/prover/fixtures.ts';
+import { DEV_PTAU } from './helpers/proverFixtures.ts';
 import { compileCircuits, type CompiledCircuit } from '../src/prover/setup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';

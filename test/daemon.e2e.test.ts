@@ -9,7 +9,7 @@ import { PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';

@@ -24,7 +24,9 @@ import {
 } from '../src/light/constants.ts';
 import { decodeMerkleTreeEvent, decodePublicTransactionEvent } from '../src/light/events.ts';
 import { GROUP_PARSERS, legacyGroupParser, parseTransaction, v2GroupParser, type GroupParser } from '../src/light/parser.ts';
-import { base58Decode, base58Encode, decodeBlockJson, decodeTransactionJson, skimFilter } from '../src/solana/decode.ts';
+import { encode as base58Encode } from '../src/solana/base58.ts';
+import { decodeBlockJson, decodeTransactionJson } from '../src/solana/decode.ts';
+import { skimFilter } from '../src/solana/skim.ts';
 import { DecodeError } from '../src/solana/errors.ts';
 import type { InstructionInfo, LightEvent, PublicTransactionEvent, TransactionInfo } from '../src/types.ts';
 
@@ -811,29 +813,8 @@ describe('address-table lookups and the v1 envelope', () => {
 });
 
 // ----------------------------------------------------------------------------------------------
-// base58, Borsh, events, parser
+// Borsh, events, parser
 // ----------------------------------------------------------------------------------------------
-
-describe('base58 (bs58 behind validation)', () => {
-  it('round-trips random inputs, leading zeros and extremes', () => {
-    const next = rng(7);
-    for (let t = 0; t < 300; t++) {
-      const len = t % 10 === 0 ? Math.floor(next() * 900) : Math.floor(next() * 100);
-      const b = new Uint8Array(len).map(() => (next() < 0.1 ? 0 : Math.floor(next() * 256)));
-      const s = bs58.encode(b);
-      expect(base58Encode(b)).toBe(s);
-      expect(Buffer.from(base58Decode(s)).equals(Buffer.from(b))).toBe(true);
-    }
-    for (const b of [new Uint8Array(0), new Uint8Array(32), new Uint8Array(32).fill(255), new Uint8Array(64).fill(255)]) {
-      expect(base58Encode(b)).toBe(bs58.encode(b));
-      expect(Buffer.from(base58Decode(bs58.encode(b))).equals(Buffer.from(b))).toBe(true);
-    }
-  });
-
-  it('rejects characters outside the alphabet', () => {
-    expect(decodeError(() => base58Decode('abcl', 'x')).message).toBe('x: invalid base58 character "l" at index 3');
-  });
-});
 
 describe('BorshReader', () => {
   it('reads little-endian scalars, options and vecs', () => {
@@ -1033,62 +1014,5 @@ describe('parseTransaction (legacy scan, §1.3)', () => {
     const parsed = parseTransaction(tx, 0, {}, [v2, legacyGroupParser]);
     expect(seen).toEqual([0, 1]);
     expect(parsed.events.map((e) => e.kind)).toEqual(['publicTransaction']); // group 1 claimed by "v2" with no events
-  });
-});
-
-describe('base58EncodeFixed', () => {
-  it('equals bs58.encode on random values of every length 0..70, with and without leading zero bytes, and on the extremes', async () => {
-    const { base58EncodeFixed } = await import('../src/solana/base58Fixed.ts');
-    const { randomBytes } = await import('node:crypto');
-    for (let len = 0; len <= 70; len++) {
-      for (let i = 0; i < 40; i++) {
-        const b = randomBytes(len);
-        if (i % 4 === 1) b.fill(0, 0, Math.min(len, 1 + (i % 9))); // leading zero bytes
-        if (i % 4 === 2) b.fill(0, 0, Math.min(len, 4 * (1 + (i % 3)))); // a whole zero limb or more
-        expect(base58EncodeFixed(b), `${len} bytes ${b.toString('hex')}`).toBe(bs58.encode(b));
-      }
-      expect(base58EncodeFixed(new Uint8Array(len))).toBe(bs58.encode(new Uint8Array(len)));
-      expect(base58EncodeFixed(new Uint8Array(len).fill(255))).toBe(bs58.encode(new Uint8Array(len).fill(255)));
-    }
-    // A view into a larger buffer (signatures are read in place).
-    const big = randomBytes(200);
-    expect(base58EncodeFixed(big.subarray(7, 71))).toBe(bs58.encode(big.subarray(7, 71)));
-  });
-});
-
-describe('base58DecodeLong', () => {
-  it('base58DecodeChecked equals bs58.decode on signatures and throws bs58\'s error on invalid input', async () => {
-    const { base58DecodeChecked } = await import('../src/solana/base58Long.ts');
-    const { randomBytes } = await import('node:crypto');
-    for (let i = 0; i < 500; i++) {
-      const b = randomBytes(64);
-      b.fill(0, 0, i % 4);
-      const s = bs58.encode(b);
-      expect(Buffer.from(base58DecodeChecked(s)).equals(b)).toBe(true);
-    }
-    expect(() => base58DecodeChecked('0OIl')).toThrow(/Non-base58 character/);
-  });
-
-  it('equals bs58.decode on random byte strings (leading zeros, lengths 0..1200), native and BigInt paths', async () => {
-    const { base58DecodeLong, base58DecodeBigInt } = await import('../src/solana/base58Long.ts');
-    const { randomBytes } = await import('node:crypto');
-    for (let i = 0; i < 300; i++) {
-      const len = i < 20 ? i : Math.floor(Math.random() * 1200);
-      const bytes = randomBytes(len);
-      for (let z = 0; z < (i % 4) && z < len; z++) bytes[z] = 0;
-      const s = bs58.encode(bytes);
-      const want = Buffer.from(bs58.decode(s));
-      expect(Buffer.from(base58DecodeLong(s)).equals(want)).toBe(true);
-      expect(Buffer.from(base58DecodeBigInt(s)).equals(want)).toBe(true);
-    }
-  });
-
-  it('native decoder: reports the first invalid character instead of decoding garbage', async () => {
-    const { nativeAddon } = await import('../src/native.ts');
-    expect(nativeAddon, 'native addon built by npm install').not.toBeNull();
-    expect(nativeAddon!.base58Decode!('11abc0')).toBe(5);
-    expect(nativeAddon!.base58Decode!('1\u00e9')).toBe(1);
-    expect(nativeAddon!.base58Decode!('')).toEqual(new Uint8Array(0));
-    expect(nativeAddon!.base58Decode!('111')).toEqual(new Uint8Array(3));
   });
 });

@@ -10,7 +10,7 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { proofJobId } from '../src/prover/bullmq.ts';
 import { compressGnarkProof } from '../src/prover/encode.ts';
-import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { REFRACT_BIN } from '../src/prover/readiness.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/bullmq.ts';
 import { compressGnarkProof, type GnarkProofJson } from '../src/prover/encode.ts';
-import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';

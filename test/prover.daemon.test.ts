@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { compileCached } from '../src/prover/setup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { tempDir } from './helpers/photon.ts';

@@ -7,7 +7,7 @@ import { RemoteBackend } from '../src/prover/backend.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { PROVE_HTTP_ERRORS } from '../src/rpc/http/proveRoute.ts';
 import { proverErrorToRpc } from '../src/rpc/validityProver.ts';
-import { syntheticAccount } from '../src/prover/fixtures.ts';
+import { syntheticAccount } from './helpers/proverFixtures.ts';
 import { buildCircuitInput } from '../src/prover/witness.ts';
 
 const inputs = { accounts: [syntheticAccount(1, 1)], addresses: [] };

@@ -12,7 +12,7 @@ import { MAX_NODE_LABELS, Metrics } from '../src/metrics.ts';
 import { LocalBackend, NODE_NAME, RemoteBackend } from '../src/prover/backend.ts';
 import { compressGnarkProof, compressedProofToJson } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { KeyReadiness } from '../src/prover/readiness.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ProverError } from '../src/prover/errors.ts';
-import { TEST_KEYS_DIR } from '../src/prover/fixtures.ts';
+import { TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { setupCircuits } from '../src/prover/setup.ts';
 import { createDevPtau, loadSnarkjs, readPtauInfo, requiredPtauPower, terminateCurve } from '../src/prover/snark.ts';
 

@@ -6,12 +6,12 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BN254_P, compressedProofToJson, compressProof, decompressProof, snarkjsToGnark } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits, type SetupProgress } from '../src/prover/setup.ts';
 import { proverKernels, terminateCurve, verify, type VerificationKey } from '../src/prover/snark.ts';
-import { proveValidity } from '../src/prover/validity.ts';
+import { proveValidity } from './helpers/proveValidity.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
 
 const IDS = ['inclusion_26_1', 'non-inclusion_26_1'];

@@ -13,7 +13,7 @@ import { poseidon2 } from '../src/merkle/poseidon.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { beToBigint, bigintToBe32, compressGnarkProof, type GnarkProofJson } from '../src/prover/encode.ts';
-import { DEV_PTAU, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { bigintToBe32, beToBigint, toHex32 } from '../src/prover/encode.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { HIGHEST_ADDRESS_PLUS_ONE, foldPath, initialAddressTreeProof, syntheticAccount, zeroHashes } from '../src/prover/fixtures.ts';
+import { HIGHEST_ADDRESS_PLUS_ONE, foldPath, initialAddressTreeProof, syntheticAccount, zeroHashes } from './helpers/proverFixtures.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest, type ValidityProofInputs } from '../src/prover/witness.ts';
 
 function code(f: () => unknown): string | undefined {

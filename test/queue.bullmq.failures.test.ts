@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { BullBackend, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/bullmq.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { syntheticAccount } from '../src/prover/fixtures.ts';
+import { syntheticAccount } from './helpers/proverFixtures.ts';
 import type { ProverPool } from '../src/prover/pool.ts';
 import type { Groth16Proof } from '../src/prover/snark.ts';
 import { buildCircuitInput } from '../src/prover/witness.ts';

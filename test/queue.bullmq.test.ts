@@ -12,7 +12,7 @@ import { configSchema } from '../src/config/config.ts';
 import { Metrics } from '../src/metrics.ts';
 import { Queue } from 'bullmq';
 import { BullBackend, proofJobId } from '../src/prover/bullmq.ts';
-import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { REFRACT_BIN } from '../src/prover/readiness.ts';
 import { ProofService } from '../src/prover/service.ts';

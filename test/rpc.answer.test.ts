@@ -11,7 +11,7 @@ import type { RpcContext } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG, isThenable } from '../src/rpc/context.ts';
 import { ANONYMOUS } from '../src/rpc/dispatch.ts';
 import { RpcError } from '../src/rpc/errors.ts';
-import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
+import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 
 function ctxWith(data: MemoryDataSource): RpcContext {
   return { data, getSolanaSlot: async () => 50, config: { ...DEFAULT_METHOD_CONFIG } };

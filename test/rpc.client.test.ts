@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import { LmdbDataSource } from '../src/rpc/lmdbDataSource.ts';
-import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
+import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { startServer } from '../src/rpc/http/server.ts';
 import type { Store } from '../src/store/store.ts';
 import { snapshot } from './helpers/photon.ts';

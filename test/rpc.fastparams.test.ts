@@ -3,14 +3,12 @@
  * random inputs built from the schema's shape (valid and invalid leaves, missing, null and unknown
  * keys, wrong types, arrays over the limit), a fast parser must either decline (SLOW) or return
  * exactly zod's output (same keys — also `undefined`-valued ones — same values, same types).
- * Also: the fixed-width base58 codec (and its memo) equals bs58 on random and edge-case values, and
- * the JSON text encoders write exactly what stringifyJson writes for the object encoders.
+ * Also: the JSON text encoders write exactly what stringifyJson writes for the object encoders.
  */
 import bs58 from 'bs58';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { base58Decode32, base58Encode } from '../src/rpc/base58.ts';
 import type { AccountRecord, MerkleProofRecord } from '../src/rpc/context.ts';
 import { accountJson, encodeAccount, encodeMerkleProof, merkleProofJson, withContext, withContextJson } from '../src/rpc/encode.ts';
 import { stringifyJson } from '../src/rpc/json.ts';
@@ -145,42 +143,6 @@ describe('params fast paths', () => {
       expect(taken).toBeGreaterThan(10);
     });
   }
-});
-
-describe('base58Decode32', () => {
-  it('equals bs58 on 32-byte values and declines everything else', () => {
-    const r = rng(5);
-    const A = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-    for (let i = 0; i < 5000; i++) {
-      const b = randomBytes(32);
-      for (let j = 0; j < (i % 40) && j < 32 && i % 3 === 0; j++) b[j] = 0;
-      if (i % 7 === 0) b.fill(0xff, 0, i % 33);
-      expect(base58Decode32(bs58.encode(b))).toEqual(new Uint8Array(b));
-      let s = '';
-      const n = Math.floor(r() * 50);
-      for (let j = 0; j < n; j++) s += j < i % 5 ? '1' : A[Math.floor(r() * 58)];
-      if (i % 11 === 0) s += 'l'; // not in the alphabet
-      const ref = bs58.decodeUnsafe(s);
-      const got = base58Decode32(s);
-      if (ref && ref.length === 32) expect(got).toEqual(ref);
-      else expect(got).toBeUndefined();
-    }
-  });
-});
-
-describe('base58Encode (32 bytes, memo)', () => {
-  it('equals bs58.encode, also for values that share a memo slot', () => {
-    const base = randomBytes(32);
-    for (let i = 0; i < 20000; i++) {
-      const b = i % 2 ? randomBytes(32) : Buffer.from(base); // even: same slot as `base`, other middle bytes
-      if (i % 2 === 0) b[1 + (i % 29)] ^= 1 + (i % 255);
-      for (let j = 0; j < i % 35 && j < 32 && i % 3 === 0; j++) b[j] = 0;
-      if (i % 7 === 0) b.fill(0xff, 0, i % 33);
-      expect(base58Encode(b)).toBe(bs58.encode(b));
-      expect(base58Encode(b)).toBe(bs58.encode(b)); // memo hit
-    }
-    expect(base58Encode(new Uint8Array(32))).toBe('1'.repeat(32));
-  });
 });
 
 describe('JSON text encoders', () => {

@@ -12,7 +12,7 @@ import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import type { RequestMetrics, RpcServerOptions } from '../src/rpc/http/options.ts';
 import { exactU64, rawJson, stringifyJson } from '../src/rpc/json.ts';
-import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
+import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { METHOD_NAMES } from '../src/rpc/methods/index.ts';
 import { BN254_MODULUS } from '../src/rpc/schemas.ts';
 import { buildServer } from '../src/rpc/http/server.ts';

@@ -2,18 +2,15 @@
  * Golden checks of the response encoding against Photon's own snapshots (../shared/photon):
  * records are rebuilt from a snapshot, served through the real method handlers and HTTP server,
  * and the JSON text must equal the snapshot's (same keys, same order, same values).
- * Also: the fast base58 encoder equals bs58 on random inputs.
  */
 import bs58 from 'bs58';
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { base58Encode } from '../src/rpc/base58.ts';
 import type { AccountRecord, RpcContext, TokenDataRecord, TreeInfoRecord, ValidityProofRecord } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
-import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
+import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { buildServer } from '../src/rpc/http/server.ts';
 
 const SNAPSHOTS = fileURLToPath(new URL('../../shared/photon/snapshots/', import.meta.url));
@@ -191,18 +188,6 @@ describe.skipIf(!haveSnapshots)('responses equal Photon snapshots', () => {
       expect(JSON.parse(text)).toEqual(snap);
       expect(JSON.stringify(JSON.parse(text).compressionInfo)).toBe(JSON.stringify(ci));
       await app.close();
-    }
-  });
-});
-
-describe('base58Encode', () => {
-  it('equals bs58.encode on random inputs, leading zeros and extremes', () => {
-    for (let t = 0; t < 20000; t++) {
-      const b = randomBytes(t % 97);
-      for (let i = 0; i < Math.min(t % 5, b.length); i++) b[i] = 0;
-      if (t % 11 === 0) b.fill(0);
-      if (t % 13 === 0) b.fill(255);
-      expect(base58Encode(b)).toBe(bs58.encode(b));
     }
   });
 });

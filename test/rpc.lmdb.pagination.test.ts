@@ -19,13 +19,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import type { TokenData } from '../src/light/tokenData.ts';
-import { jsonRpcResultText } from '../src/rpc/lmdbDataSource.ts';
+import { jsonRpcResultText } from '../src/solana/transactionSource.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { prepareStateUpdate } from '../src/state/prepare.ts';
 import type { AccountRecord } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
-import type { BlockInfo } from '../src/types.ts';
+import { asHash, asPubkey, type BlockInfo } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';
 import { lmdbServer, pageAll, registry, rpcResult } from './helpers/rpcLmdb.ts';
 
@@ -318,7 +318,7 @@ describe('snapshot consistency', () => {
     const w = new World(3, 2);
     for (let i = 0; i < 3; i++) w.step(10);
     const { data } = lmdbServer(w.store);
-    const owner = w.owner(0);
+    const owner = asPubkey(w.owner(0));
     await data.snapshot(async (view) => {
       const slot = await view.getIndexedSlot();
       const balance = await view.getOwnerBalance(owner);
@@ -337,7 +337,7 @@ describe('snapshot consistency', () => {
       expect(await view.getOwnerBalance(owner)).toBe(balance);
       expect(await view.listSignatures({ kind: 'latest', compressionOnly: true }, { before: null, limit: 1000 })).toEqual(sigs);
       for (const h of spentMeanwhile) {
-        expect(await view.getAccountByHash(h)).not.toBeNull();
+        expect(await view.getAccountByHash(asHash(h))).not.toBeNull();
         expect(data.getAccountByHash(h)).toBeNull();
       }
     });

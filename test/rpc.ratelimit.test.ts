@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
-import { MemoryDataSource } from '../src/rpc/memoryDataSource.ts';
+import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { MemoryRateLimiter } from '../src/rpc/http/rateLimit.ts';
 import { RedisRateLimiter } from '../src/rpc/http/rateLimitRedis.ts';
 import { buildServer } from '../src/rpc/http/server.ts';

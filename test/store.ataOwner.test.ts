@@ -5,15 +5,16 @@
 import { describe, expect, it } from 'vitest';
 import { type AccountRecord, decodeAccount, encodeAccount } from '../src/store/records.ts';
 import { SCHEMA_VERSION, SchemaMismatchError, Store } from '../src/store/store.ts';
+import { asHash, asPubkey } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';
 
 const b = (n: number) => new Uint8Array(32).fill(n);
 
 function account(extra: Partial<AccountRecord>): AccountRecord {
   return {
-    hash: b(1),
-    tree: b(2),
-    owner: b(3),
+    hash: asHash(b(1)),
+    tree: asPubkey(b(2)),
+    owner: asPubkey(b(3)),
     lamports: 5n,
     leafIndex: 7,
     seq: null,

@@ -10,15 +10,16 @@ import { persistBatch } from '../src/state/persist.ts';
 import type { StateUpdate } from '../src/state/prepare.ts';
 import type { AccountRecord } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
+import { asHash, asPubkey } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';
 
 const key = (n: number) => new Uint8Array(32).fill(n);
 const OWNER = key(7);
 const MINT = key(9);
 const account = (n: number): AccountRecord => ({
-  hash: key(n),
-  tree: key(1),
-  owner: key(2), // the token program's account owner is irrelevant here: the token owner is OWNER
+  hash: asHash(key(n)),
+  tree: asPubkey(key(1)),
+  owner: asPubkey(key(2)), // the token program's account owner is irrelevant here: the token owner is OWNER
   lamports: 0n,
   leafIndex: n,
   seq: BigInt(n),

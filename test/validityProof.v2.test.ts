@@ -19,7 +19,7 @@ import { loadTransactionFiles, type TransactionFile } from '../src/ingest/files.
 import { parseTransaction } from '../src/light/parser.ts';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { solanaVkeyToJson, vkeyToSolana } from '../src/prover/encode.ts';
-import { DEV_PTAU, verifyCompressedProof } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/service.ts';

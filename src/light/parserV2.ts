@@ -17,7 +17,7 @@ import type {
   PublicTransactionEvent,
 } from '../types.ts';
 import { DecodeError } from '../solana/errors.ts';
-import { base58Decode } from '../solana/decode.ts';
+import * as base58 from '../solana/base58.ts';
 import { BorshReader } from './borsh.ts';
 import {
   ACCOUNT_COMPRESSION_PROGRAM_ID,
@@ -473,7 +473,7 @@ function readTransfer2AtaOwners(data: Uint8Array, accounts: readonly string[]): 
     for (const e of exts) {
       if (e && e.isAta) {
         const wallet = accounts[e.ownerIndex + 7];
-        if (wallet !== undefined) owners.push({ outputIndex, walletOwner: base58Decode(wallet, `${f}.accounts[${e.ownerIndex + 7}]`) });
+        if (wallet !== undefined) owners.push({ outputIndex, walletOwner: base58.decode(wallet, `${f}.accounts[${e.ownerIndex + 7}]`) });
       }
     }
   });
@@ -518,7 +518,7 @@ const eq = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a.buffer
 function accountAt(list: readonly string[], i: number, field: string): Bytes32 {
   const k = list[i];
   if (k === undefined) throw new DecodeError(field, `account index ${i} is outside the ${list.length} accounts`);
-  return base58Decode(k, field);
+  return base58.decode(k, field);
 }
 
 /**
@@ -535,7 +535,7 @@ export function buildV2Event(ordered: readonly InstructionInfo[], p: V2Pattern):
   const sysIx = ordered[p.system]!;
   const sys = decodeSystemInstruction(sysIx.data, sysIx.accounts);
   const iiqAccounts = iiqIx.accounts.slice(2);
-  const pubkeyArray = sys.remainingAccounts.map((k, i) => base58Decode(k, `lightSystem.accounts[${i}]`));
+  const pubkeyArray = sys.remainingAccounts.map((k, i) => base58.decode(k, `lightSystem.accounts[${i}]`));
 
   const outputSeqs = iiq.outputSequenceNumbers.filter((s) => !isZero(s.tree));
   const inputSeqs = iiq.inputSequenceNumbers.filter((s) => !isZero(s.tree));

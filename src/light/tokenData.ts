@@ -2,7 +2,7 @@
  * Compressed-token account data (photon.md §2.4). Pure.
  */
 import { COMPRESSED_TOKEN_PROGRAM_ID } from './constants.ts';
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import type { CompressedAccount } from '../types.ts';
 
 /** Parsed `TokenData` (Borsh): mint, owner, amount u64, delegate Option<Pubkey>, state u8, optional TLV. */
@@ -16,7 +16,7 @@ export interface TokenData {
   tlv: Uint8Array | null;
 }
 
-const TOKEN_PROGRAM_BYTES = bs58.decode(COMPRESSED_TOKEN_PROGRAM_ID);
+const TOKEN_PROGRAM_BYTES = base58.decode(COMPRESSED_TOKEN_PROGRAM_ID);
 /** Token discriminators as 8 raw bytes: V1 [2,0..], V2 [0..,3], V3/ShaFlat [0..,4]. */
 function isTokenDiscriminator(d: Uint8Array): boolean {
   const zeroMid = d[1] === 0 && d[2] === 0 && d[3] === 0 && d[4] === 0 && d[5] === 0 && d[6] === 0;

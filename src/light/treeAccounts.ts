@@ -21,7 +21,7 @@
  * - v1 `QueueAccount` (Anchor): QueueMetadata @8 (queue_type 1 = nullifier queue, 2 = address queue),
  *   then the hash set.
  */
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import type { TreeType } from '../config/trees.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from './constants.ts';
 
@@ -134,7 +134,7 @@ class Reader {
     if (this.data.length < bytes) throw new TreeAccountError('short', `${this.what}: ${kind} data is ${this.data.length} bytes, its header needs ${bytes}`);
   }
   pubkey(at: number): string {
-    return bs58.encode(this.data.subarray(at, at + 32));
+    return base58.encode(this.data.subarray(at, at + 32));
   }
   optionalPubkey(at: number): string | null {
     return Buffer.compare(this.data.subarray(at, at + 32), ZERO32) === 0 ? null : this.pubkey(at);
@@ -264,7 +264,7 @@ export type TreeAccountFields =
 function pubkeyBytes(v: string, field: string): Uint8Array {
   let b: Uint8Array;
   try {
-    b = bs58.decode(v);
+    b = base58.decode(v);
   } catch {
     throw new TypeError(`encodeTreeAccount: ${field} '${v}' is not base58`);
   }

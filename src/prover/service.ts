@@ -16,9 +16,9 @@
 import type { Metrics } from '../metrics.ts';
 import type { BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { proofJobId, type BackendJobStatus } from './bullmq.ts';
-import { compressProof, snarkjsToGnark } from './encode.ts';
+import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from './encode.ts';
 import { ProverError } from './errors.ts';
-import type { ValidityProof } from './validity.ts';
+import type { Groth16Proof } from './snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from './witness.ts';
 
 /** Default per-request proof timeout (ms): above the slowest v1 circuit (inclusion ×8, ~10 s on 2 cores) with queueing room. */
@@ -32,6 +32,20 @@ export const DEFAULT_ASYNC_TIMEOUT_MS = 600_000;
 
 /** Queue name reported for in-process async jobs (the BullMQ backend reports its queue's name). */
 export const LOCAL_QUEUE_NAME = 'in-process';
+
+/** A validity proof with everything the RPC layer returns or logs. Times in ms. */
+export interface ValidityProof {
+  circuitId: string;
+  /** −A, B, C compressed (32 + 64 + 32 bytes), Photon's `compressedProof`. */
+  compressedProof: CompressedProof;
+  /** The reference prover's `/prove` response body. */
+  gnark: GnarkProofJson;
+  /** snarkjs form, for verification with `<id>.vkey.json`. */
+  proof: Groth16Proof;
+  /** [roots, leaves, addrRoots, values] as decimal strings. */
+  publicSignals: string[];
+  timings: { queueMs: number; witnessMs: number; proveMs: number; verifyMs: number; totalMs: number };
+}
 
 /** State of an async proof job (`POST /prove` with `X-Async: true`). Times are ms epoch. */
 export interface AsyncJobStatus {

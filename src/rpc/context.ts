@@ -14,7 +14,7 @@
  * Semantics follow Photon (shared/spec/photon.md §3.1); the method that uses each function is named.
  */
 import type { AddressQueueSlice, QueueElementsRequest, QueueSize, StateQueueSlice } from '../query/queueElements.ts';
-import type { Bytes32 } from '../types.ts';
+import type { Bytes32, Hash, Pubkey } from '../types.ts';
 
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>;
@@ -194,10 +194,10 @@ export interface RpcDataSource {
   getTreeInfo(pubkey: Bytes32): Awaitable<TreeInfoRecord | null>;
 
   /** The unspent account with this hash, or null (getCompressedAccount, getMultipleCompressedAccounts, balances). */
-  getAccountByHash(hash: Bytes32): Awaitable<AccountRecord | null>;
+  getAccountByHash(hash: Hash): Awaitable<AccountRecord | null>;
 
   /** The unspent account with this address, or null. */
-  getAccountByAddress(address: Bytes32): Awaitable<AccountRecord | null>;
+  getAccountByAddress(address: Pubkey): Awaitable<AccountRecord | null>;
 
   /**
    * Unspent accounts of `owner` matching every memcmp filter, ordered by (leafIndex ASC, hash ASC)
@@ -209,15 +209,15 @@ export interface RpcDataSource {
    * not a known account falls back to Photon's `hash > cursor` filter.
    */
   listAccountsByOwner(
-    owner: Bytes32,
+    owner: Pubkey,
     page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number },
   ): Awaitable<AccountRecord[]>;
 
   /** Sum of unspent lamports of `owner` (`owner_balances`), 0n when none. */
-  getOwnerBalance(owner: Bytes32): Awaitable<bigint>;
+  getOwnerBalance(owner: Pubkey): Awaitable<bigint>;
 
   /** The unspent token account with this hash, or null (getCompressedTokenAccountBalance). */
-  getTokenAccountByHash(hash: Bytes32): Awaitable<TokenAccountRecord | null>;
+  getTokenAccountByHash(hash: Hash): Awaitable<TokenAccountRecord | null>;
 
   /**
    * Unspent token accounts whose token owner (or delegate) is the given key, optionally of one mint,
@@ -225,7 +225,7 @@ export interface RpcDataSource {
    * Cursor: with `mint` set, `hash > after.hash`; without, `(mint, hash) > (after.mint, after.hash)`.
    */
   listTokenAccounts(
-    by: { owner: Bytes32 } | { delegate: Bytes32 },
+    by: { owner: Pubkey } | { delegate: Pubkey },
     page: { mint: Bytes32 | null; after: { mint: Bytes32; hash: Bytes32 } | null; limit: number },
   ): Awaitable<TokenAccountRecord[]>;
 
@@ -234,7 +234,7 @@ export interface RpcDataSource {
    * ASC, at most `limit`. `afterMint` (mint > afterMint) is applied only when `mint` is null.
    */
   listTokenBalances(
-    owner: Bytes32,
+    owner: Pubkey,
     page: { mint: Bytes32 | null; afterMint: Bytes32 | null; limit: number },
   ): Awaitable<TokenBalanceRecord[]>;
 
@@ -243,7 +243,7 @@ export interface RpcDataSource {
    * with `balance < after.balance OR (balance == after.balance AND owner > after.owner)`.
    */
   listMintHolders(
-    mint: Bytes32,
+    mint: Pubkey,
     page: { after: { balance: bigint; owner: Bytes32 } | null; limit: number },
   ): Awaitable<MintHolderRecord[]>;
 
@@ -252,7 +252,7 @@ export interface RpcDataSource {
    * requested hash in request order, null where the hash has no leaf (including V2 accounts still
    * in the output queue). Use the height of the first found proof's tree for all (Photon quirk).
    */
-  getMerkleProofs(hashes: Bytes32[]): Awaitable<(MerkleProofRecord | null)[]>;
+  getMerkleProofs(hashes: Hash[]): Awaitable<(MerkleProofRecord | null)[]>;
 
   /**
    * Like `getMerkleProofs` but V2 semantics: an account still in a V2 output queue is found and
@@ -260,7 +260,7 @@ export interface RpcDataSource {
    * leaf 0^32 where empty; getCompressedAccountProofV2) or `proof: []`, root 0^32, rootSeq 0
    * (`queued: 'empty'`; getMultipleCompressedAccountProofsV2). Null for unknown hashes.
    */
-  getMerkleProofsV2(hashes: Bytes32[], opts: { queued: 'path' | 'empty' }): Awaitable<(MerkleProofRecord | null)[]>;
+  getMerkleProofsV2(hashes: Hash[], opts: { queued: 'path' | 'empty' }): Awaitable<(MerkleProofRecord | null)[]>;
 
   /**
    * Non-inclusion proofs in request order (§2.6). The trees are known (the method checked them with
@@ -292,14 +292,14 @@ export interface RpcDataSource {
    * `Validation` for a tree that is not indexed or of the wrong type, limits above the maximum, or a
    * start index before the first queued element.
    */
-  getQueueElements?(tree: Bytes32, request: QueueElementsRequest): Awaitable<{ stateQueue?: StateQueueSlice; addressQueue?: AddressQueueSlice }>;
+  getQueueElements?(tree: Pubkey, request: QueueElementsRequest): Awaitable<{ stateQueue?: StateQueueSlice; addressQueue?: AddressQueueSlice }>;
 
   /**
    * Optional (sources without it do not serve getQueueInfo). Queue sizes of the batched (V2) trees,
    * all of them (`trees` null) or the given ones in request order. Throws QueryError `Validation` for
    * a pubkey that is not an indexed tree or is a V1 tree.
    */
-  getQueueInfo?(trees: Bytes32[] | null): Awaitable<QueueSize[]>;
+  getQueueInfo?(trees: Pubkey[] | null): Awaitable<QueueSize[]>;
 }
 
 /** A new address to prove, with the address tree it goes into. */

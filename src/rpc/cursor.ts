@@ -7,8 +7,7 @@
  * - accounts by owner: the last hash (32 bytes, validated by the params schema)
  * Decoders throw `RpcError.validation` with Photon's messages.
  */
-import bs58 from 'bs58';
-import { base58Encode } from './base58.ts';
+import * as base58 from '../solana/base58.ts';
 import type { Bytes32 } from '../types.ts';
 import { RpcError } from './errors.ts';
 
@@ -46,7 +45,7 @@ export function decodeTokenAccountCursor(bytes: Uint8Array): { mint: Bytes32; ha
 
 /** `{mint, hash}` → base58 token-account cursor. */
 export function encodeTokenAccountCursor(mint: Bytes32, hash: Bytes32): string {
-  return base58Encode(concat(mint, hash));
+  return base58.encode(concat(mint, hash));
 }
 
 /** Token-balance cursor bytes (32) → mint. */
@@ -63,12 +62,12 @@ export function decodeHolderCursor(bytes: Uint8Array): { balance: bigint; owner:
 
 /** `{balance, owner}` → base58 mint-holder cursor. */
 export function encodeHolderCursor(balance: bigint, owner: Bytes32): string {
-  return base58Encode(concat(u64le(balance), owner));
+  return base58.encode(concat(u64le(balance), owner));
 }
 
 /** Signature cursor text → `{slot, signature}`; `Invalid cursor {c}` when not base58. */
 export function decodeSignatureCursor(cursor: string): { slot: bigint; signature: Uint8Array } {
-  const bytes = bs58.decodeUnsafe(cursor);
+  const bytes = base58.tryDecode(cursor);
   if (!bytes) throw RpcError.validation(`Invalid cursor ${cursor}`);
   expectLength(bytes, 72);
   return { slot: readU64le(bytes, 0), signature: bytes.slice(8, 72) };
@@ -76,5 +75,5 @@ export function decodeSignatureCursor(cursor: string): { slot: bigint; signature
 
 /** `{slot, signature}` → base58 signature cursor. */
 export function encodeSignatureCursor(slot: bigint, signature: Uint8Array): string {
-  return base58Encode(concat(u64le(slot), signature));
+  return base58.encode(concat(u64le(slot), signature));
 }

@@ -14,7 +14,7 @@ import type {
   TreeRef,
   ValidityProofRecord,
 } from './context.ts';
-import { base58Encode } from './base58.ts';
+import * as base58 from '../solana/base58.ts';
 import { ExactU64, RawJson } from './json.ts';
 
 /** A u64 as emitted in JSON: a number when safe, else an exact wrapper. */
@@ -22,12 +22,12 @@ export type U64Json = number | ExactU64;
 
 /** base58 of raw bytes (leading zero bytes become leading `1`s). */
 export function b58(bytes: Uint8Array): string {
-  return base58Encode(bytes);
+  return base58.encode32(bytes);
 }
 
 /** base58 of optional bytes, null stays null. */
 export function b58OrNull(bytes: Uint8Array | null | undefined): string | null {
-  return bytes ? base58Encode(bytes) : null;
+  return bytes ? base58.encode32(bytes) : null;
 }
 
 /** Standard base64 (with padding) of raw bytes. */
@@ -233,16 +233,16 @@ function numText(n: number): string {
 
 /** `"<base58>"` or `null`. */
 function b58Text(bytes: Uint8Array | null | undefined): string {
-  return bytes ? `"${base58Encode(bytes)}"` : 'null';
+  return bytes ? `"${base58.encode32(bytes)}"` : 'null';
 }
 
 /** JSON text of `encodeAccount(a)` (V1 `Account`). */
 export function accountJson(a: AccountRecord): string {
   const d = a.data;
-  const data = d === null ? 'null' : `{"discriminator":${u64Text(d.discriminator)},"data":"${b64(d.data)}","dataHash":"${base58Encode(d.dataHash)}"}`;
+  const data = d === null ? 'null' : `{"discriminator":${u64Text(d.discriminator)},"data":"${b64(d.data)}","dataHash":"${base58.encode32(d.dataHash)}"}`;
   return (
-    `{"hash":"${base58Encode(a.hash)}","address":${b58Text(a.address)},"data":${data},"owner":"${base58Encode(a.owner)}",` +
-    `"lamports":${u64Text(a.lamports)},"tree":"${base58Encode(a.treeInfo.tree)}","leafIndex":${numText(a.leafIndex)},` +
+    `{"hash":"${base58.encode32(a.hash)}","address":${b58Text(a.address)},"data":${data},"owner":"${base58.encode32(a.owner)}",` +
+    `"lamports":${u64Text(a.lamports)},"tree":"${base58.encode32(a.treeInfo.tree)}","leafIndex":${numText(a.leafIndex)},` +
     `"seq":${a.seq === null ? 'null' : u64Text(a.seq)},"slotCreated":${u64Text(a.slotCreated)}}`
   );
 }
@@ -250,10 +250,10 @@ export function accountJson(a: AccountRecord): string {
 /** JSON text of `encodeMerkleProof(p)` (V1 `MerkleProofWithContext`). */
 export function merkleProofJson(p: MerkleProofRecord): string {
   let proof = '';
-  for (let i = 0; i < p.proof.length; i++) proof += i === 0 ? `"${base58Encode(p.proof[i]!)}"` : `,"${base58Encode(p.proof[i]!)}"`;
+  for (let i = 0; i < p.proof.length; i++) proof += i === 0 ? `"${base58.encode32(p.proof[i]!)}"` : `,"${base58.encode32(p.proof[i]!)}"`;
   return (
-    `{"proof":[${proof}],"root":"${base58Encode(p.root)}","leafIndex":${numText(p.leafIndex)},"hash":"${base58Encode(p.hash)}",` +
-    `"merkleTree":"${base58Encode(p.treeInfo.tree)}","rootSeq":${u64Text(p.rootSeq)}}`
+    `{"proof":[${proof}],"root":"${base58.encode32(p.root)}","leafIndex":${numText(p.leafIndex)},"hash":"${base58.encode32(p.hash)}",` +
+    `"merkleTree":"${base58.encode32(p.treeInfo.tree)}","rootSeq":${u64Text(p.rootSeq)}}`
   );
 }
 

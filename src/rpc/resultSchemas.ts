@@ -14,7 +14,7 @@
  * The shared shapes carry an `id` in `RESULT_REGISTRY`, so openapi.json lists them once under
  * `components.schemas` and refers to them (`Account`, `AccountV2`, `TokenData`, …).
  */
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import { z } from 'zod';
 import { BN254_MODULUS } from './schemas.ts';
 
@@ -33,7 +33,7 @@ const BASE64_RE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=
 
 /** Byte length of base58 text, or -1 when it is not base58. */
 function base58Length(s: string): number {
-  const b = bs58.decodeUnsafe(s);
+  const b = base58.tryDecode(s);
   return b ? b.length : -1;
 }
 
@@ -58,7 +58,7 @@ export const Hash = named(
   'Hash',
   'Base58-encoded 32-byte hash, a BN254 field element (big-endian, below the modulus)',
   base58Of(32)
-    .refine((s) => base58Length(s) !== 32 || Buffer.compare(Buffer.from(bs58.decode(s)), MODULUS_BE) < 0, { error: 'not below the BN254 modulus' })
+    .refine((s) => base58Length(s) !== 32 || Buffer.compare(Buffer.from(base58.decodeValidated(s)), MODULUS_BE) < 0, { error: 'not below the BN254 modulus' })
     .meta({ format: 'base58' }),
 );
 

@@ -5,10 +5,10 @@
  * Error messages are the reason part of `Invalid params: <field>: <reason>`; the field path is
  * added by params.ts.
  */
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import { z } from 'zod';
 import { PAGE_LIMIT } from '../light/constants.ts';
-import { base58Decode32 } from './base58.ts';
+import type { Hash, Pubkey, Signature } from '../types.ts';
 import { SLOW, fastParserOf, registerFast } from './fastParams.ts';
 
 /** BN254 scalar field modulus r; hashes and roots are field elements below it. */
@@ -27,14 +27,14 @@ export function describeInput(v: unknown): string {
 /** base58-decode, or a reason string on failure. */
 function decodeB58(s: string): Uint8Array | string {
   if (s.length > MAX_B58_CHARS) return `string too long (${s.length} chars)`;
-  const bytes = bs58.decodeUnsafe(s);
+  const bytes = base58.tryDecode(s);
   return bytes ?? 'non-base58 character';
 }
 
-/** `decodeB58` expecting `size` bytes: the fixed-width decoder for 32 bytes (same bytes), bs58 otherwise or on failure. */
+/** `decodeB58` expecting `size` bytes: the fixed-width decoder for 32 bytes (same bytes), the general one otherwise or on failure. */
 function decodeB58Sized(s: string, size: number): Uint8Array | string {
   if (size === 32) {
-    const b = base58Decode32(s);
+    const b = base58.decode32(s);
     if (b) return b;
   }
   return decodeB58(s);
@@ -47,14 +47,14 @@ const MODULUS_BE = Buffer.from(BN254_MODULUS.toString(16).padStart(64, '0'), 'he
  * A base58 string that decodes to exactly `size` bytes; `what` names it in messages
  * (e.g. `invalid base58 pubkey (expected 32 bytes, got 31)`).
  */
-function fixedBase58(what: string, size: number, description: string, checkField = false) {
-  /** The decoded bytes, or the reason they are not acceptable. */
-  const check = (s: string): Uint8Array | string => {
+function fixedBase58<T extends Uint8Array>(what: string, size: number, description: string, checkField = false) {
+  /** The decoded bytes (branded `T`: the length is checked here), or the reason they are not acceptable. */
+  const check = (s: string): T | string => {
     const bytes = decodeB58Sized(s, size);
     if (typeof bytes === 'string') return `invalid base58 ${what} (${bytes})`;
     if (bytes.length !== size) return `invalid base58 ${what} (expected ${size} bytes, got ${bytes.length})`;
     if (checkField && Buffer.compare(bytes, MODULUS_BE) >= 0) return `invalid ${what} (value is not below the BN254 field modulus)`;
-    return bytes;
+    return bytes as T;
   };
   const schema = z
     .string({ error: (iss) => `invalid base58 ${what} (expected a string, got ${describeInput(iss.input)})` })
@@ -72,14 +72,14 @@ function fixedBase58(what: string, size: number, description: string, checkField
   });
 }
 
-/** A 32-byte pubkey (also used for addresses, as Photon's `SerializablePubkey`). Output: Uint8Array(32). */
-export const pubkey = fixedBase58('pubkey', 32, 'Base58-encoded 32-byte public key');
+/** A 32-byte pubkey (also used for addresses, as Photon's `SerializablePubkey`). Output: a {@link Pubkey} (Uint8Array(32)). */
+export const pubkey = fixedBase58<Pubkey>('pubkey', 32, 'Base58-encoded 32-byte public key');
 
-/** A 32-byte hash: base58, big-endian value below the BN254 modulus. Output: Uint8Array(32). */
-export const hash = fixedBase58('hash', 32, 'Base58-encoded 32-byte hash, a BN254 field element (big-endian, below the modulus)', true);
+/** A 32-byte hash: base58, big-endian value below the BN254 modulus. Output: a {@link Hash} (Uint8Array(32)). */
+export const hash = fixedBase58<Hash>('hash', 32, 'Base58-encoded 32-byte hash, a BN254 field element (big-endian, below the modulus)', true);
 
 /** A 64-byte transaction signature, base58. Output: the canonical base58 string. */
-export const signature = fixedBase58('signature', 64, 'Base58-encoded 64-byte transaction signature').transform((b) => bs58.encode(b));
+export const signature = fixedBase58<Signature>('signature', 64, 'Base58-encoded 64-byte transaction signature').transform((b) => base58.encode(b));
 
 /** Any base58 byte string (Photon `Base58String`), e.g. a pagination cursor or memcmp bytes. Output: Uint8Array. */
 export const base58Bytes = registerFast(

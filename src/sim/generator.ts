@@ -15,7 +15,7 @@
  * getTransaction), with wire transactions encoded by @solana/kit.
  */
 import { createHash } from 'node:crypto';
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import {
   type Address,
   getCompiledTransactionMessageEncoder,
@@ -199,7 +199,7 @@ interface Output {
 }
 
 const DISC_TOKEN = Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0]);
-const TOKEN_PROGRAM = bs58.decode(COMPRESSED_TOKEN_PROGRAM_ID);
+const TOKEN_PROGRAM = base58.decode(COMPRESSED_TOKEN_PROGRAM_ID);
 const sha = (s: string) => createHash('sha256').update(s).digest();
 
 /** A deterministic stream of valid Light transactions over one state tree and the v1 address tree. */
@@ -207,7 +207,7 @@ export class LightTxGenerator {
   private rng: number;
   private readonly tree: Uint8Array;
   private readonly treeB58: string;
-  private readonly addressTree = bs58.decode(ADDRESS_TREE_V1);
+  private readonly addressTree = base58.decode(ADDRESS_TREE_V1);
   private readonly owners: Uint8Array[];
   private readonly mints: Uint8Array[];
   private nextLeaf = 0;
@@ -267,7 +267,7 @@ export class LightTxGenerator {
   constructor(private readonly opts: GeneratorOptions = {}) {
     this.rng = (opts.seed ?? 1) >>> 0 || 1;
     this.treeB58 = opts.tree ?? 'smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT';
-    this.tree = bs58.decode(this.treeB58);
+    this.tree = base58.decode(this.treeB58);
     this.owners = Array.from({ length: opts.owners ?? 1000 }, (_, i) => sha(`refract-owner-${opts.seed ?? 1}-${i}`));
     this.mints = Array.from({ length: 4 }, (_, i) => sha(`refract-mint-${opts.seed ?? 1}-${i}`));
     const max = (1n << 248n) - 1n;
@@ -281,12 +281,12 @@ export class LightTxGenerator {
     this.v2Enabled = v2Weight > 0;
     this.v2TreeB58 = opts.v2Tree ?? DEFAULT_V2_TREE;
     this.v2QueueB58 = opts.v2Queue ?? DEFAULT_V2_QUEUE;
-    this.v2TreeBytes = bs58.decode(this.v2TreeB58);
-    this.v2QueueBytes = bs58.decode(this.v2QueueB58);
+    this.v2TreeBytes = base58.decode(this.v2TreeB58);
+    this.v2QueueBytes = base58.decode(this.v2QueueB58);
     const addrCap = opts.v2AddressRootHistoryCapacity ?? 200;
     if (!Number.isSafeInteger(addrCap) || addrCap < 1) throw new RangeError(`generator v2AddressRootHistoryCapacity must be an integer ≥ 1, got ${addrCap}`);
     this.v2AddressTreeB58 = opts.v2AddressTree ?? DEFAULT_V2_ADDRESS_TREE;
-    this.v2AddressTreeBytes = bs58.decode(this.v2AddressTreeB58);
+    this.v2AddressTreeBytes = base58.decode(this.v2AddressTreeB58);
   }
 
   /** The batched state tree of the v2 transactions (base58), its output queue, and the batched address tree. */
@@ -639,7 +639,7 @@ export class LightTxGenerator {
       if (sorted[mid]!.value < value) lo = mid + 1;
       else hi = mid;
     }
-    if (sorted[lo]?.value === value) throw new Error(`generator: address ${bs58.encode(address)} queued twice`);
+    if (sorted[lo]?.value === value) throw new Error(`generator: address ${base58.encode(address)} queued twice`);
     const low = sorted[lo - 1]!;
     const next = sorted[lo]?.value ?? HIGHEST;
     const b32 = (v: bigint) => Buffer.from(v.toString(16).padStart(64, '0'), 'hex');
@@ -751,7 +751,7 @@ export class LightTxGenerator {
   }
 
   private signature(): string {
-    return bs58.encode(Buffer.concat([sha(`sig-${this.opts.seed ?? 1}-${++this.sigCounter}`), sha(`sig2-${this.sigCounter}`)]));
+    return base58.encode(Buffer.concat([sha(`sig-${this.opts.seed ?? 1}-${++this.sigCounter}`), sha(`sig2-${this.sigCounter}`)]));
   }
 
   /**
@@ -760,15 +760,15 @@ export class LightTxGenerator {
    */
   private userTx(slot: number, event: PublicTransactionEvent): Record<string, unknown> {
     const payer = this.owners[0]!;
-    const keys = [bs58.encode(payer), this.treeB58, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID];
+    const keys = [base58.encode(payer), this.treeB58, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID];
     const [LSP, ACP, SYS, NOOP] = [2, 3, 4, 5];
     const outer = { programAddressIndex: LSP, accountIndices: [0, 1], data: Uint8Array.from([26, 16, 169, 7, 21, 202, 242, 25, 0, 0, 0, 0]) };
     const inner = [
-      { programIdIndex: ACP, accounts: [1], data: bs58.encode(Uint8Array.from([91, 101, 183, 28, 0, 0, 0, 0])) },
-      { programIdIndex: SYS, accounts: [0, 1], data: bs58.encode(Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0])) },
-      { programIdIndex: ACP, accounts: [1], data: bs58.encode(Uint8Array.from([199, 144, 10, 82, 0, 0, 0, 0])) },
-      { programIdIndex: SYS, accounts: [0, 1], data: bs58.encode(Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0])) },
-      { programIdIndex: NOOP, accounts: [], data: bs58.encode(encodePublicTransactionEvent(event)) },
+      { programIdIndex: ACP, accounts: [1], data: base58.encode(Uint8Array.from([91, 101, 183, 28, 0, 0, 0, 0])) },
+      { programIdIndex: SYS, accounts: [0, 1], data: base58.encode(Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0])) },
+      { programIdIndex: ACP, accounts: [1], data: base58.encode(Uint8Array.from([199, 144, 10, 82, 0, 0, 0, 0])) },
+      { programIdIndex: SYS, accounts: [0, 1], data: base58.encode(Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0])) },
+      { programIdIndex: NOOP, accounts: [], data: base58.encode(encodePublicTransactionEvent(event)) },
     ];
     return this.wrap(slot, keys, 4, outer, inner);
   }
@@ -780,7 +780,7 @@ export class LightTxGenerator {
    */
   private v2UserTx(slot: number, t: V2LightTransaction): Record<string, unknown> {
     const trees = [this.v2TreeB58, this.v2QueueB58, ...(t.newAddresses?.length ? [this.v2AddressTreeB58] : [])];
-    const keys = [bs58.encode(this.owners[0]!), ...trees, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
+    const keys = [base58.encode(this.owners[0]!), ...trees, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
     const index = (k: string) => {
       const i = keys.indexOf(k);
       if (i < 0) throw new Error(`generator: account ${k} is not in the v2 transaction's account list`);
@@ -788,18 +788,18 @@ export class LightTxGenerator {
     };
     const g = v2InstructionGroup(t);
     const outer = { programAddressIndex: index(g.outer.programId), accountIndices: g.outer.accounts.map(index), data: Uint8Array.from(g.outer.data) };
-    const inner = g.inner.map((ix) => ({ programIdIndex: index(ix.programId), accounts: ix.accounts.map(index), data: bs58.encode(ix.data) }));
+    const inner = g.inner.map((ix) => ({ programIdIndex: index(ix.programId), accounts: ix.accounts.map(index), data: base58.encode(ix.data) }));
     return this.wrap(slot, keys, 4, outer, inner);
   }
 
   /** A forester transaction: outer registry; inner ACP (nullify / update address tree / batch update) then NOOP(event). */
   private foresterTx(slot: number, eventData: Uint8Array, treeB58 = this.treeB58): Record<string, unknown> {
     const payer = this.owners[0]!;
-    const keys = [bs58.encode(payer), treeB58, LIGHT_REGISTRY_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, NOOP_PROGRAM_ID];
+    const keys = [base58.encode(payer), treeB58, LIGHT_REGISTRY_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, NOOP_PROGRAM_ID];
     const outer = { programAddressIndex: 2, accountIndices: [0, 1], data: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]) };
     const inner = [
-      { programIdIndex: 3, accounts: [1], data: bs58.encode(Uint8Array.from([158, 91, 21, 224, 0, 0, 0, 0])) },
-      { programIdIndex: 4, accounts: [], data: bs58.encode(eventData) },
+      { programIdIndex: 3, accounts: [1], data: base58.encode(Uint8Array.from([158, 91, 21, 224, 0, 0, 0, 0])) },
+      { programIdIndex: 4, accounts: [], data: base58.encode(eventData) },
     ];
     return this.wrap(slot, keys, 3, outer, inner);
   }
@@ -816,10 +816,10 @@ export class LightTxGenerator {
       version: 'legacy',
       header: { numSignerAccounts: 1, numReadonlySignerAccounts: 0, numReadonlyNonSignerAccounts: readonlyPrograms },
       staticAccounts: keys as Address[],
-      lifetimeToken: bs58.encode(sha(`bh-${slot}`)),
+      lifetimeToken: base58.encode(sha(`bh-${slot}`)),
       instructions: [outer],
     } as never);
-    const wire = this.txEncoder.encode({ messageBytes, signatures: { [keys[0]!]: bs58.decode(signature) } } as never);
+    const wire = this.txEncoder.encode({ messageBytes, signatures: { [keys[0]!]: base58.decode(signature) } } as never);
     return {
       slot,
       blockTime: 1_700_000_000 + slot,
@@ -855,9 +855,9 @@ export class LightTxGenerator {
       json: {
         blockHeight: slot,
         blockTime: 1_700_000_000 + slot,
-        blockhash: bs58.encode(sha(`bh-${slot}`)),
+        blockhash: base58.encode(sha(`bh-${slot}`)),
         parentSlot: Math.max(0, slot - 1),
-        previousBlockhash: bs58.encode(sha(`bh-${slot - 1}`)),
+        previousBlockhash: base58.encode(sha(`bh-${slot - 1}`)),
         transactions: txs,
         rewards: [],
       },

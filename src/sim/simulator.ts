@@ -14,7 +14,7 @@
  * milliseconds, so a getBlock that must catch up over many slots never stalls the other requests.
  */
 import { createServer, type Server } from 'node:http';
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import type { Logger } from 'pino';
 import { readFileSync } from 'node:fs';
 import { listFiles } from '../listFiles.ts';
@@ -144,7 +144,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const sha = (s: string) => bs58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32)));
+const sha = (s: string) => base58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32)));
 
 /**
  * Moves the generator's tree past every leaf and seq the replayed transactions used in the same tree.
@@ -165,22 +165,22 @@ function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>
       continue;
     }
     for (const ev of parsed.events) {
-      if (ev.kind === 'batch' && [v2.tree, v2.addressTree].includes(bs58.encode(ev.event.merkleTreePubkey))) usedV2 = true;
+      if (ev.kind === 'batch' && [v2.tree, v2.addressTree].includes(base58.encode(ev.event.merkleTreePubkey))) usedV2 = true;
       if (ev.kind === 'batchPublicTransaction') {
-        if (ev.event.event.pubkeyArray.some((k) => [v2.tree, v2.queue, v2.addressTree].includes(bs58.encode(k)))) usedV2 = true;
-        if (ev.event.newAddresses.some((a) => bs58.encode(a.tree) === v2.addressTree)) usedV2 = true;
+        if (ev.event.event.pubkeyArray.some((k) => [v2.tree, v2.queue, v2.addressTree].includes(base58.encode(k)))) usedV2 = true;
+        if (ev.event.newAddresses.some((a) => base58.encode(a.tree) === v2.addressTree)) usedV2 = true;
       }
       if (ev.kind === 'publicTransaction') {
         const e = ev.event;
-        const seq = e.sequenceNumbers.find((s) => bs58.encode(s.treePubkey) === gen.treePubkey)?.seq;
+        const seq = e.sequenceNumbers.find((s) => base58.encode(s.treePubkey) === gen.treePubkey)?.seq;
         let n = 0n;
         e.outputCompressedAccounts.forEach((o, i) => {
-          if (bs58.encode(e.pubkeyArray[o.merkleTreeIndex] ?? new Uint8Array()) !== gen.treePubkey) return;
+          if (base58.encode(e.pubkeyArray[o.merkleTreeIndex] ?? new Uint8Array()) !== gen.treePubkey) return;
           nextLeaf = Math.max(nextLeaf, e.outputLeafIndices[i]! + 1);
           if (seq !== undefined && seq + n > lastSeq) lastSeq = seq + n;
           n++;
         });
-      } else if (ev.kind === 'nullifier' && bs58.encode(ev.event.tree) === gen.treePubkey) {
+      } else if (ev.kind === 'nullifier' && base58.encode(ev.event.tree) === gen.treePubkey) {
         const end = ev.event.seq + BigInt(ev.event.nullifiedLeavesIndices.length) - 1n;
         if (end > lastSeq) lastSeq = end;
       }
@@ -194,7 +194,7 @@ function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>
 function firstSignature(transaction: unknown): string {
   if (Array.isArray(transaction) && typeof transaction[0] === 'string') {
     // 1 byte (signature count, < 128) + 64 bytes of signature: the first 88 base64 characters hold them.
-    return bs58.encode(Buffer.from(transaction[0].slice(0, 88), 'base64').subarray(1, 65));
+    return base58.encode(Buffer.from(transaction[0].slice(0, 88), 'base64').subarray(1, 65));
   }
   const sig = (transaction as { signatures?: unknown[] } | null)?.signatures?.[0];
   if (typeof sig !== 'string') throw new Error('simulator: a replayed transaction has neither base64 wire bytes nor signatures[0]');
@@ -343,7 +343,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         const sig = params[0];
         let bytes = 0;
         try {
-          bytes = typeof sig === 'string' ? bs58.decode(sig).length : 0;
+          bytes = typeof sig === 'string' ? base58.decode(sig).length : 0;
         } catch {
           // not base58: reported below
         }
@@ -365,7 +365,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         const pk = params[0];
         let bytes = 0;
         try {
-          bytes = typeof pk === 'string' ? bs58.decode(pk).length : 0;
+          bytes = typeof pk === 'string' ? base58.decode(pk).length : 0;
         } catch {
           // not base58: reported below
         }

@@ -9,7 +9,7 @@
  * an event whose predecessor is missing is held back (stored, applied when the gap closes), never
  * guessed past.
  */
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import type { TreeInfo } from '../config/trees.ts';
 import { indexedLeafHashV2 } from '../light/hashing.ts';
 import { HIGHEST_ADDRESS_PLUS_ONE } from '../merkle/indexedConstants.ts';
@@ -51,7 +51,7 @@ export interface BatchEventsOutcome {
 /** The zeroeth element of an AddressV2 tree (photon.md §2.6): value 0, next index 0, next value 2^248−1, seq 0. */
 export const ZEROETH_ELEMENT_V2: IndexedElementRecord = { leafIndex: 0, value: new Uint8Array(32), nextIndex: 0, nextValue: HIGHEST_ADDRESS_PLUS_ONE, seq: 0n };
 
-const b58 = (b: Uint8Array) => bs58.encode(b);
+const b58 = (b: Uint8Array) => base58.encode(b);
 const eq = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length)) === 0;
 const cmp = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.length), Buffer.from(b.buffer, b.byteOffset, b.length));
 

@@ -3,7 +3,7 @@
  * Re-applying the same updates changes nothing (inserts are ON CONFLICT DO NOTHING, spends are
  * no-ops on spent accounts, tree writes obey the seq rule).
  */
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import type { TreeInfo } from '../config/trees.ts';
 import { PAGE_LIMIT } from '../light/constants.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
@@ -76,7 +76,7 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     }
     for (const { account, token } of u.outputs) linked.push({ account, tokenOwner: token?.owner ?? null });
     if (u.batchInputs || u.newAddresses) {
-      for (const h of persistQueueInserts(w, u.batchInputs ?? [], u.newAddresses ?? [])) stats.unknownBatchInputs.push({ signature: u.signature, hash: bs58.encode(h) });
+      for (const h of persistQueueInserts(w, u.batchInputs ?? [], u.newAddresses ?? [])) stats.unknownBatchInputs.push({ signature: u.signature, hash: base58.encode(h) });
     }
     for (const { tree, event } of u.batchEvents) batchEvents.push({ tree, event, signature: u.signature, slot: u.slot });
     // A transaction carrying batch events is recorded after them: a refused event leaves no trace.

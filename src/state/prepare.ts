@@ -5,14 +5,14 @@
  * whole transaction, as does a missing sequence number or unparsable token data. Outputs and events
  * for trees missing from the registry are skipped and reported in `unknownTrees`, never guessed.
  */
-import bs58 from 'bs58';
+import * as base58 from '../solana/base58.ts';
 import type { TreeInfo, TreeRegistry } from '../config/trees.ts';
 import { TREE_TYPE_CODE } from '../config/trees.ts';
 import { compressedAccountHashInputs } from '../light/hashing.ts';
 import { poseidonTuples } from '../merkle/poseidon.ts';
 import { type TokenData, TokenDataError, isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import type { AccountRecord } from '../store/records.ts';
-import type { BatchEvent, BatchPublicTransactionEvent, Bytes32, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent } from '../types.ts';
+import type { BatchEvent, BatchPublicTransactionEvent, Bytes32, Hash, IndexedMerkleTreeEvent, ParsedTransaction, PublicTransactionEvent, Pubkey } from '../types.ts';
 import type { LeafWrite } from './stateTree.ts';
 
 /** A transaction the indexer refuses to apply; nothing of it is stored. */
@@ -99,7 +99,7 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
     if (!treeKey) throw new TransactionRejected(tx.signature, `output ${i}: merkle_tree_index ${out.merkleTreeIndex} is outside pubkey_array (${e.pubkeyArray.length} keys)`);
     const info = registry.getBytes(treeKey);
     if (!info) {
-      u.unknownTrees.push(bs58.encode(treeKey));
+      u.unknownTrees.push(base58.encode(treeKey));
       continue;
     }
     if (info.type !== 'StateV1' && info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `output ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
@@ -134,9 +134,10 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
       }
     }
     const account: AccountRecord = {
-      hash,
-      tree: info.treeBytes,
-      owner: acc.owner,
+      // 32 bytes each: the Poseidon output, the registry's tree key, the event's owner.
+      hash: hash as Hash,
+      tree: info.treeBytes as Pubkey,
+      owner: acc.owner as Pubkey,
       lamports: acc.lamports,
       leafIndex,
       seq,
@@ -170,19 +171,19 @@ function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, 
   e.batchInputAccounts.forEach((b, i) => {
     const info = registry.getTreeBytes(b.tree);
     if (!info) {
-      u.unknownTrees.push(bs58.encode(b.tree));
+      u.unknownTrees.push(base58.encode(b.tree));
       return;
     }
     if (info.type === 'StateV1') return; // a v1 input: spent above; v1 nullifier queues are not indexed (photon.md §2.5)
     if (info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `batch input ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
-    if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${bs58.encode(b.accountHash)}): no input-queue index (the light-system instruction has fewer inputs in trees with an input sequence number than insert_into_queues has nullifiers for them; this one is in tree ${info.tree})`);
+    if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${base58.encode(b.accountHash)}): no input-queue index (the light-system instruction has fewer inputs in trees with an input sequence number than insert_into_queues has nullifiers for them; this one is in tree ${info.tree})`);
     (u.batchInputs ??= []).push({ tree: info, accountHash: b.accountHash, nullifier: b.nullifier, queueIndex: b.queueIndex, txHash: e.txHash });
   });
   e.newAddresses.forEach((a, i) => {
     if (a.queueIndex === null) return; // a v1 address tree: its queue is not indexed (photon.md §2.5)
     const info = registry.getTreeBytes(a.tree);
     if (!info) {
-      u.unknownTrees.push(bs58.encode(a.tree));
+      u.unknownTrees.push(base58.encode(a.tree));
       return;
     }
     if (info.type === 'AddressV1') return; // v1 address queues are not indexed (photon.md §2.5); the tree's IndexedMerkleTreeEvent carries it
@@ -241,7 +242,7 @@ function firstMismatch(checks: readonly HashCheck[], hashes: readonly Uint8Array
     const c = checks[k]!;
     const expected = hashes[offset + k]!;
     if (Buffer.compare(Buffer.from(expected.buffer, expected.byteOffset, 32), Buffer.from(c.claimed.buffer, c.claimed.byteOffset, c.claimed.length)) !== 0)
-      return `output ${c.output}: event hash ${bs58.encode(c.claimed)} differs from the recomputed compressed-account hash ${bs58.encode(expected)} (tree ${c.tree}, leaf ${c.leafIndex})`;
+      return `output ${c.output}: event hash ${base58.encode(c.claimed)} differs from the recomputed compressed-account hash ${base58.encode(expected)} (tree ${c.tree}, leaf ${c.leafIndex})`;
   }
   return null;
 }
@@ -276,7 +277,7 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
       case 'nullifier': {
         const info = registry.getTreeBytes(ev.event.tree);
         if (!info) {
-          u.unknownTrees.push(bs58.encode(ev.event.tree));
+          u.unknownTrees.push(base58.encode(ev.event.tree));
           break;
         }
         if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `nullifier event for ${info.tree}, which is ${info.type}`);
@@ -289,7 +290,7 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
       }
       case 'indexedTreeUpdate': {
         const info = registry.getTreeBytes(ev.event.tree);
-        if (!info) u.unknownTrees.push(bs58.encode(ev.event.tree));
+        if (!info) u.unknownTrees.push(base58.encode(ev.event.tree));
         else if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
         else {
           const indices = ev.event.updates.flatMap((up, k) => [
@@ -307,7 +308,7 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
       case 'batch': {
         const info = registry.getTreeBytes(ev.event.merkleTreePubkey);
         if (!info) {
-          u.unknownTrees.push(bs58.encode(ev.event.merkleTreePubkey));
+          u.unknownTrees.push(base58.encode(ev.event.merkleTreePubkey));
           break;
         }
         const want = ev.event.kind === 'batchAddressAppend' ? 'AddressV2' : 'StateV2';

@@ -2,17 +2,20 @@
  * Binary codecs for the values Refract keeps in LMDB (no keys here: keys live in `store.ts`).
  * All integers little-endian unless named otherwise. Each codec throws Error on a truncated value.
  */
-import type { BatchEvent, BlockHeader, Bytes32 } from '../types.ts';
+import type { BatchEvent, BlockHeader, Bytes32, Hash, Pubkey, UnsignedInteger } from '../types.ts';
 
-/** A compressed account as stored (photon.md §5 `accounts`, v1 subset). The hash is the key. */
+/**
+ * A compressed account as stored (photon.md §5 `accounts`, v1 subset). The hash is the key. `hash`,
+ * `tree` and `owner` are branded ({@link Hash}, {@link Pubkey}) so that one cannot be passed for the other.
+ */
 export interface AccountRecord {
-  hash: Bytes32;
-  tree: Bytes32;
-  owner: Bytes32;
-  lamports: bigint;
+  hash: Hash;
+  tree: Pubkey;
+  owner: Pubkey;
+  lamports: UnsignedInteger;
   leafIndex: number;
   /** Event seq of the output (StateV1); null for V2 accounts. */
-  seq: bigint | null;
+  seq: UnsignedInteger | null;
   slotCreated: number;
   spent: boolean;
   address: Bytes32 | null;
@@ -135,11 +138,11 @@ export function decodeAccount(hash: Bytes32, buf: Uint8Array): AccountRecord {
     ataOwner = b.subarray(o, o + 32);
   }
   const out: AccountRecord = {
-    hash,
+    hash: hash as Hash,
     spent: (flags & F_SPENT) !== 0,
     treeType: b[1]!,
-    tree: b.subarray(2, 34),
-    owner: b.subarray(34, 66),
+    tree: b.subarray(2, 34) as Uint8Array as Pubkey,
+    owner: b.subarray(34, 66) as Uint8Array as Pubkey,
     lamports: b.readBigUInt64LE(66),
     leafIndex: b.readUInt32LE(74),
     seq: flags & F_SEQ ? b.readBigUInt64LE(78) : null,

@@ -8,8 +8,7 @@
  * returns (data, roots, context slot) comes from the same snapshot.
  */
 import { open, type Database, type RootDatabase, type Transaction } from 'lmdb';
-import bs58 from 'bs58';
-import { base58DecodeChecked } from '../solana/base58Long.ts';
+import * as base58 from '../solana/base58.ts';
 import type { Bytes32 } from '../types.ts';
 import {
   type AccountRecord,
@@ -106,11 +105,11 @@ let lastSig = '';
 let lastSigBytes: Buffer = Buffer.alloc(0);
 /**
  * Raw 64-byte signature from base58 (the last one is memoised: a transaction's writes repeat it).
- * @throws Error when the string is not base58 or does not decode to 64 bytes.
+ * @throws DecodeError (`signature: invalid base58 character …`) when the string is not base58; Error when it does not decode to 64 bytes.
  */
 export function signatureBytes(sig: string): Buffer {
   if (sig === lastSig) return lastSigBytes;
-  const d = base58DecodeChecked(sig);
+  const d = base58.decode(sig, 'signature');
   const b = Buffer.from(d.buffer, d.byteOffset, d.byteLength);
   if (b.length !== 64) throw new Error(`signature '${sig}' is ${b.length} bytes, expected 64`);
   lastSig = sig;
@@ -350,7 +349,7 @@ export class ReadView {
     const out: SignatureEntry[] = [];
     for (const e of this.scanPrefix('accountTxs', hash)) {
       const raw = e.key.subarray(32, 96);
-      const sig = bs58.encode(raw);
+      const sig = base58.encode(raw);
       const t = this.transaction(sig);
       if (t) out.push({ signature: sig, signatureBytes: raw, slot: t.slot });
     }
@@ -376,7 +375,7 @@ export class ReadView {
     const p = prefix.length;
     for (const e of iter) {
       const sig = e.key.subarray(p + 8, p + 72);
-      yield { slot: Number(e.key.readBigUInt64BE(p)), signature: bs58.encode(sig), signatureBytes: sig };
+      yield { slot: Number(e.key.readBigUInt64BE(p)), signature: base58.encode(sig), signatureBytes: sig };
     }
   }
 
@@ -422,7 +421,7 @@ export class ReadView {
     const n = this.node(a.tree, BigInt(2 ** depth + a.leafIndex));
     if (!n || Buffer.compare(n.hash, hash) !== 0) return undefined;
     // `a.tree` is a view into the account record's own copy: the caller owns it.
-    return { tree: a.tree as Buffer, leafIndex: a.leafIndex };
+    return { tree: a.tree as Uint8Array as Buffer, leafIndex: a.leafIndex };
   }
 
   /** Indexed tree element at `leafIndex`. */
@@ -602,7 +601,7 @@ export class WriteView extends ReadView {
     const existing = this.get('tokenBalance', key);
     const old = decodeU128(existing);
     const next = old + delta;
-    if (next < 0n) throw new Error(`token balance of ${bs58.encode(owner)} for mint ${bs58.encode(mint)} would become negative (${next})`);
+    if (next < 0n) throw new Error(`token balance of ${base58.encode(owner)} for mint ${base58.encode(mint)} would become negative (${next})`);
     this.put('tokenBalance', key, encodeU128(next));
     if (existing) this.del('holdersByBalance', holderKey(mint, old, owner));
     this.put('holdersByBalance', holderKey(mint, next, owner), EMPTY);

@@ -1,11 +1,11 @@
 /** getMultipleNewAddressProofs: params is a JSON array of addresses (≤ 1000), all in the V1 address tree amt1. */
-import bs58 from 'bs58';
+import * as base58 from '../../solana/base58.ts';
 import { ADDRESS_TREE_V1 } from '../../light/constants.ts';
 import { boundedArray, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
 import { newAddressProofs } from './lib/newAddressProofs.ts';
 
-const AMT1 = bs58.decode(ADDRESS_TREE_V1);
+const AMT1 = base58.decode(ADDRESS_TREE_V1);
 
 /** `getMultipleNewAddressProofs` definition (params schema, handler); semantics in the module comment. */
 export const getMultipleNewAddressProofs = defineMethod({

@@ -5,6 +5,7 @@
  * 5 OutputStateV2). A StateV2 tree has two entries (input, then output queue), an AddressV2 tree one.
  */
 import { z } from 'zod';
+import type { Pubkey } from '../../types.ts';
 import { b58, u64 } from '../encode.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, optional, pubkey } from '../schemas.ts';
@@ -15,7 +16,7 @@ import { requireSlot } from './lib/shared.ts';
 export const queueInfoParams = z
   .strictObject({ trees: optional(boundedArray(pubkey, 'trees')) }, { error: (iss) => (iss.code === 'unrecognized_keys' ? undefined : 'expected an object {trees?}') })
   .nullish()
-  .transform((v): { trees?: Uint8Array[] } => v ?? {})
+  .transform((v): { trees?: Pubkey[] } => v ?? {})
   .meta({ description: 'Optional list of batched tree pubkeys (default: every indexed V2 tree)' });
 
 /** `getQueueInfo` definition (params schema, handler); semantics in the module comment. */

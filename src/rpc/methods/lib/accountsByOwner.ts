@@ -2,7 +2,6 @@
  * getCompressedAccountsByOwner (V1 and V2): params, filters and data slicing.
  */
 import { z } from 'zod';
-import type { Bytes32 } from '../../../types.ts';
 import type { AccountRecord, RpcContext } from '../../context.ts';
 import { b58, withContext, withContextJson } from '../../encode.ts';
 import { RpcError } from '../../errors.ts';
@@ -50,7 +49,7 @@ export function accountsByOwnerPage<A>(ctx: RpcContext, p: Params, encode: (a: A
   });
   // Synchronous on a synchronous data source (no promise per request).
   return andThen(indexedSlot(ctx), (slot) =>
-    andThen(ctx.data.listAccountsByOwner(p.owner as Bytes32, { filters: memcmp, cursor: p.cursor ?? null, limit: p.limit }), (rows) => {
+    andThen(ctx.data.listAccountsByOwner(p.owner, { filters: memcmp, cursor: p.cursor ?? null, limit: p.limit }), (rows) => {
       const last = rows[rows.length - 1];
       const cursor = rows.length >= p.limit && last ? b58(last.hash) : null;
       if (json) {

@@ -3,7 +3,7 @@
  * `{address?, hash?}`, and the common param object shapes.
  */
 import { z } from 'zod';
-import type { Bytes32 } from '../../../types.ts';
+import type { Hash, Pubkey } from '../../../types.ts';
 import { type AccountRecord, type Awaitable, type RpcContext, isThenable } from '../../context.ts';
 import { RpcError } from '../../errors.ts';
 import { hash, optional, pubkey } from '../../schemas.ts';
@@ -57,7 +57,7 @@ export const accountIdParams = z
   .meta({ description: 'Identify an account by address or by hash (address wins if both are given)' });
 
 /** Which account `{address?, hash?}` designates: address wins; neither → `Validation Error: Either address or hash must be provided`. */
-export function accountId(p: { address?: Bytes32; hash?: Bytes32 }): { address: Bytes32 } | { hash: Bytes32 } {
+export function accountId(p: { address?: Pubkey; hash?: Hash }): { address: Pubkey } | { hash: Hash } {
   if (p.address) return { address: p.address };
   if (p.hash) return { hash: p.hash };
   throw RpcError.validation('Either address or hash must be provided');
@@ -67,7 +67,7 @@ export function accountId(p: { address?: Bytes32; hash?: Bytes32 }): { address: 
  * The unspent account designated by `{address?, hash?}`, or null (synchronously when the data source
  * is). Throws `Validation Error: Either address or hash must be provided` when neither is given.
  */
-export function findAccount(ctx: RpcContext, p: { address?: Bytes32; hash?: Bytes32 }): Awaitable<AccountRecord | null> {
+export function findAccount(ctx: RpcContext, p: { address?: Pubkey; hash?: Hash }): Awaitable<AccountRecord | null> {
   const id = accountId(p);
   return 'address' in id ? ctx.data.getAccountByAddress(id.address) : ctx.data.getAccountByHash(id.hash);
 }

@@ -2,7 +2,7 @@
  * Token-account listings shared by getCompressedTokenAccountsByOwner/ByDelegate (V1 and V2).
  */
 import { z } from 'zod';
-import type { Bytes32 } from '../../../types.ts';
+import type { Bytes32, Pubkey } from '../../../types.ts';
 import type { AccountRecord, RpcContext } from '../../context.ts';
 import { decodeTokenAccountCursor, encodeTokenAccountCursor } from '../../cursor.ts';
 import { encodeTokenData, withContext } from '../../encode.ts';
@@ -32,7 +32,7 @@ export const byDelegateParams = z.strictObject({
  */
 export async function tokenAccountPage<A>(
   ctx: RpcContext,
-  by: { owner: Bytes32 } | { delegate: Bytes32 },
+  by: { owner: Pubkey } | { delegate: Pubkey },
   p: { mint?: Bytes32; cursor?: Uint8Array; limit: number },
   encodeAccount: (a: AccountRecord) => A,
 ) {

@@ -5,7 +5,7 @@
  *
  * Fill the public fields directly; `putAccount` / `putTransaction` are conveniences.
  */
-import type { Bytes32 } from '../types.ts';
+import type { Bytes32 } from '../../src/types.ts';
 import type {
   AccountRecord,
   MemcmpFilter,
@@ -20,7 +20,7 @@ import type {
   TokenDataRecord,
   TransactionCompressionInfoRecord,
   TreeInfoRecord,
-} from './context.ts';
+} from '../../src/rpc/context.ts';
 
 /** Lexicographic byte comparison (memcmp order). */
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {

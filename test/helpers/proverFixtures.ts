@@ -3,14 +3,14 @@
  * circomlib-compatible Poseidon (poseidon-lite), the v1 initial address tree (spec prover.md
  * §4.2), and a shared cached keys directory for test runs.
  *
- * Not used by the server.
+ * Test and benchmark code (test/, bench/prove.ts); not used by the server.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { poseidon2, poseidon3 } from 'poseidon-lite';
-import { V1_TREE_HEIGHT } from './circuits.ts';
-import { bigintToBe32 } from './encode.ts';
-import type { AccountProofInput, AddressProofInput } from './witness.ts';
+import { V1_TREE_HEIGHT } from '../../src/prover/circuits.ts';
+import { bigintToBe32 } from '../../src/prover/encode.ts';
+import type { AccountProofInput, AddressProofInput } from '../../src/prover/witness.ts';
 
 /** Repository root (two levels above this file). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -89,9 +89,9 @@ export type CompressedProofLike = { a: ArrayLike<number>; b: ArrayLike<number>; 
  */
 export async function verifyCompressedProof(keysDir: string, circuitId: string, compressed: CompressedProofLike, publicSignals: readonly (Uint8Array | string)[]): Promise<boolean> {
   const { readFile } = await import('node:fs/promises');
-  const { decompressProof, BN254_P, beToBigint } = await import('./encode.ts');
-  const { keyFiles } = await import('./keys.ts');
-  const { verify } = await import('./snark.ts');
+  const { decompressProof, BN254_P, beToBigint } = await import('../../src/prover/encode.ts');
+  const { keyFiles } = await import('../../src/prover/keys.ts');
+  const { verify } = await import('../../src/prover/snark.ts');
   const d = decompressProof({ a: Uint8Array.from(compressed.a), b: Uint8Array.from(compressed.b), c: Uint8Array.from(compressed.c) });
   const [ax, negAy] = d.negA;
   const proof = {
