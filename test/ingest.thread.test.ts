@@ -1,5 +1,5 @@
 /**
- * `refract index` imports on a worker thread (src/ingest/importThread.ts) with a larger young
+ * `refract index` imports on a worker thread (src/ingest/threads/importThread.ts) with a larger young
  * generation: the thread's import equals an in-process one byte for byte, its failures reach the
  * caller with their message, and TypeScript worker modules (ESM, top-level await) start with the
  * resource limits they are given.
@@ -8,12 +8,13 @@ import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { planFiles } from '../src/ingest/files.ts';
+import { planFiles } from '../src/ingest/sources/files.ts';
 import { importFilePlan } from '../src/ingest/importFiles.ts';
-import { INGEST_YOUNG_GENERATION_MB, runImportThread } from '../src/ingest/importThread.ts';
+import { runImportThread } from '../src/ingest/threads/importThread.ts';
+import { INGEST_YOUNG_GENERATION_MB, threadError, threadFailure } from '../src/ingest/threads/thread.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';
-import { startTsxWorker, threadError, threadFailure } from '../src/tsxWorker.ts';
+import { startTsxWorker } from '../src/tsxWorker.ts';
 import { REPO_ROOT, tempDir, txDir } from './helpers/photon.ts';
 import { dumpStore } from './helpers/store.ts';
 

@@ -1,23 +1,23 @@
 /**
- * Runs the daemon's ingest loop (service.ts `runIngest`: poll the Solana node, index each batch in
- * one write transaction) on a worker thread of its own (workers/ingest.ts), for `refract start`.
+ * Runs the daemon's ingest loop (loop.ts `runIngest`: poll the Solana node, index each batch in one
+ * write transaction) on an indexing thread of its own (workers/ingest.ts; young generation and
+ * protocol: thread.ts), for `refract start`.
  *
  * Why a thread:
  * - the API stops stalling: indexing a batch is one synchronous write transaction (tens to hundreds
  *   of milliseconds while catching up), which on the main thread holds every request queued behind
  *   it; on its own thread the main thread keeps serving (LMDB readers never wait for the writer);
- * - the thread's V8 heap gets the import thread's young generation (INGEST_YOUNG_GENERATION_MB,
- *   importThread.ts), which indexing needs and the API's small requests do not.
+ * - the thread's V8 heap gets the indexing threads' young generation (INGEST_YOUNG_GENERATION_MB,
+ *   thread.ts), which indexing needs and the API's small requests do not.
  * The thread opens the same LMDB environment (lmdb-js shares one environment between the threads of
  * a process); its commits are visible to the main thread from its next read snapshot. Progress comes
  * back as IngestEvents (events.ts), which the main thread turns into metrics.
  */
 import type { Worker } from 'node:worker_threads';
-import type { Config } from '../config/config.ts';
-import { type ThreadFailure, threadError } from '../tsxWorker.ts';
-import type { IngestEvent } from './events.ts';
-import type { TreeLookupOptions } from './treeSync.ts';
-import { startIndexingWorker } from './importThread.ts';
+import type { Config } from '../../config/config.ts';
+import type { IngestEvent } from '../events.ts';
+import type { TreeLookupOptions } from '../sources/treeSync.ts';
+import { startIndexingThread } from './thread.ts';
 
 /** workerData of workers/ingest.ts. */
 export interface IngestThreadData {
@@ -36,11 +36,11 @@ export interface IngestThreadData {
   treeLookup?: TreeLookupOptions;
 }
 
-/** Messages of workers/ingest.ts to the main thread. */
-export type IngestThreadMessage =
-  | { type: 'event'; event: IngestEvent }
-  /** The loop ended by itself with an error (not after `stop`); the thread then exits. */
-  | ({ type: 'failed' } & ThreadFailure);
+/**
+ * Messages of workers/ingest.ts to the main thread (besides `failed`, posted when the loop ended by
+ * itself with an error, not after `stop`: thread.ts).
+ */
+export type IngestThreadMessage = { type: 'event'; event: IngestEvent };
 
 /** A running ingest thread. */
 export interface IngestThread {
@@ -60,32 +60,11 @@ export interface IngestThread {
  * @returns the thread handle; errors of the loop arrive through `done`.
  */
 export function startIngestThread(data: IngestThreadData, onEvent: (e: IngestEvent) => void): IngestThread {
-  const worker = startIndexingWorker(new URL('../../workers/ingest.ts', import.meta.url), data);
-  let failure: Error | null = null;
-  let stopRequested = false;
-  const done = new Promise<void>((resolve, reject) => {
-    worker.on('message', (m: IngestThreadMessage) => {
-      if (m.type === 'event') onEvent(m.event);
-      else failure = threadError(m);
-    });
-    worker.on('error', (e) => (failure ??= threadError(e)));
-    worker.on('exit', (code) => {
-      if (failure) reject(failure);
-      else if (code === 0) resolve();
-      else reject(new Error(`ingest thread exited with code ${code}${stopRequested ? ' while stopping' : ''}`));
-    });
+  const thread = startIndexingThread<IngestThreadMessage>({
+    name: 'ingest',
+    module: new URL('../../../workers/ingest.ts', import.meta.url),
+    workerData: data,
+    onMessage: (m) => onEvent(m.event),
   });
-  // The caller awaits `done` or `stop()`; an unobserved rejection must not kill the process.
-  done.catch(() => {});
-  return {
-    done,
-    worker,
-    stop() {
-      if (!stopRequested) {
-        stopRequested = true;
-        worker.postMessage({ type: 'stop' });
-      }
-      return done;
-    },
-  };
+  return { done: thread.done, worker: thread.worker, stop: () => thread.stop() };
 }
