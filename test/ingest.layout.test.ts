@@ -63,7 +63,7 @@ describe('src/ingest is laid out as its stages', () => {
       'preparedBatches.ts',
       'loop.ts',
       'importFiles.ts',
-      'events.ts',
+      'progress.ts',
       'threads/thread.ts',
       'threads/ingestThread.ts',
       'threads/prepareThread.ts',
@@ -103,7 +103,7 @@ describe('src/ingest is laid out as its stages', () => {
   });
 
   it('the ingest entry points under workers/ export nothing and serve the protocol of threads/thread.ts', () => {
-    for (const f of ['workers/ingest.ts', 'workers/prepare.ts', 'workers/importFiles.ts']) {
+    for (const f of ['workers/ingest.ts', 'workers/prepare.ts', 'workers/import.ts']) {
       const text = readFileSync(resolve(REPO_ROOT, f), 'utf8');
       expect(text, f).not.toMatch(/^export\s/m);
       expect(text, f).toMatch(/await serveThread</);

@@ -18,7 +18,7 @@ import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { fixtureFiles, fixtureStore } from './helpers/rpcLmdb.ts';
 import { runIngest } from '../src/ingest/loop.ts';
 import { pollPreparedBatches } from '../src/ingest/preparedBatches.ts';
-import type { IngestEvent } from '../src/ingest/events.ts';
+import type { IngestEvent } from '../src/ingest/progress.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -12,8 +12,8 @@
 import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
-import type { IngestEvent } from '../ingest/events.ts';
-import { recordIngestEvent } from '../ingest/events.ts';
+import type { IngestEvent } from '../ingest/progress.ts';
+import { recordIngestEvent } from '../ingest/progress.ts';
 import { Indexer } from '../ingest/indexer.ts';
 import { type IngestThread, startIngestThread } from '../ingest/threads/ingestThread.ts';
 import { runIngest } from '../ingest/loop.ts';

@@ -2,7 +2,7 @@
  * The ingest loop of `refract start`: find where to start (sources/startSlot.ts), poll the Solana
  * RPC and prepare each batch (preparedBatches.ts, here or on a prepare thread:
  * threads/prepareThread.ts), commit it in one write transaction (indexer.ts), report progress as
- * IngestEvents (events.ts), stop cleanly (finish the current batch) on abort. Its thread:
+ * IngestEvents (progress.ts), stop cleanly (finish the current batch) on abort. Its thread:
  * threads/ingestThread.ts.
  */
 import { setImmediate } from 'node:timers/promises';
@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import type { IngestEvent } from './events.ts';
+import type { IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
 import { type PreparedItem, pollPreparedBatches } from './preparedBatches.ts';
 import { sleep } from './sources/poller.ts';
@@ -27,7 +27,7 @@ export interface IngestOptions {
   maxBatchBlocks: number;
   signal: AbortSignal;
   log: Logger;
-  /** Hears progress (resume point, chain tip, each committed batch); see events.ts. */
+  /** Hears progress (resume point, chain tip, each committed batch); see progress.ts. */
   onEvent?: (e: IngestEvent) => void;
   /**
    * Prepare batches (poll, decode, parse, validate) on a thread of their own (threads/prepareThread.ts)

@@ -1,12 +1,12 @@
 /**
- * Runs a file import (importFiles.ts `importFilePlan`) on an indexing thread (workers/importFiles.ts;
+ * Runs a file import (importFiles.ts `importFilePlan`) on an indexing thread (workers/import.ts;
  * young generation and protocol: thread.ts), for `refract index`.
  */
 import type { FilePlan } from '../sources/files.ts';
 import type { ImportSummary } from '../importFiles.ts';
 import { startIndexingThread } from './thread.ts';
 
-/** workerData of workers/importFiles.ts. */
+/** workerData of workers/import.ts. */
 export interface ImportThreadData {
   db: string;
   plan: FilePlan;
@@ -15,7 +15,7 @@ export interface ImportThreadData {
   writemap: boolean;
 }
 
-/** Messages of workers/importFiles.ts (besides `failed`: thread.ts). */
+/** Messages of workers/import.ts (besides `failed`: thread.ts). */
 export type ImportThreadMessage = { type: 'progress'; done: number } | { type: 'done'; summary: ImportSummary; lastSlot: number | null };
 
 /**
@@ -29,7 +29,7 @@ export async function runImportThread(data: ImportThreadData, onProgress?: (done
   let result: { summary: ImportSummary; lastSlot: number | null } | null = null;
   const thread = startIndexingThread<ImportThreadMessage>({
     name: 'import',
-    module: new URL('../../../workers/importFiles.ts', import.meta.url),
+    module: new URL('../../../workers/import.ts', import.meta.url),
     workerData: data,
     onMessage(m) {
       if (m.type === 'progress') onProgress?.(m.done);

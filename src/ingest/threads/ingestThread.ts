@@ -11,11 +11,11 @@
  *   thread.ts), which indexing needs and the API's small requests do not.
  * The thread opens the same LMDB environment (lmdb-js shares one environment between the threads of
  * a process); its commits are visible to the main thread from its next read snapshot. Progress comes
- * back as IngestEvents (events.ts), which the main thread turns into metrics.
+ * back as IngestEvents (progress.ts), which the main thread turns into metrics.
  */
 import type { Worker } from 'node:worker_threads';
 import type { Config } from '../../config/config.ts';
-import type { IngestEvent } from '../events.ts';
+import type { IngestEvent } from '../progress.ts';
 import type { TreeLookupOptions } from '../sources/treeSync.ts';
 import { startIndexingThread } from './thread.ts';
 
