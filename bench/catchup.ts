@@ -1,8 +1,8 @@
 /**
  * Catch-up benchmark: `refract start` indexing a node that is far ahead (the daemon catches up in
  * full batches), first alone, then while autocannon sends a steady read load. Variants, in
- * alternating rounds: the indexer on its own thread (src/ingest/ingestThread.ts; the default on ≤ 2
- * cores), the same with batches prepared on a second thread (src/ingest/prepareThread.ts; the
+ * alternating rounds: the indexer on its own thread (src/ingest/threads/ingestThread.ts; the default on ≤ 2
+ * cores), the same with batches prepared on a second thread (src/ingest/threads/prepareThread.ts; the
  * default on > 2 cores), and the loop on the main thread (`ingestThread: false`). Per variant: the
  * catch-up rate alone and under load (outputs and blocks indexed per second, from the daemon's own
  * /metrics) and the API's latency (p50, p99, max) and throughput.

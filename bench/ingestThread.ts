@@ -202,7 +202,7 @@ const result = {
   bench: 'ingest',
   date: new Date().toISOString(),
   machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg(), node: process.version },
-  // The thread's young generation (MiB), as `refract index` sets it (src/ingest/importThread.ts).
+  // The thread's young generation (MiB), as `refract index` sets it (src/ingest/threads/thread.ts).
   youngGenerationMb: resourceLimits.maxYoungGenerationSizeMb ?? null,
   params: { blocks: nBlocks, txsPerBlock, batchBlocks, batchTransactions: batchBlocks * txsPerBlock, compressOutputs: Number(values['compress-outputs']) },
   poseidon: { backend: poseidonBackend, hashesPerSecond: Math.round(pN / poseidonSeconds), usPerHash: +((poseidonSeconds * 1e6) / pN).toFixed(2) },

@@ -1,5 +1,5 @@
 /**
- * Directory listing shared by the ingest file source (src/ingest/files.ts) and the simulator's replay
+ * Directory listing shared by the ingest file source (src/ingest/sources/files.ts) and the simulator's replay
  * (src/sim/simulator.ts): a bottom helper, so that the simulator, beside the stack, needs nothing
  * from ingest/.
  */

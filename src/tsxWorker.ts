@@ -34,28 +34,3 @@ export function startTsxWorker(file: string, options: Omit<WorkerOptions, 'argv'
   const boot = fileURLToPath(new URL('../workers/tsxBoot.mjs', import.meta.url));
   return new Worker(boot, { ...options, argv: [pathToFileURL(file).href] });
 }
-
-/** A worker's report of the error that ended it: its message and, when it had one, its stack. */
-export interface ThreadFailure {
-  message: string;
-  stack?: string;
-}
-
-/** `err` (anything thrown in a worker) as a ThreadFailure to post to the parent. */
-export function threadFailure(err: unknown): ThreadFailure {
-  return { message: (err as Error)?.message ?? String(err), stack: (err as Error)?.stack };
-}
-
-/**
- * The Error to raise in the parent for a worker's failure: a reported one (message, with the
- * worker's stack for the log line) or what the Worker's `error` event gave (made an Error if it is not one).
- */
-export function threadError(f: ThreadFailure | unknown): Error {
-  if (f instanceof Error) return f;
-  if (f && typeof f === 'object' && typeof (f as ThreadFailure).message === 'string') {
-    const e = new Error((f as ThreadFailure).message);
-    if ((f as ThreadFailure).stack) e.stack = (f as ThreadFailure).stack;
-    return e;
-  }
-  return new Error(String(f));
-}

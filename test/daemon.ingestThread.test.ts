@@ -1,6 +1,6 @@
 /**
- * `refract start` indexes on its own thread (src/ingest/ingestThread.ts), preparing batches on a
- * second one (src/ingest/prepareThread.ts): the state it builds from the simulator equals that of
+ * `refract start` indexes on its own thread (src/ingest/threads/ingestThread.ts), preparing batches on a
+ * second one (src/ingest/threads/prepareThread.ts): the state it builds from the simulator equals that of
  * the thread without the prepare thread and of the main-thread loop (with and without) byte for byte, its
  * progress reaches the main thread's metrics and API, a failure of the loop reaches GET /health, and
  * `stop()` ends the thread.
@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { NETWORK_START_SLOTS } from '../src/ingest/service.ts';
+import { NETWORK_START_SLOTS } from '../src/ingest/sources/startSlot.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir, txDir } from './helpers/photon.ts';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import bs58 from 'bs58';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { loadTransactionFiles } from '../src/ingest/files.ts';
+import { loadTransactionFiles } from '../src/ingest/sources/files.ts';
 import { getLeafProofs } from '../src/query/merkleProofs.ts';
 import { getNewAddressProof } from '../src/query/addressProofs.ts';
 import { Store } from '../src/store/store.ts';

@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer, type BatchResult } from '../src/ingest/indexer.ts';
-import { loadTransactionFiles, type TransactionFile } from '../src/ingest/files.ts';
+import { loadTransactionFiles, type TransactionFile } from '../src/ingest/sources/files.ts';
 import { indexedLeafHashV2 } from '../src/light/hashing.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { parseTokenData } from '../src/light/tokenData.ts';

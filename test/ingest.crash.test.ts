@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import bs58 from 'bs58';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { loadBlockFiles } from '../src/ingest/files.ts';
+import { loadBlockFiles } from '../src/ingest/sources/files.ts';
 import { importBlocks } from '../src/ingest/importFiles.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';

@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } fro
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { blocksFromTransactionFiles, loadBlockFiles, loadTransactionFiles, planFiles } from '../src/ingest/files.ts';
+import { blocksFromTransactionFiles, loadBlockFiles, loadTransactionFiles, planFiles } from '../src/ingest/sources/files.ts';
 import { importBlocks, importFilePlan } from '../src/ingest/importFiles.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';

@@ -1,19 +1,21 @@
 /**
- * `refract index` imports on a worker thread (src/ingest/importThread.ts) with a larger young
+ * `refract index` imports on a worker thread (src/ingest/threads/importThread.ts) with a larger young
  * generation: the thread's import equals an in-process one byte for byte, its failures reach the
  * caller with their message, and TypeScript worker modules (ESM, top-level await) start with the
- * resource limits they are given.
+ * resource limits they are given. The protocol every indexing thread speaks
+ * (src/ingest/threads/thread.ts): messages, commands, stop, failures and exits.
  */
 import { join } from 'node:path';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { planFiles } from '../src/ingest/files.ts';
+import { planFiles } from '../src/ingest/sources/files.ts';
 import { importFilePlan } from '../src/ingest/importFiles.ts';
-import { INGEST_YOUNG_GENERATION_MB, runImportThread } from '../src/ingest/importThread.ts';
+import { runImportThread } from '../src/ingest/threads/importThread.ts';
+import { INGEST_YOUNG_GENERATION_MB, startIndexingThread, threadError, threadFailure } from '../src/ingest/threads/thread.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';
-import { startTsxWorker, threadError, threadFailure } from '../src/tsxWorker.ts';
+import { startTsxWorker } from '../src/tsxWorker.ts';
 import { REPO_ROOT, tempDir, txDir } from './helpers/photon.ts';
 import { dumpStore } from './helpers/store.ts';
 
@@ -87,5 +89,39 @@ describe('thread failures crossing to the parent', () => {
     expect(threadError(own)).toBe(own);
     expect(threadError('plain text').message).toBe('plain text');
     expect(threadFailure(42)).toEqual({ message: '42', stack: undefined });
+  });
+});
+
+describe('the indexing-thread protocol (startIndexingThread ↔ serveThread)', () => {
+  const module = new URL('./helpers/protocolThread.ts', import.meta.url);
+  type Message = { type: 'echo'; n: number } | { type: 'stopped' };
+
+  it('messages reach onMessage, commands reach the thread, stop aborts its signal and it exits cleanly', async () => {
+    const got: Message[] = [];
+    let changes = 0;
+    const t = startIndexingThread<Message, { type: 'ping'; n: number }>({ name: 'test', module, workerData: { mode: 'echo' }, onMessage: (m) => got.push(m), onChange: () => changes++ });
+    t.send({ type: 'ping', n: 1 });
+    t.send({ type: 'ping', n: 2 });
+    while (got.length < 2) await new Promise((r) => setTimeout(r, 10));
+    await t.stop();
+    expect(got).toEqual([{ type: 'echo', n: 1 }, { type: 'echo', n: 2 }, { type: 'stopped' }]);
+    expect(t.exited).toBe(true);
+    expect(t.failure).toBeNull();
+    expect(changes).toBe(4); // three messages and the exit
+    t.send({ type: 'ping', n: 3 }); // after the exit: nothing, no throw
+  });
+
+  it("an error the thread throws rejects done with its message and the thread's stack", async () => {
+    const t = startIndexingThread<Message>({ name: 'test', module, workerData: { mode: 'throw' }, onMessage: () => {} });
+    const err = await t.done.then(() => null, (e: Error) => e);
+    expect(err?.message).toBe('leaf index 99 is outside the tree');
+    expect(err?.stack).toContain('protocolThread.ts');
+    expect(t.failure).toBe(err);
+  });
+
+  it('an exit with another code and no report rejects done naming the thread and the code', async () => {
+    const t = startIndexingThread<Message>({ name: 'test', module, workerData: { mode: 'exit' }, onMessage: () => {} });
+    await expect(t.done).rejects.toThrow('test thread exited with code 3');
+    expect(t.failure).toBeNull();
   });
 });

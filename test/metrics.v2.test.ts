@@ -1,9 +1,9 @@
 /**
  * The ingest metrics of the v2 path: root mismatches per tree and Light transactions without an event
- * per program, from the ingest loop's batch events (src/ingest/events.ts) into prom-client.
+ * per program, from the ingest loop's batch events (src/ingest/progress.ts) into prom-client.
  */
 import { describe, expect, it } from 'vitest';
-import { recordIngestEvent } from '../src/ingest/events.ts';
+import { recordIngestEvent } from '../src/ingest/progress.ts';
 import { Metrics } from '../src/metrics.ts';
 
 describe('v2 ingest metrics', () => {

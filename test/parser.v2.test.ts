@@ -5,7 +5,7 @@
  */
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { loadTransactionFiles } from '../src/ingest/files.ts';
+import { loadTransactionFiles } from '../src/ingest/sources/files.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
 import { lightProgramLabel, parseTransaction } from '../src/light/parser.ts';
 import { decodeInsertIntoQueues, findV2Patterns, type V2ProgramTag } from '../src/light/parserV2.ts';

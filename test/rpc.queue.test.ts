@@ -8,7 +8,7 @@ import bs58 from 'bs58';
 import { poseidon2 as litePoseidon2 } from 'poseidon-lite';
 import { describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { loadTransactionFiles, type TransactionFile } from '../src/ingest/files.ts';
+import { loadTransactionFiles, type TransactionFile } from '../src/ingest/sources/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { emptyTreeAddressProof } from '../src/query/addressProofs.ts';

@@ -7,7 +7,7 @@
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { loadTransactionFiles } from '../src/ingest/files.ts';
+import { loadTransactionFiles } from '../src/ingest/sources/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import type { ProofService } from '../src/prover/service.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';

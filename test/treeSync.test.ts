@@ -1,5 +1,5 @@
 /**
- * Trees from the chain (src/ingest/treeSync.ts) against a tiny local JSON-RPC node (node:http)
+ * Trees from the chain (src/ingest/sources/treeSync.ts) against a tiny local JSON-RPC node (node:http)
  * serving the REAL account dumps of ../shared/light-accounts: the registry gets the dumps' trees with
  * their own root-history capacities (chain over config, differences logged once); a validity proof's
  * root index uses the chain's capacity; a node refusing getProgramAccounts → warning + the config;
@@ -11,13 +11,14 @@ import bs58 from 'bs58';
 import type { Logger } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeTreeAccount } from '../src/light/treeAccounts.ts';
-import { DEFAULT_TREE_OWNER, TreeResolver, syncTreeRegistry } from '../src/ingest/treeSync.ts';
+import { DEFAULT_TREE_OWNER, TreeResolver, syncTreeRegistry } from '../src/ingest/sources/treeSync.ts';
 import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofInputs } from '../src/query/validityProof.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { fixtureFiles, fixtureStore } from './helpers/rpcLmdb.ts';
-import { pollPreparedBatches, runIngest } from '../src/ingest/service.ts';
-import type { IngestEvent } from '../src/ingest/events.ts';
+import { runIngest } from '../src/ingest/loop.ts';
+import { pollPreparedBatches } from '../src/ingest/preparedBatches.ts';
+import type { IngestEvent } from '../src/ingest/progress.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { Store } from '../src/store/store.ts';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,39 +1,35 @@
 /**
- * Prepare thread of the ingest loop (src/ingest/prepareThread.ts): polls the Solana node from
- * `startSlot` (pollBlocks), prepares each batch (`prepareBatch`: parse, validate, recompute every
- * output hash) and posts it with the time that took. At most PREPARED_AHEAD batches are out
- * without an `ack`; `stop` ends polling. A bug that throws is posted as `failed` before the thread
- * exits. Touches no store.
+ * Entry point of the prepare thread of the ingest loop (src/ingest/threads/prepareThread.ts): polls
+ * the Solana node from `startSlot` and prepares each batch (src/ingest/preparedBatches.ts
+ * `pollPreparedBatches`: parse, validate, recompute every output hash) and posts it with the time
+ * that took. At most PREPARED_AHEAD batches are out without an `ack`; `stop` ends polling. A bug that
+ * throws is posted as `failed` (serveThread, src/ingest/threads/thread.ts) before the thread exits.
+ * Touches no store.
  */
-import { parentPort, workerData } from 'node:worker_threads';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/prepareThread.ts';
-import { pollPreparedBatches } from '../src/ingest/service.ts';
-import { TreeResolver } from '../src/ingest/treeSync.ts';
+import { pollPreparedBatches } from '../src/ingest/preparedBatches.ts';
+import { TreeResolver } from '../src/ingest/sources/treeSync.ts';
+import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/threads/prepareThread.ts';
+import { serveThread } from '../src/ingest/threads/thread.ts';
 import { createLogger } from '../src/log.ts';
-import { threadFailure } from '../src/tsxWorker.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 
-const data = workerData as PrepareThreadData;
-const post = (m: PrepareThreadMessage) => parentPort!.postMessage(m);
-const abort = new AbortController();
-let credits = PREPARED_AHEAD;
-let wake: (() => void) | null = null;
-parentPort!.on('message', (c: PrepareThreadCommand) => {
-  if (c.type === 'ack') credits++;
-  else abort.abort();
-  wake?.();
-  wake = null;
-});
-const log = createLogger('refract', data.logLevel);
-const registry = loadTreeRegistry(data.trees);
-try {
+await serveThread<PrepareThreadData, PrepareThreadMessage, PrepareThreadCommand>(async ({ data, post, signal, onCommand }) => {
+  let credits = PREPARED_AHEAD;
+  let wake: (() => void) | null = null;
+  onCommand((c) => {
+    if (c.type === 'ack') credits++;
+    wake?.();
+    wake = null;
+  });
+  const log = createLogger('refract', data.logLevel);
+  const registry = loadTreeRegistry(data.trees);
   const poll = {
     startSlot: data.startSlot,
     lastIndexedSlot: data.lastIndexedSlot,
     concurrency: data.concurrency,
     maxBatchBlocks: data.maxBatchBlocks,
-    signal: abort.signal,
+    signal,
     log,
     onTip: (tip: number) => post({ type: 'tip', tip }),
   };
@@ -42,10 +38,6 @@ try {
   for await (const { batch, prepareSeconds, trees } of pollPreparedBatches(rpc, poll, registry, resolver)) {
     post({ type: 'batch', batch, prepareSeconds, ...(trees ? { trees } : {}) });
     credits--;
-    while (credits <= 0 && !abort.signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
+    while (credits <= 0 && !signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
   }
-} catch (err) {
-  post({ type: 'failed', ...threadFailure(err) });
-} finally {
-  parentPort!.close();
-}
+});

@@ -3,8 +3,8 @@
  */
 import cliProgress from 'cli-progress';
 import { parseEnvBoolean } from '../config/config.ts';
-import { planFiles } from '../ingest/files.ts';
-import { runImportThread } from '../ingest/importThread.ts';
+import { planFiles } from '../ingest/sources/files.ts';
+import { runImportThread } from '../ingest/threads/importThread.ts';
 
 /** Options of the index command. */
 export interface IndexCommandOptions {
@@ -16,7 +16,7 @@ export interface IndexCommandOptions {
 }
 
 /**
- * Runs the file import on an import thread (src/ingest/importThread.ts) and prints a JSON summary on
+ * Runs the file import on an import thread (src/ingest/threads/importThread.ts) and prints a JSON summary on
  * stdout. Throws on unreadable input or store errors.
  */
 export async function runIndexCommand(opts: IndexCommandOptions): Promise<void> {

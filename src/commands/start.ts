@@ -1,6 +1,6 @@
 /**
  * `refract start`: indexer (RPC poller), JSON-RPC API and prover in one process, on LMDB.
- * The indexer runs on its own worker thread (src/ingest/ingestThread.ts; `ingestThread: false` keeps
+ * The indexer runs on its own worker thread (src/ingest/threads/ingestThread.ts; `ingestThread: false` keeps
  * it on the main thread), so indexing a batch never holds up API requests.
  * SIGTERM/SIGINT: stop polling, finish the current batch, drain proofs, close the server and LMDB.
  *
@@ -12,12 +12,12 @@
 import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
-import type { IngestEvent } from '../ingest/events.ts';
-import { recordIngestEvent } from '../ingest/events.ts';
+import type { IngestEvent } from '../ingest/progress.ts';
+import { recordIngestEvent } from '../ingest/progress.ts';
 import { Indexer } from '../ingest/indexer.ts';
-import { type IngestThread, startIngestThread } from '../ingest/ingestThread.ts';
-import { runIngest } from '../ingest/service.ts';
-import { syncTreeRegistry } from '../ingest/treeSync.ts';
+import { type IngestThread, startIngestThread } from '../ingest/threads/ingestThread.ts';
+import { runIngest } from '../ingest/loop.ts';
+import { syncTreeRegistry } from '../ingest/sources/treeSync.ts';
 import { createLogger } from '../log.ts';
 import { poseidonInfo } from '../merkle/poseidon.ts';
 import { Metrics } from '../metrics.ts';
@@ -101,7 +101,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   }
   const metrics = new Metrics();
   const solana = new SolanaRpc(config.rpcUrl);
-  // Trees from the chain over config/trees.json + config `trees` (treeSync.ts); the config alone without ingest or with `treeSync: false`.
+  // Trees from the chain over config/trees.json + config `trees` (src/ingest/sources/treeSync.ts); the config alone without ingest or with `treeSync: false`.
   const synced = await syncTreeRegistry(config.ingest && config.treeSync ? solana : null, config.trees, { owner: config.treeOwner, log });
   const { registry, trees } = synced;
   const treeLookup = config.ingest && config.treeSync ? { owner: config.treeOwner, negativeTtlMs: config.treeLookupTtlSeconds * 1000 } : undefined;
@@ -176,7 +176,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port, db: config.db, rpc: config.ingest ? displayUrl(config.rpcUrl) : null, poseidon: poseidonInfo() }, 'refract listening');
 
-  // The ingest loop: on its own thread (default; see ingestThread.ts), or on this one (`ingestThread: false`).
+  // The ingest loop: on its own thread (default; see src/ingest/threads/ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
   const onIngestEvent = (e: IngestEvent) => {
     // Trees the ingest thread found on chain: the API answers for them too.

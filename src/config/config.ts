@@ -22,9 +22,9 @@ export const configSchema = z
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8784),
     ingest: z.boolean().default(true),
-    /** `refract start`: run the ingest loop on a worker thread (src/ingest/ingestThread.ts); false = on the main thread. */
+    /** `refract start`: run the ingest loop on a worker thread (src/ingest/threads/ingestThread.ts); false = on the main thread. */
     ingestThread: z.boolean().default(true),
-    /** Poll, decode and validate on a second thread while the ingest thread commits (src/ingest/prepareThread.ts); absent = when the machine has more than two cores. */
+    /** Poll, decode and validate on a second thread while the ingest thread commits (src/ingest/threads/prepareThread.ts); absent = when the machine has more than two cores. */
     prepareThread: z.boolean().optional(),
     startSlot: z.number().int().min(0).optional(),
     fetchConcurrency: z.number().int().min(1).max(500).default(20),
@@ -51,7 +51,7 @@ export const configSchema = z
     healthMaxSlotLag: z.number().int().min(0).default(20),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     trees: z.array(treeEntry).default([]),
-    /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/treeSync.ts). */
+    /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/sources/treeSync.ts). */
     treeSync: z.boolean().default(true),
     /** Keep only trees whose AccessMetadata.owner is this (base58); Photon's expected tree owner by default. */
     treeOwner: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 pubkey').default('24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs'),

@@ -3,7 +3,7 @@
  * resuming after the last committed slot.
  */
 import type { BlockInfo } from '../types.ts';
-import { type FilePlan, readPlannedBlocks } from './files.ts';
+import { type FilePlan, readPlannedBlocks } from './sources/files.ts';
 import type { Indexer, BatchResult } from './indexer.ts';
 
 /** Totals of an import. */

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadTreeRegistry } from '../../src/config/trees.ts';
-import { loadTransactionFiles } from '../../src/ingest/files.ts';
+import { loadTransactionFiles } from '../../src/ingest/sources/files.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
 import { DEFAULT_METHOD_CONFIG, type RpcContext, type ValidityProver } from '../../src/rpc/context.ts';
 import { LmdbDataSource, type LmdbDataSourceOptions } from '../../src/rpc/lmdbDataSource.ts';

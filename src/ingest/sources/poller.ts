@@ -20,9 +20,9 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import { decodeBlockJson } from '../solana/decode.ts';
-import type { SolanaRpc } from '../solana/rpcClient.ts';
-import type { BlockInfo } from '../types.ts';
+import { decodeBlockJson } from '../parse.ts';
+import type { SolanaRpc } from '../../solana/rpcClient.ts';
+import type { BlockInfo } from '../../types.ts';
 
 /** Poller options. */
 export interface PollerOptions {

@@ -1,5 +1,5 @@
 /**
- * What the ingest loop (service.ts `runIngest`) reports as it goes, as plain data: it crosses from
+ * What the ingest loop (loop.ts `runIngest`) reports as it goes, as plain data: it crosses from
  * the ingest thread (workers/ingest.ts) to the main thread, which owns the Prometheus registry.
  * `recordIngestEvent` is the one place that turns these events into metrics.
  */

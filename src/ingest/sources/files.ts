@@ -3,9 +3,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { listFiles } from '../listFiles.ts';
-import { decodeBlockJson, decodeTransactionJson } from '../solana/decode.ts';
-import type { BlockInfo, TransactionInfo } from '../types.ts';
+import { listFiles } from '../../listFiles.ts';
+import { decodeBlockJson, decodeTransactionJson } from '../parse.ts';
+import type { BlockInfo, TransactionInfo } from '../../types.ts';
 
 /** One loaded transaction file. */
 export interface TransactionFile {

@@ -7,10 +7,10 @@
  * (`TreeResolver`, with a negative cache).
  */
 import type { Logger } from 'pino';
-import { type TreeEntry, TreeRegistry, loadTreeRegistry } from '../config/trees.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
-import { type DecodedTree, TREE_ACCOUNT_HEADER_BYTES, TreeAccountError, decodeTreeAccount } from '../light/treeAccounts.ts';
-import type { SolanaRpc } from '../solana/rpcClient.ts';
+import { type TreeEntry, TreeRegistry, loadTreeRegistry } from '../../config/trees.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../../light/constants.ts';
+import { type DecodedTree, TREE_ACCOUNT_HEADER_BYTES, TreeAccountError, decodeTreeAccount } from '../../light/treeAccounts.ts';
+import type { SolanaRpc } from '../../solana/rpcClient.ts';
 
 /** The tree owner Photon keeps (a Light constant: light/constants.ts), re-exported for the sync's callers. */
 export { DEFAULT_TREE_OWNER };
