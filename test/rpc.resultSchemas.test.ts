@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { loadTransactionFiles, type TransactionFile } from '../src/ingest/files.ts';
+import { loadTransactionFiles, type TransactionFile } from '../src/ingest/sources/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { METHODS, METHOD_NAMES, findMethod } from '../src/rpc/methods/index.ts';
 import { buildOpenApi } from '../src/rpc/openapi.ts';

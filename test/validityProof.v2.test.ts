@@ -15,7 +15,7 @@ import path from 'node:path';
 import { poseidon2 as p2, poseidon3 as p3 } from 'poseidon-lite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { loadTransactionFiles, type TransactionFile } from '../src/ingest/files.ts';
+import { loadTransactionFiles, type TransactionFile } from '../src/ingest/sources/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { solanaVkeyToJson, vkeyToSolana } from '../src/prover/encode.ts';
