@@ -152,6 +152,21 @@ describe('the native decoder', () => {
     expect(nativeAddon!.base58Decode!('')).toEqual(new Uint8Array(0));
     expect(nativeAddon!.base58Decode!('111')).toEqual(new Uint8Array(3));
   });
+
+  it('decodes strings of many leading 1s (the output is sized by characters, not by the digit bound)', async () => {
+    const { nativeAddon } = await import('../src/native.ts');
+    for (const zeros of [4, 8, 64, 5000]) {
+      const b = Buffer.concat([Buffer.alloc(zeros), Buffer.from([1, 2, 3, 250])]);
+      expect(Buffer.from(nativeAddon!.base58Decode!(bs58.encode(b)) as Uint8Array).equals(b)).toBe(true);
+      expect(nativeAddon!.base58Decode!('1'.repeat(zeros))).toEqual(new Uint8Array(zeros));
+    }
+  });
+
+  it('rejects characters above 0xff at their own index, never as the ASCII digit latin1 would fold them to', async () => {
+    const { nativeAddon } = await import('../src/native.ts');
+    expect(nativeAddon!.base58Decode!('2\u0131')).toBe(1); // U+0131 truncates to '1' in latin1
+    expect(nativeAddon!.base58Decode!('abc\u{1F600}x')).toBe(3);
+  });
 });
 
 describe('without the addon (REFRACT_BASE58=js)', () => {

@@ -204,13 +204,14 @@ static napi_value js_select_batch_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, poseidon_select_batch_impl, "selectBatchImpl(name) takes a string");
 }
 
-/* base58Decode(s): s is read as latin1 (base58 is ASCII; any other code unit is invalid). */
+/* base58Decode(s): s is read as UTF-8, so a non-ASCII character is an invalid byte (≥ 0x80) at its own
+ * index (every character before it is ASCII), never folded into an ASCII one as latin1 would. */
 static napi_value js_base58_decode(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   size_t len = 0;
-  if (argc < 1 || napi_get_value_string_latin1(env, argv[0], NULL, 0, &len) != napi_ok) {
+  if (argc < 1 || napi_get_value_string_utf8(env, argv[0], NULL, 0, &len) != napi_ok) {
     napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "base58Decode(s) takes a string");
     return NULL;
   }
@@ -221,8 +222,10 @@ static napi_value js_base58_decode(napi_env env, napi_callback_info info) {
     return NULL;
   }
   size_t got = 0;
-  napi_get_value_string_latin1(env, argv[0], s, len + 1, &got);
-  const size_t cap = base58_decoded_max(got) + 1;
+  napi_get_value_string_utf8(env, argv[0], s, len + 1, &got);
+  /* Each leading '1' is one zero byte and the rest decode to fewer bytes than characters, so the
+   * output never exceeds the character count (base58_decoded_max ignores leading zeros). */
+  const size_t cap = got + 1;
   uint8_t stack_out[4096];
   uint8_t *tmp = cap <= sizeof stack_out ? stack_out : (uint8_t *)malloc(cap);
   long n = tmp ? base58_decode(s, got, tmp, cap) : -2;
