@@ -31,6 +31,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ProverError } from './errors.ts';
+import { importAsMainThread } from '../mainThreadImport.ts';
 import { nativeAddon } from '../native.ts';
 import { ptauPowerFor } from './circuits.ts';
 
@@ -77,23 +78,12 @@ type Snarkjs = typeof import('snarkjs');
 let snarkjsPromise: Promise<Snarkjs> | undefined;
 
 /**
- * Imports snarkjs once per thread. In a worker thread, `worker_threads.isMainThread` is made
- * to read `true` while the import runs (perf.md §2.4 workaround) and restored afterwards.
+ * Imports snarkjs once per thread. In a worker thread, `worker_threads.isMainThread` reads `true`
+ * while the import runs (perf.md §2.4 workaround, src/mainThreadImport.ts).
  * @returns the snarkjs module namespace
  */
 export function loadSnarkjs(): Promise<Snarkjs> {
-  snarkjsPromise ??= (async () => {
-    const threads = require('node:worker_threads') as typeof import('node:worker_threads');
-    if (threads.isMainThread) return import('snarkjs');
-    const desc = Object.getOwnPropertyDescriptor(threads, 'isMainThread');
-    Object.defineProperty(threads, 'isMainThread', { value: true, configurable: true, writable: true });
-    try {
-      return await import('snarkjs');
-    } finally {
-      if (desc) Object.defineProperty(threads, 'isMainThread', desc);
-      else Object.defineProperty(threads, 'isMainThread', { value: false, configurable: true, writable: true });
-    }
-  })();
+  snarkjsPromise ??= importAsMainThread<Snarkjs>('snarkjs');
   return snarkjsPromise;
 }
 
