@@ -61,6 +61,7 @@ program
   .option('--prover-threads <n>', 'prover worker threads (default: cores)', positive('--prover-threads'))
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
   .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
+  .option('--prover-backend <kind>', 'native|snarkjs: Groth16 prover in the prover threads, Refract\'s C prover or snarkjs (default native when the addon is built; every proof is verified either way)')
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
   .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue (default 64)', positive('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
@@ -89,6 +90,7 @@ program
         proverThreads: o.proverThreads,
         proverCurve: o.proverCurve,
         proverKernels: o.proverKernels,
+        proverBackend: o.proverBackend,
         redisUrl: o.redisUrl,
         proverUrl: o.proverUrl,
         rateLimit: o.rateLimit,

@@ -39,6 +39,7 @@ import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
+import { type ProverBackendKind, proverBackend } from './groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -62,6 +63,12 @@ export interface ProverPoolOptions {
   kernels?: ProverKernels;
   /** Native MSM threads per call (default 0: the CPUs, shared by the MSMs running in the process). */
   msmThreads?: number;
+  /**
+   * Who computes the proofs (default `proverBackend()`: `native`, Refract's C Groth16 prover with the
+   * zkey resident in the addon, when the addon is built; else `snarkjs`). Either way every proof is
+   * verified with snarkjs before it is returned (`verify`).
+   */
+  backend?: ProverBackendKind;
   /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
   batchWindowMs?: number;
   /** Most jobs merged into one task (default 4). */
@@ -123,6 +130,8 @@ export interface ProverPoolStats {
   singleThread: boolean;
   /** MSM and FFT kernels of the threads. */
   kernels: ProverKernels;
+  /** Groth16 prover of the threads. */
+  backend: ProverBackendKind;
   /** Tasks running now (≤ size). */
   busy: number;
   /** Jobs waiting for a thread, total and per circuit. */
@@ -194,6 +203,7 @@ export class ProverPool {
       verify: options.verify ?? true,
       kernels,
       msmThreads: options.msmThreads ?? 0,
+      backend: proverBackend(options.backend),
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
@@ -207,6 +217,7 @@ export class ProverPool {
       verify: this.opts.verify,
       kernels: this.opts.kernels,
       msmThreads: this.opts.msmThreads,
+      backend: this.opts.backend,
     };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,
@@ -321,6 +332,7 @@ export class ProverPool {
       size: this.opts.size,
       singleThread: this.opts.singleThread,
       kernels: this.opts.kernels,
+      backend: this.opts.backend,
       busy: this.inFlight,
       queueSize,
       queuedByCircuit,
