@@ -155,6 +155,7 @@ program
   .option('--threads <n>', 'prover threads = concurrent jobs (default: cores)', positive('--threads'))
   .option('--curve <kind>', 'auto|multi|single: curves of the prover threads (default auto: multi-threaded on ≤ 4 cores)')
   .option('--kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
+  .option('--backend <kind>', 'native|snarkjs: Groth16 prover, Refract\'s C prover or snarkjs (default native when the addon is built; $REFRACT_PROVER_BACKEND)')
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', positive('--lock-duration-ms'))
   .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', positive('--stalled-interval-ms'))
@@ -167,7 +168,7 @@ program
     const { runProverCommand } = await import('./commands/prover.ts');
     let node;
     try {
-      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
+      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, backend: o.backend, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
     } catch (e) {
       process.stderr.write(`refract prover: ${(e as Error).message}\n`);
       process.exit(1);
