@@ -13,8 +13,9 @@
  * Batching saves only task round trips (the zkey, wasm and curve are resident per thread anyway),
  * so it neither gains nor costs measurable throughput for snarkjs proofs.
  *
- * Threads: each thread keeps its circuits' wasm, zkey bytes and vkey resident and builds one
- * bn128 curve, multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
+ * Threads: each thread keeps its circuits' wasm, proving key and vkey resident (the proving key
+ * parsed into the addon with the default `native` backend, groth16Native.ts; the zkey bytes with
+ * the `snarkjs` one) and builds one bn128 curve (snarkjs' verification, and its prover), multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
  * or single-threaded. Default layout (`defaultPoolLayout`): one thread per core. With the native
  * kernels (MSM and FFT; the default when the addon is built) curves are single-threaded: the MSMs,
  * most of a proof, spread over the cores left free by other proofs (a lone request uses every
