@@ -130,12 +130,13 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
 
   test.each(IDS)('%s: for fixed r, s the native A, B, C are snarkjs\' A, B, C', async (id) => {
     const c = circuits[id]!;
-    for (const [r, s] of [
-      [randomScalar(), randomScalar()],
-      [0n, 0n],
-      [1n, R - 1n],
+    // threads 1 / 0 (automatic) / 3: the three coset FFT chains in turn, on two threads, on three
+    for (const [r, s, threads] of [
+      [randomScalar(), randomScalar(), 1],
+      [0n, 0n, 0],
+      [1n, R - 1n, 3],
     ] as const) {
-      const ours = proveNative(c.key, c.wtns, { rs: new Uint8Array([...le32(r), ...le32(s)]) });
+      const ours = proveNative(c.key, c.wtns, { rs: new Uint8Array([...le32(r), ...le32(s)]), threads });
       const theirs = await snarkjsProofWith(c.zkey, c.wtns, r, s);
       expect(ours.proof).toEqual(theirs.proof);
       expect(ours.publicSignals).toEqual(theirs.publicSignals);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -584,6 +585,46 @@ static void join_adx(const g16_key *k, const fe *a, const fe *b, const fe *c, ui
 }
 #endif
 
+/* One coset chain (coset_core) on its own thread. */
+typedef struct {
+  const g16_key *k;
+  fe *x;
+  int adx;
+  int ok;
+} coset_job;
+
+static void *coset_run(void *arg) {
+  coset_job *j = arg;
+#ifdef FR_HAVE_ADX
+  if (j->adx) {
+    j->ok = coset_adx(j->k, j->x);
+    return NULL;
+  }
+#endif
+  j->ok = coset_c(j->k, j->x);
+  return NULL;
+}
+
+/* The three coset chains (A, B, C): on up to `par` threads (the caller's included), 1 = in turn.
+ * Returns 0 when out of memory. */
+static int coset_all(const g16_key *k, fe *polys[3], int adx, unsigned par) {
+  coset_job jobs[3];
+  for (int p = 0; p < 3; p++) jobs[p] = (coset_job){k, polys[p], adx, 0};
+  pthread_t tids[2];
+  int started[2] = {0, 0};
+  /* par 2: a helper takes B while this thread does A then C; par ≥ 3: helpers take B and C */
+  const int helpers = par >= 3 ? 2 : par == 2 ? 1 : 0;
+  for (int h = 0; h < helpers; h++) started[h] = pthread_create(&tids[h], NULL, coset_run, &jobs[1 + h]) == 0;
+  coset_run(&jobs[0]);
+  if (helpers < 2) coset_run(&jobs[2]);
+  for (int h = 0; h < helpers; h++) {
+    if (started[h]) pthread_join(tids[h], NULL);
+    else coset_run(&jobs[1 + h]); /* no thread: do it here */
+  }
+  if (helpers == 0) coset_run(&jobs[1]);
+  return jobs[0].ok && jobs[1].ok && jobs[2].ok;
+}
+
 int g16_random_scalar(uint8_t out[32]) {
   uint8_t buf[64];
   size_t got = 0;
@@ -706,19 +747,20 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
     abc_c(k, w, wM, a, b, c);
   lap(times, G16_T_ABC, &st);
   fe *polys[3] = {a, b, c};
-  for (int p = 0; p < 3; p++) {
-    int ok;
-#ifdef FR_HAVE_ADX
-    if (adx)
-      ok = coset_adx(k, polys[p]);
-    else
-#endif
-      ok = coset_c(k, polys[p]);
-    if (!ok) {
-      rc = G16_ENOMEM;
-      set_err(err, errlen, "out of memory in the FFT");
-      goto done;
-    }
+  /* the chains run side by side when the CPUs are free: `threads` when given, else the online CPUs
+   * shared by the open proofs (msm_jobs), like the MSMs' automatic thread count */
+  unsigned par = threads;
+  if (par == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = msm_jobs(0);
+    if (cpus < 1) cpus = 1;
+    if (jobs < 1) jobs = 1;
+    par = (unsigned)(cpus / jobs);
+  }
+  if (!coset_all(k, polys, adx, par)) {
+    rc = G16_ENOMEM;
+    set_err(err, errlen, "out of memory in the FFT");
+    goto done;
   }
 #ifdef FR_HAVE_ADX
   if (adx)

@@ -42,7 +42,8 @@ enum {
   G16_T_COUNT
 };
 typedef struct {
-  double cpu_ms[G16_T_COUNT];  /* calling thread's CPU (CLOCK_THREAD_CPUTIME_ID) */
+  double cpu_ms[G16_T_COUNT];  /* calling thread's CPU (CLOCK_THREAD_CPUTIME_ID): the helper threads of
+                                  the MSMs and FFT chains are not included, exact with threads = 1 */
   double wall_ms[G16_T_COUNT]; /* CLOCK_MONOTONIC */
 } g16_times;
 
@@ -59,7 +60,8 @@ size_t g16_key_bytes(const g16_key *key);
 
 /* Proof for a witness in snarkjs' .wtns format (version 2, n8 = 32, BN254 r, nVars values).
  *   rs       NULL (r, s from getrandom) or 64 bytes: r then s, plain little-endian, each < r
- *   threads  MSM threads (0 = automatic, see msm.h)
+ *   threads  MSM threads, and threads for the three coset FFT chains (0 = automatic, see msm.h:
+ *            the online CPUs shared by the open proofs)
  *   out      256 bytes: π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1), π_C (x, y), every coordinate a
  *            plain little-endian 32-byte integer < q (affine; the point at infinity, which a random
  *            r, s make practically impossible, is written as x = 0, y = 1 like ffjavascript)
