@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from '../src/prover/fixtures.ts';
+import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
