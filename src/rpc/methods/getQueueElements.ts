@@ -21,7 +21,7 @@ import { b58, u64 } from '../encode.ts';
 import { RpcError } from '../errors.ts';
 import { optional, pubkey, usize } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
-import { requireSlot } from './lib/shared.ts';
+import { optionalRead } from './lib/shared.ts';
 
 const u16Message = (iss: { input?: unknown }) => `expected an integer between 0 and 65535 (u16), got ${typeof iss.input === 'number' ? iss.input : iss.input === undefined ? 'nothing' : typeof iss.input}`;
 /** A u16 (limits, ZKP batch sizes). */
@@ -135,9 +135,7 @@ export const getQueueElements = defineMethod({
   summary: 'Queued elements of a batched (v2) tree: output, input (nullifier) and address queues',
   params: queueElementsParams,
   async handler(ctx, p) {
-    const read = ctx.data.getQueueElements?.bind(ctx.data);
-    if (!read) throw RpcError.unavailable('getQueueElements is not served by this data source');
-    const slot = await requireSlot(ctx);
+    const { read, slot } = await optionalRead(ctx, 'getQueueElements');
     const r = await read(p.tree, {
       outputQueue: slice(p, 'output'),
       inputQueue: slice(p, 'input'),

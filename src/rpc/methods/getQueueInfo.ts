@@ -10,7 +10,7 @@ import { b58, u64 } from '../encode.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, optional, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
-import { requireSlot } from './lib/shared.ts';
+import { optionalRead } from './lib/shared.ts';
 
 /** `getQueueInfo` params (Photon `GetQueueInfoRequest`, unknown keys rejected; absent/null = no filter). */
 export const queueInfoParams = z
@@ -25,9 +25,7 @@ export const getQueueInfo = defineMethod({
   summary: 'Queue sizes of the batched (v2) trees',
   params: queueInfoParams,
   async handler(ctx, p) {
-    const read = ctx.data.getQueueInfo?.bind(ctx.data);
-    if (!read) throw RpcError.unavailable('getQueueInfo is not served by this data source');
-    const slot = await requireSlot(ctx);
+    const { read, slot } = await optionalRead(ctx, 'getQueueInfo');
     const queues = await read(p.trees ?? null);
     return {
       queues: queues.map((q) => ({ tree: b58(q.tree), queue: b58(q.queue), queueType: q.queueType, queueSize: u64(q.queueSize) })),

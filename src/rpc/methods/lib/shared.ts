@@ -35,6 +35,21 @@ export function indexedSlot(ctx: RpcContext): Awaitable<bigint> {
 }
 
 /**
+ * An optional data-source read (the v2 queue methods), bound to its data source, with the indexed
+ * slot for `context.slot`. Throws `RpcError.unavailable('<name> is not served by this data source')`
+ * when the data source lacks it (checked before the slot), or as {@link requireSlot} does.
+ * @param name the data-source method, also the JSON-RPC method name in the error.
+ */
+export async function optionalRead<K extends 'getQueueElements' | 'getQueueInfo'>(
+  ctx: RpcContext,
+  name: K,
+): Promise<{ read: NonNullable<RpcContext['data'][K]>; slot: bigint }> {
+  const read = ctx.data[name]?.bind(ctx.data) as NonNullable<RpcContext['data'][K]> | undefined;
+  if (!read) throw RpcError.unavailable(`${name} is not served by this data source`);
+  return { read, slot: await requireSlot(ctx) };
+}
+
+/**
  * The indexed slot for `context.slot` (Photon `Context::extract`), always as a promise.
  * Throws `Record Not Found: No data has been indexed` when nothing is indexed yet.
  */
