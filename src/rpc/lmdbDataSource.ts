@@ -30,11 +30,11 @@ import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.t
 import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { SolanaTransactionSource } from '../solana/transactionSource.ts';
-import type { AccountRecord as StoredAccount } from '../store/records.ts';
+import type { AccountRecord } from '../store/records.ts';
 import { ReadView, type SignatureEntry, type Store } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
 import type {
-  AccountRecord,
+  AccountView,
   MemcmpFilter,
   MerkleProofRecord,
   MintHolderRecord,
@@ -90,7 +90,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-function matchesFilters(a: StoredAccount, filters: readonly MemcmpFilter[]): boolean {
+function matchesFilters(a: AccountRecord, filters: readonly MemcmpFilter[]): boolean {
   for (const f of filters) {
     const d = a.data?.data;
     if (!d || f.offset + f.bytes.length > d.length) return false;
@@ -185,7 +185,7 @@ export class LmdbDataSource implements RpcDataSource {
   private lastRef: TreeRef | null = null;
 
   /** A stored account as the API record (`discriminator` = the 8 bytes as u64 LE; V2 queue state from the record's v2 block). */
-  private toAccount(r: ReadView | null, a: StoredAccount): AccountRecord {
+  private toAccount(r: ReadView | null, a: AccountRecord): AccountView {
     const d = a.data;
     return {
       hash: a.hash,
@@ -202,7 +202,7 @@ export class LmdbDataSource implements RpcDataSource {
     };
   }
 
-  private toTokenAccount(r: ReadView, a: StoredAccount): TokenAccountRecord {
+  private toTokenAccount(r: ReadView, a: AccountRecord): TokenAccountRecord {
     return { account: this.toAccount(r, a), tokenData: tokenRecord(parseTokenData(a.data!.data)) };
   }
 
@@ -222,7 +222,7 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /** The unspent account with `hash`, or null. */
-  getAccountByHash(hash: Bytes32): AccountRecord | null {
+  getAccountByHash(hash: Bytes32): AccountView | null {
     return this.read((r) => {
       const a = r.account(hash);
       return a && !a.spent ? this.toAccount(r, a) : null;
@@ -230,7 +230,7 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /** The unspent account holding `address`, or null. */
-  getAccountByAddress(address: Bytes32): AccountRecord | null {
+  getAccountByAddress(address: Bytes32): AccountView | null {
     return this.read((r) => {
       const a = r.accountByAddress(address);
       return a ? this.toAccount(r, a) : null;
@@ -238,7 +238,7 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /** Unspent accounts of `owner` by (leafIndex, hash), resuming after the cursor account (see module doc). */
-  listAccountsByOwner(owner: Bytes32, page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number }): AccountRecord[] {
+  listAccountsByOwner(owner: Bytes32, page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number }): AccountView[] {
     if (page.limit <= 0) return [];
     return this.read((r) => {
       let after: Buffer | undefined;
@@ -248,7 +248,7 @@ export class LmdbDataSource implements RpcDataSource {
         if (at) after = ReadView.ownerPosition(at);
         else hashFloor = page.cursor;
       }
-      const out: AccountRecord[] = [];
+      const out: AccountView[] = [];
       for (const a of r.accountsByOwner(owner, after)) {
         if (hashFloor && compare(a.hash, hashFloor) <= 0) continue;
         if (!matchesFilters(a, page.filters)) continue;
