@@ -12,7 +12,7 @@ import { parseTransaction } from '../src/light/parser.ts';
 import type { ProofService } from '../src/prover/service.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { getValidityProofInputs } from '../src/query/validityProof.ts';
+import { getValidityProofPaths } from '../src/query/validityProof.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo } from '../src/types.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
@@ -82,7 +82,7 @@ describe('root index of a batched tree', () => {
     const last = files.filter(isBatch).map((f) => parseTransaction(f.transaction, f.slot).events.find((e) => e.kind === 'batch')!).pop()!;
     const rootIndex = (last as { event: { rootIndex: number } }).event.rootIndex;
     const skewed = loadTreeRegistry([{ tree: HLKS5, queue: '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU', type: 'StateV2', height: 32, rootHistoryCapacity: 7 }]);
-    const inputs = store.read((r) => getValidityProofInputs(r, skewed, { hashes: [bs58.decode(live[0]!.hash)], newAddresses: [] }, 'v2'));
+    const inputs = store.read((r) => getValidityProofPaths(r, skewed, { hashes: [bs58.decode(live[0]!.hash)], newAddresses: [] }, 'v2'));
     expect(inputs.accounts[0]!.proveByIndex).toBe(false);
     expect(inputs.accounts[0]!.proof!.rootSeq).toBe(15n);
     expect(inputs.accounts[0]!.rootIndex).toBe(rootIndex);

@@ -27,7 +27,7 @@ import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { validationError } from '../query/errors.ts';
 import { type AddressQueueSlice, type QueueElementsRequest, type QueueSize, type StateQueueSlice, article, getQueueElements, getQueueSizes } from '../query/queueElements.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
-import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
+import { type ValidityProofPaths, getValidityProofPaths } from '../query/validityProof.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { SolanaTransactionSource } from '../solana/transactionSource.ts';
 import type { AccountRecord } from '../store/records.ts';
@@ -480,21 +480,21 @@ export class LmdbDataSource implements RpcDataSource {
    * root indices, prove-by-index accounts) together with the context slot, from ONE read transaction.
    * Throws QueryError with Photon's messages (missing / spent hashes, tree metadata, heights).
    */
-  validityProofInputs(request: ValidityProofRequest, mode: 'v1' | 'v2'): { slot: bigint | null; inputs: ValidityProofInputs } {
+  validityProofPaths(request: ValidityProofRequest, mode: 'v1' | 'v2'): { slot: bigint | null; paths: ValidityProofPaths } {
     return this.read((r) => {
       const s = r.lastSlot();
-      return { slot: s === null ? null : BigInt(s), inputs: getValidityProofInputs(r, this.registry, request, mode) };
+      return { slot: s === null ? null : BigInt(s), paths: getValidityProofPaths(r, this.registry, request, mode) };
     });
   }
 
   /**
-   * The API record of a validity proof from its inputs and the prover's compressed proof (null when
+   * The API record of a validity proof from the store's paths and the prover's compressed proof (null when
    * nothing went to the prover). Prove-by-index accounts get root 0^32 (`1111…1111`) and rootIndex 0.
    */
-  validityProofRecord(inputs: ValidityProofInputs, compressedProof: ValidityProofRecord['compressedProof']): ValidityProofRecord {
+  validityProofRecord(paths: ValidityProofPaths, compressedProof: ValidityProofRecord['compressedProof']): ValidityProofRecord {
     return {
       compressedProof,
-      accounts: inputs.accounts.map((a) => ({
+      accounts: paths.accounts.map((a) => ({
         hash: a.hash,
         root: a.proof ? a.proof.root : ZERO32,
         rootIndex: a.rootIndex,
@@ -502,7 +502,7 @@ export class LmdbDataSource implements RpcDataSource {
         leafIndex: a.leafIndex,
         treeInfo: this.treeRef(a.tree.treeBytes, TREE_TYPE_CODE[a.tree.type]),
       })),
-      addresses: inputs.addresses.map((a) => ({
+      addresses: paths.addresses.map((a) => ({
         address: a.proof.address,
         root: a.proof.root,
         rootIndex: a.rootIndex,

@@ -80,10 +80,10 @@ export function lmdbServer(
 export function stubProver(data: LmdbDataSource): ValidityProver {
   return {
     async getValidityProof(request, mode) {
-      const { inputs } = data.validityProofInputs(request, mode);
-      const needsProver = inputs.accounts.some((a) => !a.proveByIndex) || inputs.addresses.length > 0;
+      const { paths } = data.validityProofPaths(request, mode);
+      const needsProver = paths.accounts.some((a) => !a.proveByIndex) || paths.addresses.length > 0;
       const dummy = { a: new Uint8Array(32), b: new Uint8Array(64), c: new Uint8Array(32) };
-      return data.validityProofRecord(inputs, mode === 'v2' && !needsProver ? null : dummy);
+      return data.validityProofRecord(paths, mode === 'v2' && !needsProver ? null : dummy);
     },
   };
 }
