@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { AccountView, MerkleProofRecord } from '../src/rpc/context.ts';
-import { accountJson, encodeAccount, encodeMerkleProof, merkleProofJson, withContext, withContextJson } from '../src/rpc/encode.ts';
+import { accountJson, encodeAccount, encodeMerkleProof, merkleProofJson, withContext, withContextJson } from '../src/rpc/resultEncoding.ts';
 import { stringifyJson } from '../src/rpc/json.ts';
 import { SLOW, fastParserOf } from '../src/rpc/fastParams.ts';
 import { METHODS } from '../src/rpc/methods/index.ts';

@@ -12,7 +12,7 @@ import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
 import { ProverError } from '../prover/errors.ts';
 import type { CurveThreading } from '../prover/pool.ts';
 import type { ProverKernels } from '../prover/snark.ts';
-import { KeyReadiness } from '../prover/readiness.ts';
+import { KeyReadiness } from '../prover/keyReadiness.ts';
 
 /** Options of the prover command. */
 export interface ProverCommandOptions {

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { gnarkToSnarkjs, type GnarkProofJson } from './encode.ts';
+import { gnarkToSnarkjs, type GnarkProofJson } from './proofEncoding.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import type { ProverPool } from './pool.ts';
 import type { Groth16Proof } from './snark.ts';

@@ -20,8 +20,8 @@ import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } fro
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
-import { KeyReadiness } from './readiness.ts';
-import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './service.ts';
+import { KeyReadiness } from './keyReadiness.ts';
+import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './proofService.ts';
 
 /** Circuits loaded into the pool as soon as their keys are ready (the common small shapes). */
 export const DEFAULT_WARM_CIRCUITS: readonly string[] = ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'combined_26_26_1_1', 'v2_inclusion_32_1', 'v2_non-inclusion_40_1'];

@@ -16,7 +16,7 @@
 import type { Bytes32 } from '../types.ts';
 import { poseidon2, poseidon3 } from '../merkle/poseidon.ts';
 import { circuitIdFor, getCircuit, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT, type CircuitKind } from './circuits.ts';
-import { BN254_R, beToBigint, bigintToBe32, parseHex, toHex32 } from './encode.ts';
+import { BN254_R, beToBigint, bigintToBe32, parseHex, toHex32 } from './proofEncoding.ts';
 import { ProverError } from './errors.ts';
 import type { CircuitInput } from './snark.ts';
 

@@ -41,7 +41,7 @@ import { RpcError } from './errors.ts';
 import type { ReadView, Store } from '../store/store.ts';
 import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
-import type { ProofService } from '../prover/service.ts';
+import type { ProofService } from '../prover/proofService.ts';
 import type { ValidityProofInputs } from '../prover/witness.ts';
 
 /** What the prover needs from the data source (LmdbDataSource has all of it). */

@@ -1,7 +1,7 @@
 /** getMultipleCompressedAccounts: `{hashes}` or `{addresses}` (≤ 1000); items in request order, null when missing or spent. */
 import { z } from 'zod';
 import type { AccountView, RpcContext } from '../context.ts';
-import { encodeAccount, withContext } from '../encode.ts';
+import { encodeAccount, withContext } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, hash, optional, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';

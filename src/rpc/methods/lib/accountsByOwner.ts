@@ -3,7 +3,7 @@
  */
 import { z } from 'zod';
 import type { AccountView, RpcContext } from '../../context.ts';
-import { b58, withContext, withContextJson } from '../../encode.ts';
+import { b58, withContext, withContextJson } from '../../resultEncoding.ts';
 import { RpcError } from '../../errors.ts';
 import { base58Bytes, boundedArray, hash, limit, optional, pubkey, usize } from '../../schemas.ts';
 import { andThen, indexedSlot } from './shared.ts';

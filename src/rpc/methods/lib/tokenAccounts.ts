@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Bytes32, Pubkey } from '../../../types.ts';
 import type { AccountView, RpcContext } from '../../context.ts';
 import { decodeTokenAccountCursor, encodeTokenAccountCursor } from '../../cursor.ts';
-import { encodeTokenData, withContext } from '../../encode.ts';
+import { encodeTokenData, withContext } from '../../resultEncoding.ts';
 import { base58Bytes, limit, optional, pubkey } from '../../schemas.ts';
 import { requireSlot } from './shared.ts';
 

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { AccountView, RpcContext, TransactionCompressionInfoRecord } from '../../context.ts';
-import { encodeTokenData } from '../../encode.ts';
+import { encodeTokenData } from '../../resultEncoding.ts';
 import { RpcError } from '../../errors.ts';
 import { signature } from '../../schemas.ts';
 
