@@ -12,6 +12,12 @@
  *    (`defaultPoolLayout()`, e.g. 2m on 2 cores);
  * 1b. the single-thread reference: inclusion_26_1 on one thread with a single-threaded curve
  *    (`1s`), concurrency 1 — the denominator of the throughput target (cores ÷ single-thread time);
+ *    the same with the snarkjs backend (native MSM/FFT kernels under snarkjs) and with snarkjs alone;
+ * 1c. per-stage CPU of one proof, in this process on one thread (--stage-shapes, default
+ *    inclusion_26_1,inclusion_26_8): witness (wasm), the native prover's stages (.wtns checks, ABC,
+ *    FFTs, each MSM, finish; thread CPU from the addon), verification and encoding (compress +
+ *    gnark JSON) from process.cpuUsage, and snarkjs' groth16.prove on the same witness (native
+ *    kernels, one MSM thread) for comparison; medians over --stages-n;
  * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (first layout of --pools): proofs/s,
  *    latency, CPU per proof;
  * 2b. the throughput ratio of the target, drift-proof: the single-thread reference (back to back)
@@ -31,7 +37,7 @@
  * ptau). The naive path runs every shape too (v2 included).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,7 +49,9 @@ import { foldPath, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, REPO_ROOT,
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/proofService.ts';
-import { type ProverKernels, proverKernels, terminateCurve, verify } from '../src/prover/snark.ts';
+import { type ProverKernels, proverKernels, prove, terminateCurve, useCurve, verify, WitnessCalculator } from '../src/prover/snark.ts';
+import { loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, type ProverBackendKind } from '../src/prover/groth16Native.ts';
+import { compressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 
 const { values } = parseArgs({
@@ -56,7 +64,9 @@ const { values } = parseArgs({
     'naive-n': { type: 'string', default: '3' },
     'memory-n': { type: 'string', default: '500' },
     'ratio-rounds': { type: 'string', default: '5' },
-    pools: { type: 'string', default: 'default,2s,1m' },
+    pools: { type: 'string', default: 'default,2s-snarkjs' },
+    'stage-shapes': { type: 'string', default: 'inclusion_26_1,inclusion_26_8' },
+    'stages-n': { type: 'string', default: '5' },
     out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
   },
 });
@@ -67,23 +77,29 @@ const throughputN = Number(values['throughput-n']);
 const concurrencies = values.concurrency!.split(',').map(Number);
 const naiveN = Number(values['naive-n']);
 const memoryN = Number(values['memory-n']);
-/** A pool layout: threads, curve kind, MSM/FFT kernels (and native MSM threads per call, 0 = shared CPUs). */
+/** A pool layout: threads, curve kind, MSM/FFT kernels, prover backend (and native MSM threads per call, 0 = shared CPUs). */
 interface Layout {
   key: string;
   size: number;
   singleThread: boolean;
   kernels: ProverKernels;
+  backend: ProverBackendKind;
   msmThreads?: number;
 }
-/** `default`, or `<threads><m|s>[-wasm]` (m/s = multi/single-threaded curves; -wasm = ffjavascript's MSM and FFT). */
+/**
+ * `default`, or `<threads><m|s>[-wasm|-snarkjs]` (m/s = multi/single-threaded curves; -snarkjs = snarkjs'
+ * groth16.prove over the native MSM/FFT kernels instead of Refract's native prover; -wasm = snarkjs
+ * alone, ffjavascript's MSM and FFT).
+ */
 function parseLayout(token: string): Layout {
   if (token === 'default') {
     const d = defaultPoolLayout();
-    return { key: `${d.size}${d.singleThread ? 's' : 'm'}`, ...d, kernels: proverKernels() };
+    const backend = proverBackend();
+    return { key: `${d.size}${d.singleThread ? 's' : 'm'}${backend === 'snarkjs' ? '-snarkjs' : ''}`, ...d, kernels: proverKernels(), backend };
   }
-  const m = /^(\d+)([ms])(-wasm)?$/.exec(token);
-  if (!m) throw new Error(`--pools: '${token}' is not a layout (<threads>m, <threads>s, either with -wasm, or default)`);
-  return { key: token, size: Number(m[1]), singleThread: m[2] === 's', kernels: m[3] ? 'wasm' : proverKernels() };
+  const m = /^(\d+)([ms])(-wasm|-snarkjs)?$/.exec(token);
+  if (!m) throw new Error(`--pools: '${token}' is not a layout (<threads>m, <threads>s, either with -wasm or -snarkjs, or default)`);
+  return { key: token, size: Number(m[1]), singleThread: m[2] === 's', kernels: m[3] === '-wasm' ? 'wasm' : proverKernels(), backend: m[3] ? 'snarkjs' : proverBackend() };
 }
 const pools = [...new Map(values.pools!.split(',').map((t) => parseLayout(t.trim())).map((l) => [l.key, l])).values()];
 shapes.forEach((id) => getCircuit(id));
@@ -148,11 +164,11 @@ const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 async function withPool<T>(layout: Layout, fn: (svc: ProofService, pool: ProverPool) => Promise<T>, warmShapes = shapes): Promise<T> {
-  const pool = new ProverPool({ keysDir, size: layout.size, singleThread: layout.singleThread, kernels: layout.kernels, msmThreads: layout.msmThreads });
+  const pool = new ProverPool({ keysDir, size: layout.size, singleThread: layout.singleThread, kernels: layout.kernels, backend: layout.backend, msmThreads: layout.msmThreads });
   try {
     const t0 = performance.now();
     await pool.warm(warmShapes);
-    log(`pool ${layout.key}: ${layout.size} thread(s), ${layout.singleThread ? 'single-threaded' : 'multi-threaded'} curves, ${layout.kernels} kernels, warmed with ${warmShapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    log(`pool ${layout.key}: ${layout.size} thread(s), ${layout.singleThread ? 'single-threaded' : 'multi-threaded'} curves, ${layout.backend} prover, ${layout.kernels} kernels, warmed with ${warmShapes.length} circuits in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     return await fn(new ProofService({ backend: new LocalBackend(pool, { maxPending: 1024 }), timeoutMs: 600_000 }), pool);
   } finally {
     await pool.close();
@@ -181,7 +197,7 @@ const result: Record<string, unknown> = {
 const latency: Record<string, Record<string, unknown>> = {};
 for (const layout of pools) {
   const key = `pool${layout.key}`;
-  latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', kernels: layout.kernels, loadavgStart: load(), shapes: {} as Record<string, unknown> };
+  latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', backend: layout.backend, kernels: layout.kernels, loadavgStart: load(), shapes: {} as Record<string, unknown> };
   await withPool(layout, async (svc) => {
     for (const id of shapes) {
       await svc.prove(inputsFor(id)); // one unmeasured run per shape (JIT, first-call effects)
@@ -220,7 +236,7 @@ result.latency = latency;
 // layout restricted to one thread (the denominator of the throughput target), inclusion_26_1,
 // concurrency 1; and the same with ffjavascript's wasm kernels (snarkjs alone) for comparison.
 async function singleThreadRun(layout: Layout): Promise<Record<string, unknown>> {
-  const out: Record<string, unknown> = { circuit: 'inclusion_26_1', layout: layout.key, kernels: layout.kernels, loadavgStart: load() };
+  const out: Record<string, unknown> = { circuit: 'inclusion_26_1', layout: layout.key, backend: layout.backend, kernels: layout.kernels, loadavgStart: load() };
   await withPool(
     layout,
     async (svc) => {
@@ -229,7 +245,7 @@ async function singleThreadRun(layout: Layout): Promise<Record<string, unknown>>
       const cpu0 = process.cpuUsage();
       for (let i = 0; i < Math.max(latencyN, 5); i++) totals.push((await svc.prove(inputsFor('inclusion_26_1'))).timings.totalMs);
       Object.assign(out, { n: totals.length, p50Ms: r1(pct(totals, 50)), meanMs: r1(totals.reduce((a, b) => a + b, 0) / totals.length), coreSecondsPerProof: r3(cpuSeconds(process.cpuUsage(cpu0)) / totals.length) });
-      log(`single-thread reference inclusion_26_1 (${layout.kernels} kernels): p50 ${pct(totals, 50).toFixed(0)} ms`);
+      log(`single-thread reference inclusion_26_1 (${layout.backend} prover, ${layout.kernels} kernels): p50 ${pct(totals, 50).toFixed(0)} ms`);
     },
     ['inclusion_26_1'],
   );
@@ -237,10 +253,56 @@ async function singleThreadRun(layout: Layout): Promise<Record<string, unknown>>
   return out;
 }
 /** The single-thread reference layout: one thread, single-threaded curve, one MSM thread. */
-const singleLayout: Layout = { key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, msmThreads: 1 };
+const singleLayout: Layout = { key: '1s', size: 1, singleThread: true, kernels: pools[0]!.kernels, backend: pools[0]!.backend, msmThreads: 1 };
 const single = await singleThreadRun(singleLayout);
 result.singleThreadReference = single;
-if (pools[0]!.kernels !== 'wasm') result.singleThreadWasmMsm = await singleThreadRun({ key: '1s-wasm', size: 1, singleThread: true, kernels: 'wasm' });
+if (pools[0]!.backend === 'native') result.singleThreadSnarkjs = await singleThreadRun({ key: '1s-snarkjs', size: 1, singleThread: true, kernels: pools[0]!.kernels, backend: 'snarkjs', msmThreads: 1 });
+if (pools[0]!.kernels !== 'wasm') result.singleThreadWasmMsm = await singleThreadRun({ key: '1s-wasm', size: 1, singleThread: true, kernels: 'wasm', backend: 'snarkjs' });
+
+// 1c. per-stage CPU of one proof on one thread, in this process (see the header)
+async function stageBreakdown(id: string, n: number): Promise<Record<string, unknown>> {
+  const f = keyFiles(keysDir, id);
+  const zkey = new Uint8Array(readFileSync(f.zkey));
+  const key = loadNativeKey(zkey, id);
+  const wc = await WitnessCalculator.create(readFileSync(f.wasm));
+  const vkey = JSON.parse(readFileSync(f.vkey, 'utf8'));
+  await useCurve({ singleThread: true, kernels: proverKernels(), msmThreads: 1 });
+  const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e3;
+  const rows: Record<string, number>[] = [];
+  for (let i = 0; i <= n; i++) {
+    const w = buildCircuitInput(inputsFor(id));
+    let c0 = process.cpuUsage();
+    const wtns = await wc.calculateWtns(w.input);
+    const witness = cpuMs(process.cpuUsage(c0));
+    c0 = process.cpuUsage();
+    const p = proveNative(key, wtns, { threads: 1, stages: true });
+    const nativeTotal = cpuMs(process.cpuUsage(c0));
+    c0 = process.cpuUsage();
+    const ok = await verify(vkey, p.publicSignals, p.proof);
+    const verifyMs = cpuMs(process.cpuUsage(c0));
+    if (!ok) throw new Error(`${id}: a native proof did not verify`);
+    c0 = process.cpuUsage();
+    compressProof(p.proof);
+    snarkjsToGnark(p.proof);
+    const encoding = cpuMs(process.cpuUsage(c0));
+    c0 = process.cpuUsage();
+    await prove(zkey, wtns);
+    const snarkjsProve = cpuMs(process.cpuUsage(c0));
+    if (i === 0) continue; // warm-up
+    rows.push({ witness, ...Object.fromEntries(NATIVE_STAGES.map((s) => [`native.${s}`, p.stages!.cpu[s]])), nativeProve: nativeTotal, verify: verifyMs, encoding, snarkjsProve });
+  }
+  const median: Record<string, number> = {};
+  for (const k of Object.keys(rows[0]!)) median[k] = r1(pct(rows.map((r) => r[k]!), 50));
+  const total = median.witness! + median.nativeProve! + median.verify! + median.encoding!;
+  log(`stages ${id} (CPU ms, median of ${n}): ${JSON.stringify(median)}; native proof total ${total.toFixed(0)} ms`);
+  return { n, constraints: getCircuit(id).constraints, nVars: key.nVars, domainSize: key.domainSize, cpuMsMedian: median, nativeTotalCpuMs: r1(total), snarkjsTotalCpuMs: r1(median.witness! + median.snarkjsProve! + median.verify! + median.encoding!) };
+}
+const stageShapes = values['stage-shapes']!.split(',').map((s) => s.trim()).filter((id) => id && (shapes.includes(id) || existsSync(keyFiles(keysDir, id).zkey)));
+const stages: Record<string, unknown> = { how: 'one thread, this process: witness/verify/encoding/totals from process.cpuUsage, native stages from the addon (CLOCK_THREAD_CPUTIME_ID), MSM threads = 1', loadavgStart: load() };
+for (const id of stageShapes) stages[id] = await stageBreakdown(id, Number(values['stages-n']));
+stages.loadavgEnd = load();
+result.stages = stages;
+await terminateCurve();
 
 // 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
 const throughput: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
@@ -492,6 +554,19 @@ result.memory = memory;
   };
 }
 
+// issue #19's targets for the native prover (CPU from section 1c, latency from the first layout of section 1)
+{
+  const firstShapes = (latency[`pool${pools[0]!.key}`]?.shapes ?? {}) as Record<string, { p50Ms: number }>;
+  const cpu1 = (stages.inclusion_26_1 as { nativeTotalCpuMs?: number } | undefined)?.nativeTotalCpuMs;
+  const p50 = (id: string) => firstShapes[id]?.p50Ms;
+  result.nativeTargets = {
+    layout: pools[0]!.key,
+    inclusion1SingleThreadCpuMs: { value: cpu1, target: '≤ 80 (witness + prove + verify + encoding, one thread)', met: cpu1 !== undefined && cpu1 <= 80 },
+    inclusion1P50Ms: { value: p50('inclusion_26_1'), target: '≤ 60 at concurrency 1', met: (p50('inclusion_26_1') ?? Infinity) <= 60 },
+    inclusion8P50Ms: { value: p50('inclusion_26_8'), target: '≤ 400 at concurrency 1', met: (p50('inclusion_26_8') ?? Infinity) <= 400 },
+  };
+}
+
 mkdirSync(path.dirname(values.out!), { recursive: true });
 writeFileSync(values.out!, JSON.stringify(result, null, 2) + '\n');
 
@@ -506,6 +581,13 @@ for (const [k, v] of Object.entries(latency)) {
   }
 }
 lines.push(`single-thread reference inclusion_26_1 (1s): p50 ${single.p50Ms} ms`);
+for (const [id, s] of Object.entries(stages)) {
+  if (typeof s !== 'object' || !s || !('cpuMsMedian' in s)) continue;
+  const st = s as { cpuMsMedian: Record<string, number>; nativeTotalCpuMs: number; snarkjsTotalCpuMs: number };
+  lines.push(`stages ${id}, one thread, CPU ms: native total ${st.nativeTotalCpuMs} vs snarkjs+kernels ${st.snarkjsTotalCpuMs}`);
+  lines.push(`  ${Object.entries(st.cpuMsMedian).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+}
+lines.push(`native targets: ${JSON.stringify(result.nativeTargets)}`);
 lines.push(`throughput inclusion_26_1 (pool ${pools[0]!.key})`);
 for (const [c, s] of Object.entries(throughput.levels as Record<string, any>)) lines.push(`  c=${c.padEnd(3)} ${s.proofsPerSec} proofs/s  p50 ${s.p50Ms} ms  p95 ${s.p95Ms} ms  ${s.coreSecondsPerProof} core-s/proof  load ${s.loadavg.join(' ')}`);
 if (memoryN > 0) lines.push(`memory: ${memoryN} proofs, RSS ${memory.rssBeforeMiB} → ${memory.rssAfterMiB} MiB (max ${memory.rssMaxMiB})`);

@@ -1,6 +1,6 @@
 /**
  * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon, long base58 decoding, and the
- * BN254 MSM and FFT that serve snarkjs in the prover),
+ * BN254 MSM and FFT that serve snarkjs in the prover, and Refract's own Groth16 prover),
  * built by the package's `install` script (`node-gyp rebuild -C native/poseidon`). Every user has a
  * pure-JS fallback, so a missing build (no compiler) only costs speed.
  */
@@ -44,6 +44,23 @@ export interface NativeAddon {
   mallocTrim?(): boolean;
   /** Forces the MSM's and frFft's field multiplication (tests); false when unavailable. */
   msmSelectImpl?(name: 'adx' | 'c'): boolean;
+  /**
+   * Refract's Groth16 prover (native/poseidon/src/groth16.h): parses a snarkjs BN254 Groth16 zkey
+   * once into an addon-owned key and returns its opaque handle (freed when garbage-collected).
+   * Throws an Error with code ERR_GROTH16_KEY (malformed / unsupported key; the message names the
+   * section) or ERR_GROTH16_NOMEM.
+   */
+  groth16Load?(zkey: Uint8Array): unknown;
+  /** Sizes of a loaded key: witness length, public signals, domain, coefficients, resident bytes. */
+  groth16Info?(handle: unknown): { nVars: number; nPublic: number; domainSize: number; nCoefs: number; bytes: number };
+  /**
+   * A proof for a `.wtns` witness: `out` (≥ 256 B) ← π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1),
+   * π_C (x, y) as plain LE 32-byte affine coordinates; returns the infinity flags (bit 0 A, 1 B, 2 C).
+   * `threads` MSM threads (0 = automatic), `rs` 64 bytes (r, s LE) or undefined for CSPRNG values,
+   * `times` Float64Array(16) ← per-stage thread-CPU ms [0..8) and wall ms [8..16). Blocks the caller.
+   * Errors: ERR_GROTH16_WITNESS (malformed witness), ERR_GROTH16_ARG (r or s ≥ r), ERR_GROTH16_NOMEM.
+   */
+  groth16Prove?(handle: unknown, wtns: Uint8Array, out: Uint8Array, threads?: number, rs?: Uint8Array, times?: Float64Array): number;
 }
 
 /** Candidate paths of the compiled addon, relative to this file (src → repo root). */

@@ -35,8 +35,9 @@ const LAYERS: readonly { name: string; units: readonly string[] }[] = [
   // log.ts (pino setup), metrics.ts (the prom-client registry every layer counts into), native.ts
   // (loads the native addon the codecs and the prover use), displayUrl.ts (redacts URLs for logs),
   // tsxWorker.ts (execArgv for worker threads under tsx, used by ingest and prover), listFiles.ts (the
-  // directory listing of the ingest file source and the simulator's replay).
-  { name: 'base', units: ['config', 'types.ts', 'log.ts', 'metrics.ts', 'native.ts', 'displayUrl.ts', 'tsxWorker.ts', 'listFiles.ts'] },
+  // directory listing of the ingest file source and the simulator's replay), mainThreadImport.ts
+  // (imports ffjavascript-based packages in worker threads: snarkjs in the prover, circomlibjs in codecs).
+  { name: 'base', units: ['config', 'types.ts', 'log.ts', 'metrics.ts', 'native.ts', 'displayUrl.ts', 'tsxWorker.ts', 'listFiles.ts', 'mainThreadImport.ts'] },
 ];
 
 /**

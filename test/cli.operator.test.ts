@@ -67,3 +67,22 @@ describe('stopping refract start while its background key setup runs', () => {
     expect(d.stderr()).not.toMatch(/background setup failed/);
   }, 120_000);
 });
+
+describe('without the native addon (REFRACT_POSEIDON=js)', () => {
+  it('refract index hashes with circomlibjs on its worker thread without web-worker taking the thread over', async () => {
+    // ffjavascript's web-worker, imported plainly in a worker thread, printed a raw TypeError
+    // ("The \"id\" argument must be of type string") and hooked the thread's parentPort.
+    const dir = join(PHOTON_DIR, 'transactions', 'batched_tree_transactions');
+    const js = await runRefract(['index', '--db', tempDir(), '--no-progress', '--transactions', dir], { REFRACT_POSEIDON: 'js' });
+    const native = await runRefract(['index', '--db', tempDir(), '--no-progress', '--transactions', dir]);
+    expect(js.stderr).not.toMatch(/TypeError|web-worker/);
+    expect(js.status, js.stderr).toBe(0);
+    expect(native.status, native.stderr).toBe(0);
+    const summary = (out: string) => {
+      const s = JSON.parse(out) as Record<string, unknown> & { outputs: number };
+      return { ...s, db: '', seconds: 0, outputsPerSecond: 0, transactionsPerSecond: 0 };
+    };
+    expect(summary(js.stdout)).toEqual(summary(native.stdout));
+    expect(summary(js.stdout).outputs).toBeGreaterThan(0);
+  }, 120_000);
+});

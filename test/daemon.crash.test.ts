@@ -2,6 +2,8 @@
  * Crash safety of `refract start`: SIGKILL it at 20 random moments while it ingests the simulator's
  * generated stream; after each restart it catches up. The final roots, account sets, balances and
  * signatures equal a clean run over the same slots; no duplicate signatures, no double-counted balances.
+ * The simulator's stream has v2 transactions (`--v2-weight 1`): the batched trees' last batch event,
+ * roots and queues are compared too.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,6 +16,7 @@ import { decodeBlockJson } from '../src/solana/decode.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
+import { v2Digest } from './helpers/v2Digest.ts';
 
 const SEED = 5;
 const OWNERS = 60;
@@ -48,6 +51,7 @@ function digest(store: Store) {
         const n = r.node(bs58.decode(t), 1n);
         return n ? `${Buffer.from(n.hash).toString('hex')}@${n.seq}` : null;
       }),
+      v2: v2Digest(r),
       signatures: all,
       uniqueSignatures: new Set(all).size,
     };
@@ -55,7 +59,7 @@ function digest(store: Store) {
 }
 
 describe('daemon crash safety', () => {
-  const sim = node(['simulate', '--port', String(simPort), '--slot-ms', '30', '--txs-per-block', '6', '--seed', String(SEED)]);
+  const sim = node(['simulate', '--port', String(simPort), '--slot-ms', '30', '--txs-per-block', '6', '--seed', String(SEED), '--v2-weight', '1']);
   afterAll(async () => {
     sim.kill('SIGTERM');
     await exited(sim);
@@ -108,6 +112,7 @@ describe('daemon crash safety', () => {
     const expected = digest(clean);
     await clean.close();
 
+    expect(got.v2[0]!.outputQueue.length + (got.v2[0]!.lastBatch ? 1 : 0), 'v2 state was indexed').toBeGreaterThan(0);
     expect(got.uniqueSignatures).toBe(got.signatures.length);
     for (const o of got.owners) expect(o.balance).toBe(o.lamportSum);
     expect(got).toEqual(expected);

@@ -2,8 +2,10 @@
  * Piscina worker: Groth16 proofs for one circuit per task, over a batch of inputs.
  *
  * Resident per worker thread (loaded on first use, kept until the thread is recycled):
- * - per circuit: the compiled + instantiated witness wasm (`WitnessCalculator`), the zkey bytes
- *   (passed to snarkjs as `{type:'mem'}`) and the verification key;
+ * - per circuit: the compiled + instantiated witness wasm (`WitnessCalculator`), the verification
+ *   key, and the proving key: with the `native` backend (default where the addon is built) the zkey
+ *   parsed once into the addon (`loadNativeKey`; the file bytes are dropped), with `snarkjs` the
+ *   zkey bytes (passed to snarkjs as `{type:'mem'}`);
  * - one bn128 curve (`useCurve`), single-threaded or multi-threaded per `workerData.singleThread`.
  *
  * Verification happens HERE, not in the caller: the curve is already built in this thread, so a
@@ -26,6 +28,7 @@ import { explainConstraintFailure, getCircuit } from '../src/prover/circuits.ts'
 import { ProverError } from '../src/prover/errors.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { nativeAddon } from '../src/native.ts';
+import { loadNativeKey, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../src/prover/proveMessages.ts';
 import {
   prove,
@@ -42,12 +45,16 @@ export type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskR
 
 interface Loaded {
   wc: WitnessCalculator;
-  zkey: Uint8Array;
+  /** snarkjs backend: the zkey file bytes. */
+  zkey?: Uint8Array;
+  /** native backend: the key resident in the addon. */
+  native?: NativeGroth16Key;
   vkey: VerificationKey;
   nPublic: number;
 }
 
 const config = workerData as ProveWorkerData;
+const backend = proverBackend(config.backend);
 const circuits = new Map<string, Promise<Loaded>>();
 const vkeys = new Map<string, Promise<VerificationKey>>();
 
@@ -97,7 +104,15 @@ function load(id: string): Promise<Loaded> {
         throw new ProverError('keys_missing', `circuit ${id}: ${f.vkey} has ${vkey.nPublic} public inputs, expected ${spec.nPublic}; re-run setup`);
       }
       const wc = await WitnessCalculator.create(wasm);
-      return { wc, zkey: new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength), vkey, nPublic: spec.nPublic };
+      const bytes = new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength);
+      if (backend === 'native') {
+        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`);
+        if (native.nPublic !== spec.nPublic || native.nVars !== wc.witnessSize) {
+          throw new ProverError('keys_missing', `circuit ${id}: ${f.zkey} has ${native.nPublic} public inputs and ${native.nVars} signals, the circuit ${spec.nPublic} and ${wc.witnessSize}; re-run setup`);
+        }
+        return { wc, native, vkey, nPublic: spec.nPublic };
+      }
+      return { wc, zkey: bytes, vkey, nPublic: spec.nPublic };
     })();
     circuits.set(id, p);
     p.catch(() => circuits.delete(id)); // retry a failed load on the next task
@@ -149,7 +164,7 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
       const wtns = await loaded.wc.calculateWtns(input);
       witnessMs = performance.now() - t;
       t = performance.now();
-      const { proof, publicSignals } = await prove(loaded.zkey, wtns);
+      const { proof, publicSignals } = loaded.native ? proveNative(loaded.native, wtns, { threads: config.msmThreads }) : await prove(loaded.zkey!, wtns);
       proveMs = performance.now() - t;
       let verifyMs = 0;
       if (config.verify) {

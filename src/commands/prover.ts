@@ -12,6 +12,7 @@ import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
 import { ProverError } from '../prover/errors.ts';
 import type { CurveThreading } from '../prover/pool.ts';
 import type { ProverKernels } from '../prover/snark.ts';
+import type { ProverBackendKind } from '../prover/groth16Native.ts';
 import { KeyReadiness } from '../prover/keyReadiness.ts';
 
 /** Options of the prover command. */
@@ -23,6 +24,8 @@ export interface ProverCommandOptions {
   curve?: string;
   /** native | wasm (default: native when the addon is built). */
   kernels?: string;
+  /** native | snarkjs (default: $REFRACT_PROVER_BACKEND, else native when the addon is built). */
+  backend?: string;
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -55,6 +58,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     threads: opts.threads,
     curve: parseChoice<CurveThreading>('--curve', opts.curve, ['auto', 'multi', 'single']),
     kernels: parseChoice<ProverKernels>('--kernels', opts.kernels, ['native', 'wasm']),
+    backend: parseChoice<ProverBackendKind>('--backend', opts.backend, ['native', 'snarkjs']),
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,

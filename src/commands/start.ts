@@ -119,6 +119,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     threads: config.proverThreads,
     curve: config.proverCurve,
     kernels: config.proverKernels,
+    backend: config.proverBackend,
     timeoutMs: p.timeoutMs,
     maxPending: p.maxPending,
     circuits: p.circuits,

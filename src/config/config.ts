@@ -35,6 +35,8 @@ export const configSchema = z
     proverCurve: z.enum(['auto', 'multi', 'single']).default('auto'),
     /** MSM and FFT kernels under snarkjs in the prover threads; absent = native when the addon is built. */
     proverKernels: z.enum(['native', 'wasm']).optional(),
+    /** Groth16 prover in the prover threads: Refract's native C prover or snarkjs; absent = native when the addon is built. */
+    proverBackend: z.enum(['native', 'snarkjs']).optional(),
     proverUrl: z.string().url().optional(),
     ptau: z.string().optional(),
     redisUrl: z.string().optional(),
@@ -75,6 +77,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PROVER_THREADS: { key: 'proverThreads', type: 'number' },
   REFRACT_PROVER_CURVE: { key: 'proverCurve', type: 'string' },
   REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
+  REFRACT_PROVER_BACKEND: { key: 'proverBackend', type: 'string' },
   REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
   REDIS_URL: { key: 'redisUrl', type: 'string' },
   // The only place REFRACT_API_KEYS is read: the server and POST /prove get the keys from the config.

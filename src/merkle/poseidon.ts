@@ -13,6 +13,7 @@
  *   `buildPoseidon` (wasm field arithmetic), the fastest pure-JS package measured (bench/poseidon.ts).
  *   This module uses top-level await to initialise it.
  */
+import { importAsMainThread } from '../mainThreadImport.ts';
 import { type NativeAddon, nativeAddon as builtAddon, nativeAddonError } from '../native.ts';
 
 /**
@@ -111,7 +112,8 @@ function nativeBackend(addon: NativeAddon): PoseidonBackend {
 export async function createCircomlibjsBackend(): Promise<PoseidonBackend> {
   // Untyped package: a non-literal specifier keeps TypeScript from demanding declarations.
   const spec: string = 'circomlibjs';
-  const { buildPoseidon } = (await import(spec)) as { buildPoseidon: () => Promise<any> };
+  // In a worker thread (the ingest thread) a plain import would start web-worker's worker mode.
+  const { buildPoseidon } = await importAsMainThread<{ buildPoseidon: () => Promise<any> }>(spec);
   const p = await buildPoseidon();
   const F = p.F as {
     fromRprLE(buf: Uint8Array, off: number): Uint8Array;

@@ -41,6 +41,7 @@ import { ProverError, type ProverErrorCode } from './errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
 import type { CircuitInput, Groth16Proof } from './snark.ts';
+import type { ProverBackendKind } from './groth16Native.ts';
 import { displayUrl } from '../displayUrl.ts';
 
 /** Default BullMQ queue name. */
@@ -453,6 +454,8 @@ export interface ProverNodeOptions {
   curve?: CurveThreading;
   /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
   kernels?: ProverKernels;
+  /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
+  backend?: ProverBackendKind;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
   pool?: ProverPool;
   queueName?: string;
@@ -509,7 +512,7 @@ const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'i
 export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
   const ownPool = !opts.pool;
   if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
-  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels });
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend });
   const concurrency = pool.stats().size;
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;

@@ -13,8 +13,9 @@
  * Batching saves only task round trips (the zkey, wasm and curve are resident per thread anyway),
  * so it neither gains nor costs measurable throughput for snarkjs proofs.
  *
- * Threads: each thread keeps its circuits' wasm, zkey bytes and vkey resident and builds one
- * bn128 curve, multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
+ * Threads: each thread keeps its circuits' wasm, proving key and vkey resident (the proving key
+ * parsed into the addon with the default `native` backend, groth16Native.ts; the zkey bytes with
+ * the `snarkjs` one) and builds one bn128 curve (snarkjs' verification, and its prover), multi-threaded (ffjavascript spreads each MSM/FFT over one nested worker per core)
  * or single-threaded. Default layout (`defaultPoolLayout`): one thread per core. With the native
  * kernels (MSM and FFT; the default when the addon is built) curves are single-threaded: the MSMs,
  * most of a proof, spread over the cores left free by other proofs (a lone request uses every
@@ -39,6 +40,7 @@ import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
+import { type ProverBackendKind, proverBackend } from './groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -62,6 +64,12 @@ export interface ProverPoolOptions {
   kernels?: ProverKernels;
   /** Native MSM threads per call (default 0: the CPUs, shared by the MSMs running in the process). */
   msmThreads?: number;
+  /**
+   * Who computes the proofs (default `proverBackend()`: `native`, Refract's C Groth16 prover with the
+   * zkey resident in the addon, when the addon is built; else `snarkjs`). Either way every proof is
+   * verified with snarkjs before it is returned (`verify`).
+   */
+  backend?: ProverBackendKind;
   /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
   batchWindowMs?: number;
   /** Most jobs merged into one task (default 4). */
@@ -123,6 +131,8 @@ export interface ProverPoolStats {
   singleThread: boolean;
   /** MSM and FFT kernels of the threads. */
   kernels: ProverKernels;
+  /** Groth16 prover of the threads. */
+  backend: ProverBackendKind;
   /** Tasks running now (≤ size). */
   busy: number;
   /** Jobs waiting for a thread, total and per circuit. */
@@ -194,6 +204,7 @@ export class ProverPool {
       verify: options.verify ?? true,
       kernels,
       msmThreads: options.msmThreads ?? 0,
+      backend: proverBackend(options.backend),
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
@@ -207,6 +218,7 @@ export class ProverPool {
       verify: this.opts.verify,
       kernels: this.opts.kernels,
       msmThreads: this.opts.msmThreads,
+      backend: this.opts.backend,
     };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,
@@ -321,6 +333,7 @@ export class ProverPool {
       size: this.opts.size,
       singleThread: this.opts.singleThread,
       kernels: this.opts.kernels,
+      backend: this.opts.backend,
       busy: this.inFlight,
       queueSize,
       queuedByCircuit,

@@ -6,6 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { ProverErrorCode } from './errors.ts';
+import type { ProverBackendKind } from './groth16Native.ts';
 import type { CircuitInput, Groth16Proof, ProverKernels } from './snark.ts';
 
 /** `workerData` of the pool (fixed per worker). */
@@ -19,6 +20,8 @@ export interface ProveWorkerData {
   kernels?: ProverKernels;
   /** Native MSM threads per call (0 / absent: the CPUs, shared by the running MSMs). */
   msmThreads?: number;
+  /** Who proves: Refract's native Groth16 prover or snarkjs (absent: `proverBackend()`'s default). */
+  backend?: ProverBackendKind;
 }
 
 /**

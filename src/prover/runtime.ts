@@ -20,6 +20,7 @@ import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } fro
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
+import type { ProverBackendKind } from './groth16Native.ts';
 import { KeyReadiness } from './keyReadiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './proofService.ts';
 
@@ -53,6 +54,8 @@ export interface ProverRuntimeOptions {
   curve?: CurveThreading;
   /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
   kernels?: ProverKernels;
+  /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
+  backend?: ProverBackendKind;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
   /** Proof queue bound, default 64: pending proofs of the in-process queue, or jobs waiting in the BullMQ queue. */
@@ -163,7 +166,7 @@ export class ProverRuntime {
 
     o.metrics?.proofQueueCapacity.set(o.maxPending ?? DEFAULT_MAX_PENDING);
     const threads = o.threads ?? availableParallelism();
-    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels });
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend });
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
@@ -258,7 +261,7 @@ export class ProverRuntime {
     }
     if (this.pool) {
       const s = this.pool.stats();
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

@@ -20,9 +20,11 @@
  *   `G2.multiExpAffine` (the multi-scalar multiplications, about 90% of a wasm proof) and
  *   `Fr.fft` / `Fr.ifft` with the native addon's (native/poseidon/src/msm.c, fft.c: same inputs,
  *   same outputs — the FFT byte for byte — about 5× and 7× faster single-threaded) unless
- *   `kernels: 'wasm'` or REFRACT_PROVER_KERNELS=wasm. snarkjs still runs the whole Groth16
- *   algorithm (witness, QAP, randomisation, encoding) and every proof is verified with snarkjs
- *   before it is returned (workers/prove.ts). Without the addon ffjavascript's wasm serves.
+ *   `kernels: 'wasm'` or REFRACT_PROVER_KERNELS=wasm. On this path (the `snarkjs` prover backend)
+ *   snarkjs still runs the whole Groth16 algorithm (QAP, randomisation, encoding); the default
+ *   `native` backend proves with Refract's own C prover instead (groth16Native.ts). Either way every
+ *   proof is verified with snarkjs before it is returned (workers/prove.ts). Without the addon
+ *   ffjavascript's wasm serves.
  * - Compilation spawns the npm `circom2` compiler (circom 2.2.3 as WASI) in a child process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -31,6 +33,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ProverError } from './errors.ts';
+import { importAsMainThread } from '../mainThreadImport.ts';
 import { nativeAddon } from '../native.ts';
 import { ptauPowerFor } from './circuits.ts';
 
@@ -77,23 +80,12 @@ type Snarkjs = typeof import('snarkjs');
 let snarkjsPromise: Promise<Snarkjs> | undefined;
 
 /**
- * Imports snarkjs once per thread. In a worker thread, `worker_threads.isMainThread` is made
- * to read `true` while the import runs (perf.md §2.4 workaround) and restored afterwards.
+ * Imports snarkjs once per thread. In a worker thread, `worker_threads.isMainThread` reads `true`
+ * while the import runs (perf.md §2.4 workaround, src/mainThreadImport.ts).
  * @returns the snarkjs module namespace
  */
 export function loadSnarkjs(): Promise<Snarkjs> {
-  snarkjsPromise ??= (async () => {
-    const threads = require('node:worker_threads') as typeof import('node:worker_threads');
-    if (threads.isMainThread) return import('snarkjs');
-    const desc = Object.getOwnPropertyDescriptor(threads, 'isMainThread');
-    Object.defineProperty(threads, 'isMainThread', { value: true, configurable: true, writable: true });
-    try {
-      return await import('snarkjs');
-    } finally {
-      if (desc) Object.defineProperty(threads, 'isMainThread', desc);
-      else Object.defineProperty(threads, 'isMainThread', { value: false, configurable: true, writable: true });
-    }
-  })();
+  snarkjsPromise ??= importAsMainThread<Snarkjs>('snarkjs');
   return snarkjsPromise;
 }
 

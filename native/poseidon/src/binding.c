@@ -24,6 +24,17 @@
  *        (fft.h): buf n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements,
  *        root a primitive n-th root of unity, scale a factor applied to every output (32 bytes
  *        Montgomery LE each); ifft = root⁻¹ and scale n⁻¹
+ *   groth16Load(zkey) → handle   parses a snarkjs Groth16 zkey once into a resident key (groth16.h);
+ *        the handle (an external, freed when collected) owns it. Error code ERR_GROTH16_KEY (malformed
+ *        or unsupported key, message names the section) or ERR_GROTH16_NOMEM
+ *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes}
+ *   groth16Prove(handle, wtns, out[, threads[, rs[, times]]]) → number   a proof for a .wtns witness
+ *        (snarkjs' format): out ≥ 256 bytes receives π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1), π_C
+ *        (x, y) as plain LE 32-byte coordinates; returns the infinity flags (bit 0 A, 1 B, 2 C).
+ *        threads: MSM threads (0 / omitted = automatic); rs: 64 bytes (r, s plain LE) or
+ *        undefined for CSPRNG values; times: Float64Array(16) ← per-stage thread-CPU ms [0..8) and
+ *        wall ms [8..16) (witness, abc, fft, msmA, msmB1, msmB2, msmCH, finish). Errors:
+ *        ERR_GROTH16_WITNESS (malformed witness), ERR_GROTH16_ARG (r or s ≥ r), ERR_GROTH16_NOMEM
  * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
  * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
 #ifndef NAPI_VERSION
@@ -39,6 +50,7 @@
 
 #include "base58.h"
 #include "fft.h"
+#include "groth16.h"
 #include "msm.h"
 #include "poseidon.h"
 
@@ -387,6 +399,152 @@ static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, msm_select_impl, "msmSelectImpl(name) takes a string");
 }
 
+/* ---- Groth16 (groth16.h) ---- */
+
+static const napi_type_tag G16_TAG = {0x9d1f6e0c4b7a4e21ULL, 0x8c3a5b7d2e6f1a09ULL};
+
+static void g16_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  int64_t adjusted;
+  napi_adjust_external_memory(env, -(int64_t)g16_key_bytes((g16_key *)data), &adjusted);
+  g16_free((g16_key *)data);
+}
+
+static const char *g16_code(int rc) {
+  switch (rc) {
+    case G16_EKEY: return "ERR_GROTH16_KEY";
+    case G16_EWITNESS: return "ERR_GROTH16_WITNESS";
+    case G16_EARG: return "ERR_GROTH16_ARG";
+    default: return "ERR_GROTH16_NOMEM";
+  }
+}
+
+/* The key behind a handle, or NULL after throwing a TypeError. */
+static g16_key *g16_handle(napi_env env, napi_value v) {
+  napi_valuetype t;
+  bool tagged = false;
+  void *data = NULL;
+  if (napi_typeof(env, v, &t) == napi_ok && t == napi_external &&
+      napi_check_object_type_tag(env, v, &G16_TAG, &tagged) == napi_ok && tagged &&
+      napi_get_value_external(env, v, &data) == napi_ok && data)
+    return (g16_key *)data;
+  napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "handle must come from groth16Load");
+  return NULL;
+}
+
+static napi_value js_g16_load(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "groth16Load(zkey) takes 1 argument")) return NULL;
+  uint8_t *z;
+  size_t len;
+  if (!get_u8(env, argv[0], "zkey", -1, &z, &len)) return NULL;
+  char err[256] = {0};
+  g16_key *key = NULL;
+  const int rc = g16_load(z, len, &key, err, sizeof err);
+  if (rc != G16_OK) {
+    napi_throw_error(env, g16_code(rc), err);
+    return NULL;
+  }
+  napi_value ext;
+  if (napi_create_external(env, key, g16_finalize, NULL, &ext) != napi_ok) {
+    g16_free(key);
+    napi_throw_error(env, NULL, "refract native: napi_create_external failed");
+    return NULL;
+  }
+  /* tell V8 the handle holds the key's tables, so the GC weighs it */
+  int64_t adjusted;
+  napi_adjust_external_memory(env, (int64_t)g16_key_bytes(key), &adjusted);
+  CHECK(napi_type_tag_object(env, ext, &G16_TAG));
+  return ext;
+}
+
+static napi_value js_g16_info(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "groth16Info(handle) takes 1 argument")) return NULL;
+  g16_key *key = g16_handle(env, argv[0]);
+  if (!key) return NULL;
+  uint32_t nv, np, d, nc;
+  g16_info(key, &nv, &np, &d, &nc);
+  napi_value o, v;
+  CHECK(napi_create_object(env, &o));
+  napi_create_uint32(env, nv, &v);
+  napi_set_named_property(env, o, "nVars", v);
+  napi_create_uint32(env, np, &v);
+  napi_set_named_property(env, o, "nPublic", v);
+  napi_create_uint32(env, d, &v);
+  napi_set_named_property(env, o, "domainSize", v);
+  napi_create_uint32(env, nc, &v);
+  napi_set_named_property(env, o, "nCoefs", v);
+  napi_create_double(env, (double)g16_key_bytes(key), &v);
+  napi_set_named_property(env, o, "bytes", v);
+  return o;
+}
+
+static napi_value js_g16_prove(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  if (!get_args(env, info, 3, &argc, argv, "groth16Prove(handle, wtns, out[, threads[, rs[, times]]]) takes 3 to 6 arguments"))
+    return NULL;
+  g16_key *key = g16_handle(env, argv[0]);
+  if (!key) return NULL;
+  uint8_t *wtns, *out, *rs = NULL;
+  size_t wtns_len, out_len, rs_len = 64;
+  if (!get_u8(env, argv[1], "wtns", -1, &wtns, &wtns_len)) return NULL;
+  if (!get_u8(env, argv[2], "out", -1, &out, &out_len)) return NULL;
+  if (out_len < 256) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "out must have at least 256 bytes");
+    return NULL;
+  }
+  uint32_t threads = 0;
+  napi_valuetype t = napi_undefined;
+  if (argc > 3) napi_typeof(env, argv[3], &t);
+  if (t != napi_undefined && napi_get_value_uint32(env, argv[3], &threads) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "threads must be a non-negative integer");
+    return NULL;
+  }
+  t = napi_undefined;
+  if (argc > 4) napi_typeof(env, argv[4], &t);
+  if (t != napi_undefined && t != napi_null) {
+    if (!get_u8(env, argv[4], "rs", -1, &rs, &rs_len)) return NULL;
+    if (rs_len != 64) {
+      napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "rs must be 64 bytes (r then s, little-endian)");
+      return NULL;
+    }
+  }
+  double *times_out = NULL;
+  t = napi_undefined;
+  if (argc > 5) napi_typeof(env, argv[5], &t);
+  if (t != napi_undefined) {
+    napi_typedarray_type tt;
+    size_t tl = 0;
+    void *tp = NULL;
+    if (napi_get_typedarray_info(env, argv[5], &tt, &tl, &tp, NULL, NULL) != napi_ok || tt != napi_float64_array ||
+        tl < 2 * G16_T_COUNT) {
+      napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "times must be a Float64Array of at least 16 elements");
+      return NULL;
+    }
+    times_out = (double *)tp;
+  }
+  char err[256] = {0};
+  uint8_t inf[3] = {0, 0, 0};
+  g16_times times;
+  const int rc = g16_prove(key, wtns, wtns_len, rs, threads, out, inf, &times, err, sizeof err);
+  if (rc != G16_OK) {
+    napi_throw_error(env, g16_code(rc), err);
+    return NULL;
+  }
+  if (times_out)
+    for (int i = 0; i < G16_T_COUNT; i++) {
+      times_out[i] = times.cpu_ms[i];
+      times_out[G16_T_COUNT + i] = times.wall_ms[i];
+    }
+  napi_value r;
+  CHECK(napi_create_uint32(env, (uint32_t)(inf[0] | inf[1] << 1 | inf[2] << 2), &r));
+  return r;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn, v;
   napi_create_function(env, "hash", NAPI_AUTO_LENGTH, js_hash, NULL, &fn);
@@ -422,6 +580,12 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmImpl", fn);
   napi_create_function(env, "msmSelectImpl", NAPI_AUTO_LENGTH, js_msm_select_impl, NULL, &fn);
   napi_set_named_property(env, exports, "msmSelectImpl", fn);
+  napi_create_function(env, "groth16Load", NAPI_AUTO_LENGTH, js_g16_load, NULL, &fn);
+  napi_set_named_property(env, exports, "groth16Load", fn);
+  napi_create_function(env, "groth16Info", NAPI_AUTO_LENGTH, js_g16_info, NULL, &fn);
+  napi_set_named_property(env, exports, "groth16Info", fn);
+  napi_create_function(env, "groth16Prove", NAPI_AUTO_LENGTH, js_g16_prove, NULL, &fn);
+  napi_set_named_property(env, exports, "groth16Prove", fn);
   napi_create_uint32(env, POSEIDON_MAX_INPUTS, &v);
   napi_set_named_property(env, exports, "MAX_INPUTS", v);
   return exports;

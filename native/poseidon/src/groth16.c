@@ -1,0 +1,836 @@
+/* Groth16 prover over BN254 for snarkjs zkeys (see groth16.h). Field arithmetic from fr.h / fq.h,
+ * MSMs from msm.c (msm_g1 / msm_g2, ffjavascript's point layout), NTTs from fft.c (fr_fft).
+ * The hot Fr loops (witness conversion, coefficient pass, coset shift, H) are compiled for both
+ * field multiplications (portable C and BMI2/ADX, the one msm.c chose) like fft.c. */
+#include "groth16.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sys/random.h>
+#endif
+
+#include "fft.h"
+#include "fq.h"
+#include "fr.h"
+#include "msm.h"
+#include "scratch.h"
+
+/* Montgomery 1 in Fr: 2^256 mod r. */
+static const uint64_t FR_ONE_M[4] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
+                                     0x0e0a77c19a07df2fULL};
+static const uint64_t PLAIN_ONE[4] = {1, 0, 0, 0};
+
+enum { COEF_GENERAL = 0, COEF_ONE = 1, COEF_MINUS_ONE = 2 };
+
+typedef struct {
+  uint32_t c;   /* constraint (evaluation-domain index) */
+  uint32_t s;   /* signal */
+  uint32_t m;   /* 0 = A, 1 = B */
+  uint32_t kind; /* COEF_* */
+  fe v;         /* coefficient, Montgomery form */
+} g16_coef;
+
+struct g16_key {
+  uint32_t n_vars, n_public, domain, power, n_coefs;
+  g16_coef *coefs;
+  uint8_t *a_ext;  /* (n_vars + 2) G1: A_i, α1, δ1 */
+  uint8_t *b1_ext; /* (n_vars + 2) G1: B1_i, β1, δ1 */
+  uint8_t *b2_ext; /* (n_vars + 2) G2: B2_i, β2, δ2 */
+  uint8_t *ch;     /* (n_vars − n_public − 1 + domain) G1: C_i (private signals), then H_j */
+  uint8_t delta1[64];
+  fe *shift;       /* domain: (1/n)·ω_2n^i, Montgomery */
+  fe root, root_inv; /* ω_n, ω_n^-1 (Montgomery) */
+  size_t bytes;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || !errlen) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Fr helpers (not hot: portable multiplication) */
+
+static void frm(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) { fr_mul_c(r, a, b); }
+
+/* a^e for a Montgomery a and a plain 256-bit exponent e. */
+static void fr_pow(uint64_t r[4], const uint64_t a[4], const uint64_t e[4]) {
+  fe acc, base;
+  memcpy(acc, FR_ONE_M, 32);
+  memcpy(base, a, 32);
+  for (int i = 0; i < 256; i++) {
+    if ((e[i >> 6] >> (i & 63)) & 1) frm(acc, acc, base);
+    frm(base, base, base);
+  }
+  memcpy(r, acc, 32);
+}
+
+static int fe_eq(const uint64_t a[4], const uint64_t b[4]) {
+  return a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3];
+}
+static int fe_is_zero(const uint64_t a[4]) { return (a[0] | a[1] | a[2] | a[3]) == 0; }
+
+/* 1 when the plain LE integer x (4 limbs) is < m. */
+static int lt_mod(const uint64_t x[4], const uint64_t m[4]) {
+  for (int i = 3; i >= 0; i--) {
+    if (x[i] < m[i]) return 1;
+    if (x[i] > m[i]) return 0;
+  }
+  return 0;
+}
+
+static void fr_inv(uint64_t r[4], const uint64_t a[4]) {
+  const uint64_t e[4] = {Q0 - 2, Q1, Q2, Q3};
+  fr_pow(r, a, e);
+}
+
+/* ω_n (power = log2 n) exactly as ffjavascript builds Fr.w: nqr = the smallest quadratic
+ * non-residue ≥ 2, w[s] = nqr^t with r − 1 = t·2^s, w[k] = w[k+1]². Returns 0 when power > s. */
+static int fr_root_of_unity(uint64_t out[4], unsigned power) {
+  const uint64_t rm1[4] = {Q0 - 1, Q1, Q2, Q3};
+  uint64_t half[4], t[4];
+  for (int i = 0; i < 4; i++) half[i] = (rm1[i] >> 1) | (i < 3 ? rm1[i + 1] << 63 : 0);
+  unsigned s = 0;
+  memcpy(t, rm1, 32);
+  while ((t[0] & 1) == 0) {
+    for (int i = 0; i < 4; i++) t[i] = (t[i] >> 1) | (i < 3 ? t[i + 1] << 63 : 0);
+    s++;
+  }
+  if (power > s) return 0;
+  fe nqr, p, minus_one;
+  const uint64_t zero[4] = {0, 0, 0, 0};
+  mod_sub(minus_one, zero, FR_ONE_M, FR_Q_LIMBS);
+  for (uint64_t k = 2;; k++) {
+    const uint64_t kk[4] = {k, 0, 0, 0};
+    frm(nqr, kk, FR_R2_LIMBS); /* Montgomery k */
+    fr_pow(p, nqr, half);
+    if (fe_eq(p, minus_one)) break;
+  }
+  fe w;
+  fr_pow(w, nqr, t);
+  for (unsigned k = s; k > power; k--) frm(w, w, w);
+  memcpy(out, w, 32);
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Fq / Fq2 helpers for the few point operations outside the MSMs (portable multiplication) */
+
+static void fqm(fq_t *r, const fq_t *a, const fq_t *b) {
+  uint64_t t[4];
+  fq_mont_mul_c_lazy(t, a->v, b->v);
+  fq_reduce_once(r, t);
+}
+static void fq_inv(fq_t *r, const fq_t *a) {
+  const uint64_t e[4] = {FQ_Q_LIMBS[0] - 2, FQ_Q_LIMBS[1], FQ_Q_LIMBS[2], FQ_Q_LIMBS[3]};
+  fq_t acc = FQ_ONE, base = *a;
+  for (int i = 0; i < 256; i++) {
+    if ((e[i >> 6] >> (i & 63)) & 1) fqm(&acc, &acc, &base);
+    fqm(&base, &base, &base);
+  }
+  *r = acc;
+}
+static void fq_from_mont(uint8_t out[32], const fq_t *a) {
+  uint64_t t[4];
+  fq_mont_mul_c_lazy(t, a->v, PLAIN_ONE);
+  fq_t r;
+  fq_reduce_once(&r, t);
+  memcpy(out, r.v, 32);
+}
+static void fq2m(fq2_t *r, const fq2_t *a, const fq2_t *b) {
+  fq_t t0, t1, t2, t3;
+  fqm(&t0, &a->c0, &b->c0);
+  fqm(&t1, &a->c1, &b->c1);
+  fqm(&t2, &a->c0, &b->c1);
+  fqm(&t3, &a->c1, &b->c0);
+  fq_sub(&r->c0, &t0, &t1);
+  fq_add(&r->c1, &t2, &t3);
+}
+static void fq2_inv(fq2_t *r, const fq2_t *a) {
+  fq_t n0, n1, n, ni;
+  fqm(&n0, &a->c0, &a->c0);
+  fqm(&n1, &a->c1, &a->c1);
+  fq_add(&n, &n0, &n1);
+  fq_inv(&ni, &n);
+  fqm(&r->c0, &a->c0, &ni);
+  fq_t t;
+  fqm(&t, &a->c1, &ni);
+  fq_neg(&r->c1, &t);
+}
+
+/* Jacobian (X, Y, Z) G1, Montgomery → affine Montgomery (x, y); 0 (aff zeroed) for infinity. */
+static int g1_jac_to_aff(uint8_t aff[64], const uint8_t jac[96]) {
+  fq_t X, Y, Z, zi, zi2, zi3, x, y;
+  memcpy(&X, jac, 32);
+  memcpy(&Y, jac + 32, 32);
+  memcpy(&Z, jac + 64, 32);
+  if (fq_is_zero(&Z)) {
+    memset(aff, 0, 64);
+    return 0;
+  }
+  fq_inv(&zi, &Z);
+  fqm(&zi2, &zi, &zi);
+  fqm(&zi3, &zi2, &zi);
+  fqm(&x, &X, &zi2);
+  fqm(&y, &Y, &zi3);
+  memcpy(aff, &x, 32);
+  memcpy(aff + 32, &y, 32);
+  return 1;
+}
+
+static int g2_jac_to_aff(uint8_t aff[128], const uint8_t jac[192]) {
+  fq2_t X, Y, Z, zi, zi2, zi3, x, y;
+  memcpy(&X, jac, 64);
+  memcpy(&Y, jac + 64, 64);
+  memcpy(&Z, jac + 128, 64);
+  if (fq_is_zero(&Z.c0) && fq_is_zero(&Z.c1)) {
+    memset(aff, 0, 128);
+    return 0;
+  }
+  fq2_inv(&zi, &Z);
+  fq2m(&zi2, &zi, &zi);
+  fq2m(&zi3, &zi2, &zi);
+  fq2m(&x, &X, &zi2);
+  fq2m(&y, &Y, &zi3);
+  memcpy(aff, &x, 64);
+  memcpy(aff + 64, &y, 64);
+  return 1;
+}
+
+/* 1 when the 64-byte affine Montgomery G1 point is infinity (all zero) or on y² = x³ + 3 with
+ * coordinates < q. */
+static int g1_valid(const uint8_t p[64], const fq_t *three) {
+  fq_t x, y, y2, x3;
+  memcpy(&x, p, 32);
+  memcpy(&y, p + 32, 32);
+  if (fq_is_zero(&x) && fq_is_zero(&y)) return 1;
+  if (!lt_mod(x.v, FQ_Q_LIMBS) || !lt_mod(y.v, FQ_Q_LIMBS)) return 0;
+  fqm(&y2, &y, &y);
+  fqm(&x3, &x, &x);
+  fqm(&x3, &x3, &x);
+  fq_add(&x3, &x3, three);
+  return memcmp(&x3, &y2, 32) == 0;
+}
+
+/* 1 when every coordinate of the G2 point is < q (the curve equation is left to verification). */
+static int g2_coords_ok(const uint8_t p[128]) {
+  for (int k = 0; k < 4; k++) {
+    uint64_t v[4];
+    memcpy(v, p + 32 * k, 32);
+    if (!lt_mod(v, FQ_Q_LIMBS)) return 0;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * iden3 binary files ("zkey", "wtns"): magic, u32 version, u32 nSections, then (u32 type,
+ * u64 size, data) per section. */
+
+typedef struct {
+  const uint8_t *p;
+  uint64_t size;
+} section_t;
+
+static uint32_t rd32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t rd64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+/* Fills sec[1..max_type] (first occurrence); returns 0 with a message on a malformed file. */
+static int read_sections(const uint8_t *buf, size_t len, const char *magic, section_t *sec, unsigned max_type,
+                         uint32_t *version, char *err, size_t errlen, const char *what) {
+  memset(sec, 0, sizeof(section_t) * (max_type + 1));
+  if (len < 12 || memcmp(buf, magic, 4) != 0) {
+    set_err(err, errlen, "%s: not a %s file (bad magic or shorter than 12 bytes)", what, magic);
+    return 0;
+  }
+  *version = rd32(buf + 4);
+  const uint32_t n = rd32(buf + 8);
+  size_t pos = 12;
+  for (uint32_t i = 0; i < n; i++) {
+    if (len - pos < 12) {
+      set_err(err, errlen, "%s: truncated section table (section %u of %u at byte %zu)", what, i + 1, n, pos);
+      return 0;
+    }
+    const uint32_t type = rd32(buf + pos);
+    const uint64_t size = rd64(buf + pos + 4);
+    pos += 12;
+    if (size > len - pos) {
+      set_err(err, errlen, "%s: section %u claims %llu bytes, only %zu left", what, type, (unsigned long long)size,
+              len - pos);
+      return 0;
+    }
+    if (type <= max_type && !sec[type].p) {
+      sec[type].p = buf + pos;
+      sec[type].size = size;
+    }
+    pos += size;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Load */
+
+void g16_free(g16_key *k) {
+  if (!k) return;
+  free(k->coefs);
+  free(k->a_ext);
+  free(k->b1_ext);
+  free(k->b2_ext);
+  free(k->ch);
+  free(k->shift);
+  free(k);
+}
+
+void g16_info(const g16_key *k, uint32_t *n_vars, uint32_t *n_public, uint32_t *domain_size, uint32_t *n_coefs) {
+  *n_vars = k->n_vars;
+  *n_public = k->n_public;
+  *domain_size = k->domain;
+  *n_coefs = k->n_coefs;
+}
+
+size_t g16_key_bytes(const g16_key *k) { return k->bytes; }
+
+static void *xalloc(g16_key *k, size_t bytes) {
+  void *p = NULL;
+  if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0) return NULL;
+  k->bytes += bytes;
+  return p;
+}
+
+int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errlen) {
+  *out = NULL;
+  section_t sec[11];
+  uint32_t version = 0;
+  if (!read_sections(z, len, "zkey", sec, 10, &version, err, errlen, "zkey")) return G16_EKEY;
+  if (version != 1) {
+    set_err(err, errlen, "zkey: version %u, expected 1", version);
+    return G16_EKEY;
+  }
+  for (unsigned t = 1; t <= 9; t++) {
+    if (t == 3) continue; /* IC: verification only */
+    if (!sec[t].p) {
+      set_err(err, errlen, "zkey: section %u missing", t);
+      return G16_EKEY;
+    }
+  }
+  if (sec[1].size < 4 || rd32(sec[1].p) != 1) {
+    set_err(err, errlen, "zkey: protocol %u is not Groth16 (1)", sec[1].size < 4 ? 0 : rd32(sec[1].p));
+    return G16_EKEY;
+  }
+  const uint8_t *h = sec[2].p;
+  if (sec[2].size != 4 + 32 + 4 + 32 + 12 + 3 * 64 + 3 * 128 || rd32(h) != 32 || rd32(h + 36) != 32) {
+    set_err(err, errlen, "zkey: Groth16 header of %llu bytes is not a BN254 header (n8q = n8r = 32, 660 bytes)",
+            (unsigned long long)sec[2].size);
+    return G16_EKEY;
+  }
+  uint64_t q[4], r[4];
+  memcpy(q, h + 4, 32);
+  memcpy(r, h + 40, 32);
+  if (!fe_eq(q, FQ_Q_LIMBS) || !fe_eq(r, FR_Q_LIMBS)) {
+    set_err(err, errlen, "zkey: curve is not BN254 (q or r differs)");
+    return G16_EKEY;
+  }
+  const uint32_t n_vars = rd32(h + 72), n_public = rd32(h + 76), domain = rd32(h + 80);
+  const uint8_t *vk = h + 84; /* α1 64, β1 64, β2 128, γ2 128, δ1 64, δ2 128 */
+  const uint8_t *alpha1 = vk, *beta1 = vk + 64, *beta2 = vk + 128, *delta1 = vk + 384, *delta2 = vk + 448;
+  unsigned power = 0;
+  while (power < 31 && (1u << power) < domain) power++;
+  if (domain < 2 || (1u << power) != domain || n_vars < n_public + 1) {
+    set_err(err, errlen, "zkey: inconsistent sizes (nVars %u, nPublic %u, domainSize %u: a power of two ≥ 2 is needed)",
+            n_vars, n_public, domain);
+    return G16_EKEY;
+  }
+  const uint64_t n_c = (uint64_t)n_vars - n_public - 1;
+  const struct {
+    unsigned type;
+    uint64_t want;
+  } sizes[] = {{5, (uint64_t)n_vars * 64}, {6, (uint64_t)n_vars * 64}, {7, (uint64_t)n_vars * 128},
+               {8, n_c * 64},              {9, (uint64_t)domain * 64}};
+  for (unsigned i = 0; i < 5; i++) {
+    if (sec[sizes[i].type].size != sizes[i].want) {
+      set_err(err, errlen, "zkey: section %u has %llu bytes, expected %llu for nVars %u, nPublic %u, domainSize %u",
+              sizes[i].type, (unsigned long long)sec[sizes[i].type].size, (unsigned long long)sizes[i].want, n_vars,
+              n_public, domain);
+      return G16_EKEY;
+    }
+  }
+  if (sec[4].size < 4) {
+    set_err(err, errlen, "zkey: coefficient section shorter than 4 bytes");
+    return G16_EKEY;
+  }
+  const uint32_t n_coefs = rd32(sec[4].p);
+  if (sec[4].size != 4 + (uint64_t)n_coefs * 44) {
+    set_err(err, errlen, "zkey: coefficient section has %llu bytes, expected %llu for %u coefficients",
+            (unsigned long long)sec[4].size, 4 + (unsigned long long)n_coefs * 44, n_coefs);
+    return G16_EKEY;
+  }
+
+  g16_key *k = calloc(1, sizeof *k);
+  if (!k) goto nomem;
+  k->n_vars = n_vars;
+  k->n_public = n_public;
+  k->domain = domain;
+  k->power = power;
+  k->n_coefs = n_coefs;
+  if (!fr_root_of_unity(k->root, power)) {
+    set_err(err, errlen, "zkey: domainSize 2^%u exceeds BN254 Fr's 2-adicity", power);
+    g16_free(k);
+    return G16_EKEY;
+  }
+  fr_inv(k->root_inv, k->root);
+
+  /* coefficients: the file holds the integer coef·R² mod r (snarkjs writes Fr.mul(coef, R²) out of
+   * Montgomery form so that Fr.mul(bytes, plain witness) lands in Montgomery form); we keep coef·R,
+   * the Montgomery form of coef, and multiply by the witness in Montgomery form */
+  k->coefs = xalloc(k, sizeof(g16_coef) * (n_coefs ? n_coefs : 1));
+  if (!k->coefs) goto nomem;
+  fe minus_one;
+  {
+    const uint64_t zero[4] = {0, 0, 0, 0};
+    mod_sub(minus_one, zero, FR_ONE_M, FR_Q_LIMBS);
+  }
+  for (uint32_t i = 0; i < n_coefs; i++) {
+    const uint8_t *c = sec[4].p + 4 + (size_t)i * 44;
+    g16_coef *o = &k->coefs[i];
+    o->m = rd32(c);
+    o->c = rd32(c + 4);
+    o->s = rd32(c + 8);
+    uint64_t v[4];
+    memcpy(v, c + 12, 32);
+    if (o->m > 1 || o->c >= domain || o->s >= n_vars || !lt_mod(v, FR_Q_LIMBS)) {
+      set_err(err, errlen, "zkey: coefficient %u out of range (matrix %u, constraint %u, signal %u%s)", i, o->m, o->c,
+              o->s, lt_mod(v, FR_Q_LIMBS) ? "" : ", value ≥ r");
+      g16_free(k);
+      return G16_EKEY;
+    }
+    frm(o->v, v, PLAIN_ONE); /* coef·R²·R⁻¹ = coef·R */
+    o->kind = fe_eq(v, FR_ONE_M) ? COEF_ONE : fe_eq(v, minus_one) ? COEF_MINUS_ONE : COEF_GENERAL;
+  }
+
+  fq_t three;
+  fq_add(&three, &FQ_ONE, &FQ_ONE);
+  fq_add(&three, &three, &FQ_ONE);
+  const uint8_t *g1_tables[] = {sec[5].p, sec[6].p, sec[8].p, sec[9].p};
+  const uint64_t g1_counts[] = {n_vars, n_vars, n_c, domain};
+  const unsigned g1_types[] = {5, 6, 8, 9};
+  for (unsigned t = 0; t < 4; t++)
+    for (uint64_t i = 0; i < g1_counts[t]; i++)
+      if (!g1_valid(g1_tables[t] + i * 64, &three)) {
+        set_err(err, errlen, "zkey: section %u point %llu is not on BN254 G1", g1_types[t], (unsigned long long)i);
+        g16_free(k);
+        return G16_EKEY;
+      }
+  const uint8_t *vk_g1[] = {alpha1, beta1, delta1};
+  for (unsigned t = 0; t < 3; t++)
+    if (!g1_valid(vk_g1[t], &three)) {
+      set_err(err, errlen, "zkey: verification-key point %s is not on BN254 G1", t == 0 ? "alpha1" : t == 1 ? "beta1" : "delta1");
+      g16_free(k);
+      return G16_EKEY;
+    }
+  for (uint64_t i = 0; i < n_vars; i++)
+    if (!g2_coords_ok(sec[7].p + i * 128)) {
+      set_err(err, errlen, "zkey: section 7 point %llu has a coordinate ≥ q", (unsigned long long)i);
+      g16_free(k);
+      return G16_EKEY;
+    }
+  if (!g2_coords_ok(beta2) || !g2_coords_ok(delta2)) {
+    set_err(err, errlen, "zkey: verification-key G2 point has a coordinate ≥ q");
+    g16_free(k);
+    return G16_EKEY;
+  }
+
+  k->a_ext = xalloc(k, ((size_t)n_vars + 2) * 64);
+  k->b1_ext = xalloc(k, ((size_t)n_vars + 2) * 64);
+  k->b2_ext = xalloc(k, ((size_t)n_vars + 2) * 128);
+  k->ch = xalloc(k, ((size_t)n_c + domain) * 64);
+  k->shift = xalloc(k, sizeof(fe) * domain);
+  if (!k->a_ext || !k->b1_ext || !k->b2_ext || !k->ch || !k->shift) goto nomem;
+  memcpy(k->a_ext, sec[5].p, (size_t)n_vars * 64);
+  memcpy(k->a_ext + (size_t)n_vars * 64, alpha1, 64);
+  memcpy(k->a_ext + ((size_t)n_vars + 1) * 64, delta1, 64);
+  memcpy(k->b1_ext, sec[6].p, (size_t)n_vars * 64);
+  memcpy(k->b1_ext + (size_t)n_vars * 64, beta1, 64);
+  memcpy(k->b1_ext + ((size_t)n_vars + 1) * 64, delta1, 64);
+  memcpy(k->b2_ext, sec[7].p, (size_t)n_vars * 128);
+  memcpy(k->b2_ext + (size_t)n_vars * 128, beta2, 128);
+  memcpy(k->b2_ext + ((size_t)n_vars + 1) * 128, delta2, 128);
+  memcpy(k->ch, sec[8].p, (size_t)n_c * 64);
+  memcpy(k->ch + (size_t)n_c * 64, sec[9].p, (size_t)domain * 64);
+  memcpy(k->delta1, delta1, 64);
+
+  /* shift[i] = (1/n)·ω_2n^i: the iFFT's 1/n and snarkjs' batchApplyKey(1, ω_2n) in one factor */
+  fe inc, ninv, nm;
+  if (!fr_root_of_unity(inc, power + 1)) {
+    /* snarkjs uses Fr.shift when power == s; our circuits never get there */
+    set_err(err, errlen, "zkey: domainSize 2^%u needs the 2^%u-th root of unity for the coset (unsupported)", power,
+            power + 1);
+    g16_free(k);
+    return G16_EKEY;
+  }
+  const uint64_t nplain[4] = {domain, 0, 0, 0};
+  frm(nm, nplain, FR_R2_LIMBS);
+  fr_inv(ninv, nm);
+  memcpy(k->shift[0], ninv, 32);
+  for (uint32_t i = 1; i < domain; i++) frm(k->shift[i], k->shift[i - 1], inc);
+  *out = k;
+  return G16_OK;
+nomem:
+  g16_free(k);
+  set_err(err, errlen, "zkey: out of memory loading the key");
+  return G16_ENOMEM;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Prove */
+
+static double now_ms(clockid_t clk) {
+  struct timespec ts;
+  clock_gettime(clk, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct {
+  double cpu, wall;
+} stamp_t;
+static stamp_t stamp(void) { return (stamp_t){now_ms(CLOCK_THREAD_CPUTIME_ID), now_ms(CLOCK_MONOTONIC)}; }
+static void lap(g16_times *t, int stage, stamp_t *s) {
+  const stamp_t n = stamp();
+  if (t) {
+    t->cpu_ms[stage] += n.cpu - s->cpu;
+    t->wall_ms[stage] += n.wall - s->wall;
+  }
+  *s = n;
+}
+
+typedef void (*fr_mul_fn)(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]);
+
+/* wM[i] = Montgomery(w[i]) (w plain, checked < r); a, b = A·w, B·w on the domain; c = a·b. */
+FR_INLINE void abc_core(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b, fe *c, fr_mul_fn mul) {
+  for (uint32_t i = 0; i < k->n_vars; i++) {
+    uint64_t v[4];
+    memcpy(v, w + (size_t)i * 32, 32);
+    mul(wM[i], v, FR_R2_LIMBS);
+  }
+  const size_t bytes = sizeof(fe) * k->domain;
+  memset(a, 0, bytes);
+  memset(b, 0, bytes);
+  fe *ab[2] = {a, b};
+  for (uint32_t i = 0; i < k->n_coefs; i++) {
+    const g16_coef *cf = &k->coefs[i];
+    const uint64_t *x = wM[cf->s];
+    if (fe_is_zero(x)) continue;
+    uint64_t *dst = ab[cf->m][cf->c];
+    if (cf->kind == COEF_ONE) {
+      mod_add(dst, dst, x, FR_Q_LIMBS);
+    } else if (cf->kind == COEF_MINUS_ONE) {
+      mod_sub(dst, dst, x, FR_Q_LIMBS);
+    } else if (fe_eq(x, FR_ONE_M)) {
+      mod_add(dst, dst, cf->v, FR_Q_LIMBS);
+    } else {
+      fe t;
+      mul(t, cf->v, x);
+      mod_add(dst, dst, t, FR_Q_LIMBS);
+    }
+  }
+  for (uint32_t i = 0; i < k->domain; i++) mul(c[i], a[i], b[i]);
+}
+
+/* x ← FFT(shift ⊙ iFFT(x)): evaluations on the domain → evaluations on the odd coset. */
+FR_INLINE int coset_core(const g16_key *k, fe *x, fr_mul_fn mul) {
+  if (!fr_fft((uint8_t *)x, k->domain, (const uint8_t *)k->root_inv, NULL)) return 0;
+  for (uint32_t i = 0; i < k->domain; i++) mul(x[i], x[i], k->shift[i]);
+  return fr_fft((uint8_t *)x, k->domain, (const uint8_t *)k->root, NULL);
+}
+
+/* h[i] = plain(a[i]·b[i] − c[i]) as 32-byte LE scalars. */
+FR_INLINE void join_core(const g16_key *k, const fe *a, const fe *b, const fe *c, uint8_t *h, fr_mul_fn mul) {
+  for (uint32_t i = 0; i < k->domain; i++) {
+    fe t;
+    mul(t, a[i], b[i]);
+    mod_sub(t, t, c[i], FR_Q_LIMBS);
+    mul(t, t, PLAIN_ONE);
+    memcpy(h + (size_t)i * 32, t, 32);
+  }
+}
+
+static void abc_c(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b, fe *c) { abc_core(k, w, wM, a, b, c, fr_mul_c); }
+static int coset_c(const g16_key *k, fe *x) { return coset_core(k, x, fr_mul_c); }
+static void join_c(const g16_key *k, const fe *a, const fe *b, const fe *c, uint8_t *h) { join_core(k, a, b, c, h, fr_mul_c); }
+#ifdef FR_HAVE_ADX
+static void abc_adx(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b, fe *c) {
+  abc_core(k, w, wM, a, b, c, fr_mul_adx);
+}
+static int coset_adx(const g16_key *k, fe *x) { return coset_core(k, x, fr_mul_adx); }
+static void join_adx(const g16_key *k, const fe *a, const fe *b, const fe *c, uint8_t *h) {
+  join_core(k, a, b, c, h, fr_mul_adx);
+}
+#endif
+
+/* One coset chain (coset_core) on its own thread. */
+typedef struct {
+  const g16_key *k;
+  fe *x;
+  int adx;
+  int ok;
+} coset_job;
+
+static void *coset_run(void *arg) {
+  coset_job *j = arg;
+#ifdef FR_HAVE_ADX
+  if (j->adx) {
+    j->ok = coset_adx(j->k, j->x);
+    return NULL;
+  }
+#endif
+  j->ok = coset_c(j->k, j->x);
+  return NULL;
+}
+
+/* The three coset chains (A, B, C): on up to `par` threads (the caller's included), 1 = in turn.
+ * Returns 0 when out of memory. */
+static int coset_all(const g16_key *k, fe *polys[3], int adx, unsigned par) {
+  coset_job jobs[3];
+  for (int p = 0; p < 3; p++) jobs[p] = (coset_job){k, polys[p], adx, 0};
+  pthread_t tids[2];
+  int started[2] = {0, 0};
+  /* par 2: a helper takes B while this thread does A then C; par ≥ 3: helpers take B and C */
+  const int helpers = par >= 3 ? 2 : par == 2 ? 1 : 0;
+  for (int h = 0; h < helpers; h++) started[h] = pthread_create(&tids[h], NULL, coset_run, &jobs[1 + h]) == 0;
+  coset_run(&jobs[0]);
+  if (helpers < 2) coset_run(&jobs[2]);
+  for (int h = 0; h < helpers; h++) {
+    if (started[h]) pthread_join(tids[h], NULL);
+    else coset_run(&jobs[1 + h]); /* no thread: do it here */
+  }
+  if (helpers == 0) coset_run(&jobs[1]);
+  return jobs[0].ok && jobs[1].ok && jobs[2].ok;
+}
+
+int g16_random_scalar(uint8_t out[32]) {
+  uint8_t buf[64];
+  size_t got = 0;
+#if defined(__linux__)
+  while (got < sizeof buf) {
+    const ssize_t n = getrandom(buf + got, sizeof buf - got, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    got += (size_t)n;
+  }
+#endif
+  if (got < sizeof buf) {
+    const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    while (got < sizeof buf) {
+      const ssize_t n = read(fd, buf + got, sizeof buf - got);
+      if (n <= 0) {
+        if (n < 0 && errno == EINTR) continue;
+        close(fd);
+        return 0;
+      }
+      got += (size_t)n;
+    }
+    close(fd);
+  }
+  /* x = lo + hi·2^256 mod r: Montgomery(lo) + Montgomery(hi·R), then out of Montgomery form */
+  uint64_t lo[4], hi[4], t[4], u[4];
+  memcpy(lo, buf, 32);
+  memcpy(hi, buf + 32, 32);
+  frm(t, lo, FR_R2_LIMBS);
+  frm(u, hi, FR_R2_LIMBS);
+  frm(u, u, FR_R2_LIMBS);
+  mod_add(t, t, u, FR_Q_LIMBS);
+  frm(t, t, PLAIN_ONE);
+  memcpy(out, t, 32);
+  memset(buf, 0, sizeof buf);
+  return 1;
+}
+
+int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint8_t *rs, unsigned threads,
+              uint8_t out[256], uint8_t inf[3], g16_times *times, char *err, size_t errlen) {
+  if (times) memset(times, 0, sizeof *times);
+  stamp_t st = stamp();
+  /* --- witness: .wtns v2, n8 32, prime r, nVars values each < r, w[0] = 1 --- */
+  section_t sec[3];
+  uint32_t version = 0;
+  if (!read_sections(wtns, wtns_len, "wtns", sec, 2, &version, err, errlen, "witness")) return G16_EWITNESS;
+  if (!sec[1].p || !sec[2].p || sec[1].size != 40 || rd32(sec[1].p) != 32) {
+    set_err(err, errlen, "witness: header section missing or not n8 = 32 (BN254)");
+    return G16_EWITNESS;
+  }
+  uint64_t prime[4];
+  memcpy(prime, sec[1].p + 4, 32);
+  if (!fe_eq(prime, FR_Q_LIMBS)) {
+    set_err(err, errlen, "witness: field is not BN254 Fr (the curve of the proving key)");
+    return G16_EWITNESS;
+  }
+  const uint32_t n_wit = rd32(sec[1].p + 36);
+  if (n_wit != k->n_vars || sec[2].size != (uint64_t)k->n_vars * 32) {
+    set_err(err, errlen, "witness: %u values (%llu bytes), the circuit has %u", n_wit, (unsigned long long)sec[2].size,
+            k->n_vars);
+    return G16_EWITNESS;
+  }
+  const uint8_t *w = sec[2].p;
+  for (uint32_t i = 0; i < k->n_vars; i++) {
+    uint64_t v[4];
+    memcpy(v, w + (size_t)i * 32, 32);
+    if (!lt_mod(v, FR_Q_LIMBS)) {
+      set_err(err, errlen, "witness: value %u is not < r", i);
+      return G16_EWITNESS;
+    }
+    if (i == 0 && !fe_eq(v, PLAIN_ONE)) {
+      set_err(err, errlen, "witness: value 0 must be the constant 1");
+      return G16_EWITNESS;
+    }
+  }
+  uint64_t r[4], s[4];
+  if (rs) {
+    memcpy(r, rs, 32);
+    memcpy(s, rs + 32, 32);
+    if (!lt_mod(r, FR_Q_LIMBS) || !lt_mod(s, FR_Q_LIMBS)) {
+      set_err(err, errlen, "r and s must be < r");
+      return G16_EARG;
+    }
+  } else if (!g16_random_scalar((uint8_t *)r) || !g16_random_scalar((uint8_t *)s)) {
+    set_err(err, errlen, "no randomness from the OS (getrandom / /dev/urandom)");
+    return G16_ENOMEM;
+  }
+
+  /* --- scratch: wext (n_vars + 2 scalars), wM, a, b, c, ch scalars --- */
+  const size_t n = k->domain, nv = k->n_vars, n_c = (size_t)k->n_vars - k->n_public - 1;
+  const size_t off_wext = 0, off_wm = off_wext + (nv + 2) * 32, off_a = off_wm + nv * 32, off_b = off_a + n * 32,
+               off_c = off_b + n * 32, off_ch = off_c + n * 32, total = off_ch + (n_c + n) * 32;
+  uint8_t *mem = scratch_alloc(total);
+  if (!mem) {
+    set_err(err, errlen, "out of memory (%zu bytes of scratch)", total);
+    return G16_ENOMEM;
+  }
+  uint8_t *wext = mem + off_wext, *chs = mem + off_ch;
+  fe *wM = (fe *)(void *)(mem + off_wm), *a = (fe *)(void *)(mem + off_a), *b = (fe *)(void *)(mem + off_b),
+     *c = (fe *)(void *)(mem + off_c);
+  memcpy(wext, w, nv * 32);
+  memcpy(wext + nv * 32, PLAIN_ONE, 32);
+  memcpy(chs, w + ((size_t)k->n_public + 1) * 32, n_c * 32);
+  lap(times, G16_T_WITNESS, &st);
+
+  int adx = 0;
+#ifdef FR_HAVE_ADX
+  adx = strcmp(msm_impl_name(), "adx") == 0;
+#endif
+  int rc = G16_OK;
+  /* --- A·w, B·w, C = A·B on the domain; H on the odd coset --- */
+#ifdef FR_HAVE_ADX
+  if (adx)
+    abc_adx(k, w, wM, a, b, c);
+  else
+#endif
+    abc_c(k, w, wM, a, b, c);
+  lap(times, G16_T_ABC, &st);
+  fe *polys[3] = {a, b, c};
+  /* the chains run side by side when the CPUs are free: `threads` when given, else the online CPUs
+   * shared by the open proofs (msm_jobs), like the MSMs' automatic thread count */
+  unsigned par = threads;
+  if (par == 0) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int jobs = msm_jobs(0);
+    if (cpus < 1) cpus = 1;
+    if (jobs < 1) jobs = 1;
+    par = (unsigned)(cpus / jobs);
+  }
+  if (!coset_all(k, polys, adx, par)) {
+    rc = G16_ENOMEM;
+    set_err(err, errlen, "out of memory in the FFT");
+    goto done;
+  }
+#ifdef FR_HAVE_ADX
+  if (adx)
+    join_adx(k, a, b, c, chs + n_c * 32);
+  else
+#endif
+    join_c(k, a, b, c, chs + n_c * 32);
+  lap(times, G16_T_FFT, &st);
+
+  /* --- MSMs --- */
+  uint8_t jac_a[96] = {0}, jac_b1[96] = {0}, jac_b2[192] = {0}, jac_ch[96] = {0}, jac_c[96] = {0};
+  int m;
+  memcpy(wext + (nv + 1) * 32, r, 32);
+  if ((m = msm_g1(k->a_ext, wext, 32, nv + 2, threads, jac_a)) < 0) goto oom;
+  lap(times, G16_T_MSM_A, &st);
+  memcpy(wext + (nv + 1) * 32, s, 32);
+  if ((m = msm_g1(k->b1_ext, wext, 32, nv + 2, threads, jac_b1)) < 0) goto oom;
+  lap(times, G16_T_MSM_B1, &st);
+  if ((m = msm_g2(k->b2_ext, wext, 32, nv + 2, threads, jac_b2)) < 0) goto oom;
+  lap(times, G16_T_MSM_B2, &st);
+  if ((m = msm_g1(k->ch, chs, 32, n_c + n, threads, jac_ch)) < 0) goto oom;
+  lap(times, G16_T_MSM_CH, &st);
+
+  /* --- π_C = CH + s·π_A + r·ρ − r·s·δ1 (one 4-point MSM over affine points) --- */
+  {
+    uint8_t bases[4 * 64], scal[4 * 32], aff_b[128];
+    g1_jac_to_aff(bases, jac_ch);
+    const int fin_a = g1_jac_to_aff(bases + 64, jac_a);
+    g1_jac_to_aff(bases + 128, jac_b1);
+    memcpy(bases + 192, k->delta1, 64);
+    fe rm, sm, rsm;
+    frm(rm, r, FR_R2_LIMBS);
+    frm(sm, s, FR_R2_LIMBS);
+    frm(rsm, rm, sm);
+    frm(rsm, rsm, PLAIN_ONE); /* r·s plain */
+    const uint64_t zero[4] = {0, 0, 0, 0};
+    mod_sub(rsm, zero, rsm, FR_Q_LIMBS);
+    memcpy(scal, PLAIN_ONE, 32);
+    memcpy(scal + 32, s, 32);
+    memcpy(scal + 64, r, 32);
+    memcpy(scal + 96, rsm, 32);
+    if ((m = msm_g1(bases, scal, 32, 4, 1, jac_c)) < 0) goto oom;
+    uint8_t aff_c[64];
+    const int fin_c = g1_jac_to_aff(aff_c, jac_c);
+    const int fin_b = g2_jac_to_aff(aff_b, jac_b2);
+    /* output: plain coordinates; infinity as (0, 1) */
+    const uint8_t *pts[3] = {bases + 64, aff_b, aff_c};
+    const int fins[3] = {fin_a, fin_b, fin_c};
+    const unsigned coords[3] = {2, 4, 2};
+    size_t o = 0;
+    for (int p = 0; p < 3; p++) {
+      inf[p] = !fins[p];
+      for (unsigned j = 0; j < coords[p]; j++, o += 32) {
+        if (fins[p]) {
+          fq_t v;
+          memcpy(&v, pts[p] + 32 * j, 32);
+          fq_from_mont(out + o, &v);
+        } else {
+          memset(out + o, 0, 32);
+          if (j == coords[p] / 2) out[o] = 1;
+        }
+      }
+    }
+  }
+  lap(times, G16_T_FINISH, &st);
+  goto done;
+oom:
+  rc = G16_ENOMEM;
+  set_err(err, errlen, "out of memory in an MSM");
+done:
+  scratch_free(mem, total);
+  return rc;
+}

@@ -1,0 +1,247 @@
+// Refract's native Groth16 prover (native/poseidon/src/groth16.c, src/prover/groth16Native.ts):
+// proofs verify under the circuits' vkeys; for fixed r, s they are the very proof snarkjs makes
+// (snarkjs' Fr.random stubbed to hand out the same r, s); malformed witnesses and keys give specific
+// errors, never a proof; the pool proves with either backend; the backend is chosen by config
+// (REFRACT_PROVER_BACKEND / --prover-backend, checked through the real binary).
+// Keys: the v1 test keys (.refract-test-keys, built by setup on first use, ~1 min) and, when they exist,
+// the v2 ones (.refract-test-keys-v2: compared with snarkjs on a random witness).
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../src/config/config.ts';
+import { ProverError } from '../src/prover/errors.ts';
+import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
+import { keyFiles } from '../src/prover/keys.ts';
+import { ProverPool } from '../src/prover/pool.ts';
+import { setupCircuits } from '../src/prover/keySetup.ts';
+import { prove, terminateCurve, useCurve, verify, WitnessCalculator, type VerificationKey } from '../src/prover/snark.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { REPO_ROOT } from './helpers/photon.ts';
+import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
+
+const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
+const IDS = ['inclusion_26_1', 'non-inclusion_26_1'] as const;
+const KEYS_V2 = process.env.REFRACT_TEST_KEYS_V2 ?? path.join(REPO_ROOT, '.refract-test-keys-v2');
+const INPUTS: Record<(typeof IDS)[number], ValidityProofInputs> = {
+  inclusion_26_1: { accounts: [syntheticAccount(42, 5)], addresses: [] },
+  'non-inclusion_26_1': { accounts: [], addresses: [initialAddressTreeProof(0x0102030405060708090an)] },
+};
+
+interface Circuit {
+  zkey: Uint8Array;
+  key: NativeGroth16Key;
+  vkey: VerificationKey;
+  wtns: Uint8Array;
+  publicSignals: string[];
+}
+const circuits: Record<string, Circuit> = {};
+
+const le32 = (v: bigint) => {
+  const b = new Uint8Array(32);
+  for (let i = 0; i < 32; i++, v >>= 8n) b[i] = Number(v & 0xffn);
+  return b;
+};
+const randomScalar = () => BigInt(`0x${randomBytes(32).toString('hex')}`) % R;
+
+function thrown(f: () => unknown): ProverError {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ProverError);
+    return e as ProverError;
+  }
+  throw new Error('expected an error');
+}
+
+/** snarkjs' proof with its two `curve.Fr.random()` calls answering r then s. */
+async function snarkjsProofWith(zkey: Uint8Array, wtns: Uint8Array, r: bigint, s: bigint) {
+  await useCurve({ singleThread: true });
+  const curve = (globalThis as unknown as { curve_bn128: { Fr: { random(): Uint8Array; e(v: bigint): Uint8Array } } }).curve_bn128;
+  const original = curve.Fr.random;
+  const queue = [curve.Fr.e(r), curve.Fr.e(s)];
+  curve.Fr.random = () => queue.shift() ?? original.call(curve.Fr);
+  try {
+    return await prove(zkey, wtns);
+  } finally {
+    curve.Fr.random = original;
+  }
+}
+
+/** A `.wtns` (v2) of `nVars` values that fits a key (constant 1, then random values < r): no valid statement. */
+function randomWtns(nVars: number): Uint8Array {
+  const out = new Uint8Array(12 + 12 + 40 + 12 + nVars * 32);
+  const dv = new DataView(out.buffer);
+  out.set([0x77, 0x74, 0x6e, 0x73]);
+  dv.setUint32(4, 2, true);
+  dv.setUint32(8, 2, true);
+  dv.setUint32(12, 1, true);
+  dv.setBigUint64(16, 40n, true);
+  dv.setUint32(24, 32, true);
+  out.set(le32(R), 28);
+  dv.setUint32(60, nVars, true);
+  dv.setUint32(64, 2, true);
+  dv.setBigUint64(68, BigInt(nVars * 32), true);
+  for (let i = 0; i < nVars; i++) out.set(le32(i === 0 ? 1n : randomScalar()), 76 + 32 * i);
+  return out;
+}
+
+describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
+  beforeAll(async () => {
+    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, circuits: [...IDS], log: () => {} });
+    for (const id of IDS) {
+      const f = keyFiles(TEST_KEYS_DIR, id);
+      const zkey = new Uint8Array(await readFile(f.zkey));
+      const wc = await WitnessCalculator.create(await readFile(f.wasm));
+      const w = buildCircuitInput(INPUTS[id]);
+      circuits[id] = {
+        zkey,
+        key: loadNativeKey(zkey, id),
+        vkey: JSON.parse(await readFile(f.vkey, 'utf8')),
+        wtns: await wc.calculateWtns(w.input),
+        publicSignals: w.publicSignals,
+      };
+    }
+  }, 600_000);
+
+  afterAll(async () => {
+    await stopAll();
+    await terminateCurve();
+  });
+
+  test.each(IDS)('%s: a native proof verifies under the vkey, for the witness public signals only', async (id) => {
+    const c = circuits[id]!;
+    expect(c.key.nPublic).toBe(c.vkey.nPublic);
+    const { proof, publicSignals, stages } = proveNative(c.key, c.wtns, { threads: 1, stages: true });
+    expect(publicSignals).toEqual(c.publicSignals);
+    expect(await verify(c.vkey, publicSignals, proof)).toBe(true);
+    expect(await verify(c.vkey, [publicSignals[0]!, '1'], proof)).toBe(false);
+    expect(proof.pi_a[2]).toBe('1');
+    expect(proof.pi_b[2]).toEqual(['1', '0']);
+    expect(Object.keys(stages!.cpu)).toEqual(['witness', 'abc', 'fft', 'msmA', 'msmB1', 'msmB2', 'msmCH', 'finish']);
+    console.log(`${id} native single-thread CPU ms`, Object.fromEntries(Object.entries(stages!.cpu).map(([k, v]) => [k, Number(v.toFixed(1))])));
+    // fresh r, s every time: same statement, another proof, still valid
+    const again = proveNative(c.key, c.wtns);
+    expect(again.proof.pi_a).not.toEqual(proof.pi_a);
+    expect(await verify(c.vkey, again.publicSignals, again.proof)).toBe(true);
+  });
+
+  test.each(IDS)('%s: for fixed r, s the native A, B, C are snarkjs\' A, B, C', async (id) => {
+    const c = circuits[id]!;
+    // threads 1 / 0 (automatic) / 3: the three coset FFT chains in turn, on two threads, on three
+    for (const [r, s, threads] of [
+      [randomScalar(), randomScalar(), 1],
+      [0n, 0n, 0],
+      [1n, R - 1n, 3],
+    ] as const) {
+      const ours = proveNative(c.key, c.wtns, { rs: new Uint8Array([...le32(r), ...le32(s)]), threads });
+      const theirs = await snarkjsProofWith(c.zkey, c.wtns, r, s);
+      expect(ours.proof).toEqual(theirs.proof);
+      expect(ours.publicSignals).toEqual(theirs.publicSignals);
+    }
+  });
+
+  const v2Zkey = path.join(KEYS_V2, 'v2_inclusion_32_1.zkey');
+  test.skipIf(!existsSync(v2Zkey))('v2_inclusion_32_1 (when its keys exist): same proof as snarkjs for fixed r, s on a random witness', async () => {
+    const zkey = new Uint8Array(await readFile(v2Zkey));
+    const key = loadNativeKey(zkey, 'v2_inclusion_32_1');
+    const wtns = randomWtns(key.nVars);
+    const r = randomScalar();
+    const s = randomScalar();
+    const ours = proveNative(key, wtns, { rs: new Uint8Array([...le32(r), ...le32(s)]) });
+    expect(ours.proof).toEqual((await snarkjsProofWith(zkey, wtns, r, s)).proof);
+  });
+
+  test('malformed witnesses: a specific witness_failed error, never a proof', () => {
+    const { key, wtns } = circuits.inclusion_26_1!;
+    const base = wtns.length - key.nVars * 32;
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['empty', new Uint8Array(0), /not a wtns file/],
+      ['bad magic', Uint8Array.from(wtns, (b, i) => (i === 0 ? 0x78 : b)), /not a wtns file/],
+      ['truncated', wtns.subarray(0, wtns.length - 1), /section 2 claims/],
+      ['other circuit', circuits['non-inclusion_26_1']!.wtns, /values .* the circuit has 6320/],
+      ['value ≥ r', (() => { const w = wtns.slice(); w.set(le32(R), base + 32 * 7); return w; })(), /value 7 is not < r/],
+      ['w[0] ≠ 1', (() => { const w = wtns.slice(); w[base] = 2; return w; })(), /value 0 must be the constant 1/],
+      ['other field', (() => { const w = wtns.slice(); w[28] ^= 1; return w; })(), /not BN254 Fr/],
+    ];
+    for (const [what, w, message] of cases) {
+      const e = thrown(() => proveNative(key, w));
+      expect(e.code, what).toBe('witness_failed');
+      expect(e.message, what).toMatch(message);
+    }
+    const e = thrown(() => proveNative(key, wtns, { rs: new Uint8Array([...le32(R), ...le32(1n)]) }));
+    expect(e.code).toBe('internal');
+    expect(e.message).toMatch(/r and s must be < r/);
+  });
+
+  test('malformed keys: keys_missing naming what is wrong', () => {
+    const { zkey } = circuits.inclusion_26_1!;
+    const dv = new DataView(zkey.buffer, zkey.byteOffset, zkey.byteLength);
+    // locate section 5 (A points) to damage a point
+    let pos = 12;
+    let sec5 = -1;
+    for (let i = 0; i < dv.getUint32(8, true); i++) {
+      const type = dv.getUint32(pos, true);
+      const size = Number(dv.getBigUint64(pos + 4, true));
+      if (type === 5) sec5 = pos + 12;
+      pos += 12 + size;
+    }
+    const offCurve = zkey.slice();
+    offCurve[sec5 + 64 * 3 + 5]! ^= 0x10; // A[3].x, non-zero point (A[0..2] are the constant and public ones)
+    const cases: [string, Uint8Array, RegExp][] = [
+      ['not a zkey', new Uint8Array(100), /not a zkey file/],
+      ['truncated', zkey.subarray(0, zkey.length - 100), /claims .* bytes/],
+      ['point off the curve', offCurve, /section 5 point 3 is not on BN254 G1/],
+    ];
+    for (const [what, z, message] of cases) {
+      const e = thrown(() => loadNativeKey(z, 'test key'));
+      expect(e.code, what).toBe('keys_missing');
+      expect(e.message, what).toMatch(message);
+      expect(e.message, what).toMatch(/^test key: /);
+    }
+  });
+
+  test('the pool proves with either backend (native by default) and verifies each proof', async () => {
+    expect(proverBackend()).toBe('native');
+    for (const backend of ['native', 'snarkjs'] as const) {
+      const pool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true, backend });
+      try {
+        expect(pool.stats().backend).toBe(backend);
+        const w = buildCircuitInput(INPUTS.inclusion_26_1);
+        const r = await pool.prove(w.circuitId, w.input);
+        expect(r.publicSignals).toEqual(w.publicSignals);
+        expect(await verify(circuits.inclusion_26_1!.vkey, r.publicSignals, r.proof)).toBe(true);
+        console.log(`pool ${backend}: prove ${r.proveMs.toFixed(0)} ms, verify ${r.verifyMs.toFixed(0)} ms`);
+      } finally {
+        await pool.close();
+      }
+    }
+  }, 300_000);
+});
+
+describe('proverBackend configuration', () => {
+  test('comes from env or flags (native | snarkjs), absent by default, and rejects other values', () => {
+    expect(loadConfig({ env: {} }).proverBackend).toBeUndefined();
+    expect(loadConfig({ env: { REFRACT_PROVER_BACKEND: 'snarkjs' } }).proverBackend).toBe('snarkjs');
+    expect(loadConfig({ env: { REFRACT_PROVER_BACKEND: 'snarkjs' }, flags: { proverBackend: 'native' } }).proverBackend).toBe('native');
+    expect(() => loadConfig({ env: {}, flags: { proverBackend: 'gpu' } })).toThrow(/proverBackend/);
+    expect(proverBackend('snarkjs')).toBe('snarkjs');
+  });
+
+  test.skipIf(!nativeProverAvailable())('the binary: --prover-backend and REFRACT_PROVER_BACKEND reach the pool (GET /health)', async () => {
+    const args = ['--keys', TEST_KEYS_DIR, '--circuits', 'inclusion_26_1', '--no-build-keys', '--prover-threads', '1'];
+    const backendOf = async (d: { url: string }) => ((await (await fetch(`${d.url}/health`)).json()) as { prover: { pool: { backend: string } } }).prover.pool.backend;
+    const a = await startRefract([...args, '--prover-backend', 'snarkjs']);
+    expect(await backendOf(a)).toBe('snarkjs');
+    await a.stop();
+    const b = await startRefract(args, { REFRACT_PROVER_BACKEND: 'native' });
+    expect(await backendOf(b)).toBe('native');
+    await b.stop();
+    const bad = await runRefract(['start', '--no-ingest', '--prover-backend', 'gpu']);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/proverBackend/);
+    await stopAll();
+  }, 180_000);
+});
