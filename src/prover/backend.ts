@@ -9,7 +9,7 @@
  *   (spec prover.md §2.2) → `{ar, bs, krs}`.
  *
  * Backends only prove. Choosing the circuit, checking readiness, verifying foreign proofs, metrics
- * and encodings are the `ProofService`'s job (service.ts).
+ * and encodings are the `ProofService`'s job (proofService.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';

@@ -8,7 +8,7 @@
  * | default | `LocalBackend` (bounded in-process queue) | this process's Piscina pool | the pool thread (this keysDir) |
  * | `redisUrl` | `BullBackend` | `refract prover` nodes, plus this process's pool unless `localWorker: false` | this keysDir: the local pool's threads (or a 1-thread verifier pool) |
  *
- * Keys (all but the remote mode): per-circuit readiness of `keysDir` (readiness.ts). When circuits
+ * Keys (all but the remote mode): per-circuit readiness of `keysDir` (keyReadiness.ts). When circuits
  * are missing, `refract setup` runs in a child process in the background (`autoSetup`, default on)
  * and circuits become usable one by one; until then their requests answer "Prover not available".
  * `health()` feeds GET /health; queue gauges and readiness gauges feed /metrics.
