@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { AccountView, MerkleProofRecord } from '../src/rpc/context.ts';
 import { accountJson, encodeAccount, encodeMerkleProof, merkleProofJson, withContext, withContextJson } from '../src/rpc/resultEncoding.ts';
-import { stringifyJson } from '../src/rpc/json.ts';
+import { stringifyJson } from '../src/rpc/exactJson.ts';
 import { SLOW, fastParserOf } from '../src/rpc/fastParams.ts';
 import { METHODS } from '../src/rpc/methods/index.ts';
 import { parseParams } from '../src/rpc/params.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AccountView, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import type { RequestMetrics, RpcServerOptions } from '../src/rpc/http/options.ts';
-import { exactU64, rawJson, stringifyJson } from '../src/rpc/json.ts';
+import { exactU64, rawJson, stringifyJson } from '../src/rpc/exactJson.ts';
 import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { METHOD_NAMES } from '../src/rpc/methods/index.ts';
 import { BN254_MODULUS } from '../src/rpc/schemas.ts';

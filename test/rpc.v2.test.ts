@@ -12,7 +12,7 @@ import { parseTransaction } from '../src/light/parser.ts';
 import type { ProofService } from '../src/prover/proofService.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { getValidityProofPaths } from '../src/query/validityProof.ts';
+import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo } from '../src/types.ts';
 import { tempDir, txDir } from './helpers/photon.ts';

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import { getValidityProofPaths } from '../src/query/validityProof.ts';
+import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';
 import { indexedLeafHashV2 } from '../src/light/hashing.ts';
 import { poseidon2 } from '../src/merkle/poseidon.ts';
 import { getNewAddressProof } from '../src/query/addressProofs.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeTreeAccount } from '../src/light/treeAccounts.ts';
 import { DEFAULT_TREE_OWNER, TreeResolver, syncTreeRegistry } from '../src/ingest/sources/treeSync.ts';
 import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
-import { getValidityProofPaths } from '../src/query/validityProof.ts';
+import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { fixtureFiles, fixtureStore } from './helpers/rpcLmdb.ts';
 import { runIngest } from '../src/ingest/loop.ts';

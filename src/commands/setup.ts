@@ -16,7 +16,7 @@
  */
 import path from 'node:path';
 import { DEFAULT_CIRCUIT_IDS } from '../prover/circuits.ts';
-import { setupProgressBar } from '../prover/progress.ts';
+import { setupProgressBar } from '../prover/setupProgressBar.ts';
 import { defaultDevPtau } from '../prover/keyReadiness.ts';
 import { setupCircuits, type SetupProgress } from '../prover/keySetup.ts';
 

@@ -159,7 +159,7 @@ export interface MintHolderRecord {
 export interface TransactionCompressionInfoRecord {
   /**
    * The Solana `getTransaction` result (base64 encoding) to return verbatim. Either a parsed JSON
-   * value or `rawJson(text)` from src/rpc/json.ts to pass the original text through byte for byte
+   * value or `rawJson(text)` from src/rpc/exactJson.ts to pass the original text through byte for byte
    * (keeps integers above 2^53 exact).
    */
   transaction: unknown;

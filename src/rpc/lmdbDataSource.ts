@@ -27,7 +27,7 @@ import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { validationError } from '../query/errors.ts';
 import { type AddressQueueSlice, type QueueElementsRequest, type QueueSize, type StateQueueSlice, article, getQueueElements, getQueueSizes } from '../query/queueElements.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
-import { type ValidityProofPaths, getValidityProofPaths } from '../query/validityProof.ts';
+import { type ValidityProofPaths, getValidityProofPaths } from '../query/validityProofPaths.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { SolanaTransactionSource } from '../solana/transactionSource.ts';
 import type { AccountRecord } from '../store/records.ts';
@@ -53,7 +53,7 @@ import type {
   ValidityProofRequest,
 } from './context.ts';
 import { RpcError } from './errors.ts';
-import { rawJson } from './json.ts';
+import { rawJson } from './exactJson.ts';
 
 /** Fetches a Solana `getTransaction` result (base64 encoding). */
 export interface TransactionFetcher {
@@ -476,7 +476,7 @@ export class LmdbDataSource implements RpcDataSource {
   // ---- validity proofs (for the prover wiring) ---------------------------------------------
 
   /**
-   * Everything a validity proof needs from the store (src/query/validityProof.ts: paths, roots,
+   * Everything a validity proof needs from the store (src/query/validityProofPaths.ts: paths, roots,
    * root indices, prove-by-index accounts) together with the context slot, from ONE read transaction.
    * Throws QueryError with Photon's messages (missing / spent hashes, tree metadata, heights).
    */

@@ -15,7 +15,7 @@ import type {
   ValidityProofRecord,
 } from './context.ts';
 import * as base58 from '../solana/base58.ts';
-import { ExactU64, RawJson } from './json.ts';
+import { ExactU64, RawJson } from './exactJson.ts';
 
 /** A u64 as emitted in JSON: a number when safe, else an exact wrapper. */
 export type U64Json = number | ExactU64;

@@ -6,7 +6,7 @@
  *    hashes / addresses fails before any read, with the supported shapes listed. (v2 excludes
  *    accounts still in an output queue; its shape is checked after the read.)
  * 2. ONE LMDB read transaction gives the context slot and everything the proof covers, and makes
- *    the checks a proof over current state needs, beyond what src/query/validityProof.ts enforces
+ *    the checks a proof over current state needs, beyond what src/query/validityProofPaths.ts enforces
  *    (it has Photon's v1 "no spent check" quirk and no address-existence check):
  *    - every hash is a known account (`Record Not Found: Account <hash> does not exist`) that is
  *      not spent (`Validation Error: Account <hash> is spent …`), in v1 as in v2;
@@ -35,7 +35,7 @@
  */
 import bs58 from 'bs58';
 import type { TreeRegistry } from '../config/trees.ts';
-import { getValidityProofPaths, type ValidityProofPaths } from '../query/validityProof.ts';
+import { getValidityProofPaths, type ValidityProofPaths } from '../query/validityProofPaths.ts';
 import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from './context.ts';
 import { RpcError } from './errors.ts';
 import type { ReadView, Store } from '../store/store.ts';

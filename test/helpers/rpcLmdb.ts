@@ -73,7 +73,7 @@ export function lmdbServer(
 }
 
 /**
- * A validity "prover" that computes every public input from the store (src/query/validityProof.ts)
+ * A validity "prover" that computes every public input from the store (src/query/validityProofPaths.ts)
  * and returns a dummy all-zero proof (null in V2 when nothing needs proving): the Groth16 prover is
  * not wired into the API yet, so only roots, root indices, leaf indices, leaves and trees are real.
  */
