@@ -44,14 +44,14 @@ import { parseArgs } from 'node:util';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { poseidon2 } from 'poseidon-lite';
 import { getCircuit, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../src/prover/circuits.ts';
-import { bigintToBe32 } from '../src/prover/encode.ts';
+import { bigintToBe32 } from '../src/prover/proofEncoding.ts';
 import { foldPath, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, REPO_ROOT, syntheticAccount, zeroHashes } from '../test/helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
-import { ProofService } from '../src/prover/service.ts';
+import { ProofService } from '../src/prover/proofService.ts';
 import { type ProverKernels, proverKernels, prove, terminateCurve, useCurve, verify, WitnessCalculator } from '../src/prover/snark.ts';
 import { loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, type ProverBackendKind } from '../src/prover/groth16Native.ts';
-import { compressProof, snarkjsToGnark } from '../src/prover/encode.ts';
+import { compressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 
 const { values } = parseArgs({

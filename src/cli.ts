@@ -2,7 +2,7 @@
  * The `refract` command line (commander): index, start, setup, prover, simulate.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { runIndexCommand } from './commands/index.ts';
+import { runIndexCommand } from './commands/indexFiles.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
 import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
 import { loadConfig, parseRateLimit } from './config/config.ts';

@@ -221,7 +221,7 @@ describe('the import checker', () => {
       ...importsOf('src/sim/g.ts', "import { i } from '../ingest/files.ts';\nimport { h } from '../light/hashing.ts';"),
       ...importsOf('src/query/q.ts', "import { g } from '../sim/generator.ts';"),
       ...importsOf('src/commands/start.ts', "import { g } from '../sim/generator.ts';"),
-      ...importsOf('workers/prove.ts', "import { c } from '../src/commands/index.ts';"),
+      ...importsOf('workers/prove.ts', "import { c } from '../src/commands/indexFiles.ts';"),
       ...importsOf('src/nowhere/n.ts', "import { l } from '../log.ts';"),
       ...importsOf('src/rpc/dispatch.ts', "import { a } from './http/auth.ts';\nimport { e } from './errors.ts';"),
       ...importsOf('src/rpc/http/server.ts', "import { r } from '../answer.ts';"),

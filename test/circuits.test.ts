@@ -17,7 +17,7 @@ import {
 } from '../src/prover/circuits.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
-import { compileCircuits, type CompiledCircuit } from '../src/prover/setup.ts';
+import { compileCircuits, type CompiledCircuit } from '../src/prover/keySetup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
 import { buildCircuitInput } from '../src/prover/witness.ts';
 

@@ -20,10 +20,10 @@ import {
   V2_CONSTRAINTS_PER_ADDRESS,
   v2ChainConstraints,
 } from '../src/prover/circuits.ts';
-import { beToBigint, bigintToBe32 } from '../src/prover/encode.ts';
+import { beToBigint, bigintToBe32 } from '../src/prover/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU } from './helpers/proverFixtures.ts';
-import { compileCircuits, type CompiledCircuit } from '../src/prover/setup.ts';
+import { compileCircuits, type CompiledCircuit } from '../src/prover/keySetup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';

@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/readiness.ts';
+import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 
 const run = (...args: string[]) => {
   const env = { ...process.env };

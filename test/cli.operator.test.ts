@@ -9,7 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEV_PTAU } from './helpers/proverFixtures.ts';
-import { REFRACT_BIN } from '../src/prover/readiness.ts';
+import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { postRpc, runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 import { PHOTON_DIR, tempDir } from './helpers/photon.ts';
 

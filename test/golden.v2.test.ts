@@ -18,7 +18,7 @@ import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { HIGHEST_ADDRESS_PLUS_ONE } from '../src/merkle/indexedConstants.ts';
 import { getNewAddressProof } from '../src/query/addressProofs.ts';
 import { getLeafProofs } from '../src/query/merkleProofs.ts';
-import { prepareStateUpdate } from '../src/state/prepare.ts';
+import { deriveStateUpdate } from '../src/state/stateUpdate.ts';
 import { Store } from '../src/store/store.ts';
 import type { BatchEvent, BatchPublicTransactionEvent, BlockInfo, LightEvent } from '../src/types.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
@@ -426,13 +426,13 @@ describe('indexing methodologies on every v2 folder', () => {
   }
 });
 
-describe('v2 validation (prepareStateUpdate)', () => {
+describe('v2 validation (deriveStateUpdate)', () => {
   it('an output whose recomputed v2 hash differs from the insert_into_queues leaf rejects the transaction, naming output, tree and leaf', () => {
     const [f] = load('four_cpi_events');
     const parsed = parseTransaction(f!.transaction, f!.slot);
     const ev = parsed.events[2] as Extract<LightEvent, { kind: 'batchPublicTransaction' }>;
     ev.event.event.outputCompressedAccounts[0]!.compressedAccount.lamports += 1n;
-    expect(() => prepareStateUpdate(parsed, registry)).toThrow(
+    expect(() => deriveStateUpdate(parsed, registry)).toThrow(
       new RegExp(`^transaction ${f!.transaction.signature} rejected: output 0: event hash \\S+ differs from the recomputed compressed-account hash \\S+ \\(tree ${HLKS5.tree}, leaf \\d+\\)$`),
     );
   });
@@ -444,8 +444,8 @@ describe('v2 validation (prepareStateUpdate)', () => {
     const ev = parsed.events.find((e) => e.kind === 'batch') as Extract<LightEvent, { kind: 'batch' }>;
     const smt1 = registry.get('smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT')!;
     ev.event.merkleTreePubkey = smt1.treeBytes;
-    expect(() => prepareStateUpdate(parsed, registry)).toThrow(`batchAppend event for ${smt1.tree}, which is StateV1 (expected StateV2)`);
+    expect(() => deriveStateUpdate(parsed, registry)).toThrow(`batchAppend event for ${smt1.tree}, which is StateV1 (expected StateV2)`);
     ev.event.merkleTreePubkey = new Uint8Array(32).fill(9);
-    expect(prepareStateUpdate(parsed, registry).unknownTrees).toEqual([b58(new Uint8Array(32).fill(9))]);
+    expect(deriveStateUpdate(parsed, registry).unknownTrees).toEqual([b58(new Uint8Array(32).fill(9))]);
   });
 });

@@ -83,7 +83,7 @@ describe('src/ingest is laid out as its stages', () => {
 
   it('the state rules are called from prepareBatch.ts only, the persist step from indexer.ts only', () => {
     const into = (target: string) => INGEST.filter((f) => importsOf(f).includes(target));
-    expect(into('src/state/prepare.ts')).toEqual(['src/ingest/prepareBatch.ts']);
+    expect(into('src/state/stateUpdate.ts')).toEqual(['src/ingest/prepareBatch.ts']);
     expect(into('src/state/persist.ts')).toEqual(['src/ingest/indexer.ts']);
   });
 

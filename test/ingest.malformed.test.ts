@@ -7,7 +7,7 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
-import { TransactionRejected, prepareStateUpdate, prepareStateUpdates } from '../src/state/prepare.ts';
+import { TransactionRejected, deriveStateUpdate, deriveStateUpdates } from '../src/state/stateUpdate.ts';
 import { decodeBlockJson, decodeTransactionJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo, ParsedTransaction } from '../src/types.ts';
@@ -83,16 +83,16 @@ describe('malformed transactions', () => {
     const ev = wrongHash.events.find((e) => e.kind === 'publicTransaction')!;
     if (ev.kind === 'publicTransaction') ev.event.outputCompressedAccountHashes[0]![31] ^= 1;
 
-    const batch = prepareStateUpdates([good, badAddress, badDataHash, wrongHash, good], registry);
+    const batch = deriveStateUpdates([good, badAddress, badDataHash, wrongHash, good], registry);
     expect(batch.map((p) => (p.rejected ? 'rejected' : 'ok'))).toEqual(['ok', 'rejected', 'rejected', 'rejected', 'ok']);
     expect(batch[1]!.rejected!.reason).toMatch(/^output 0: address is not a BN254 field element/);
     expect(batch[2]!.rejected!.reason).toMatch(/^output 0: dataHash is not a BN254 field element/);
     expect(batch[3]!.rejected!.reason).toMatch(/^output 0: event hash .* differs from the recomputed compressed-account hash/);
     [good, badAddress, badDataHash, wrongHash].forEach((tx, i) => {
-      if (batch[i]!.update) expect(prepareStateUpdate(tx, registry)).toEqual(batch[i]!.update);
+      if (batch[i]!.update) expect(deriveStateUpdate(tx, registry)).toEqual(batch[i]!.update);
       else {
-        expect(() => prepareStateUpdate(tx, registry)).toThrow(TransactionRejected);
-        expect(() => prepareStateUpdate(tx, registry)).toThrow(batch[i]!.rejected!.reason);
+        expect(() => deriveStateUpdate(tx, registry)).toThrow(TransactionRejected);
+        expect(() => deriveStateUpdate(tx, registry)).toThrow(batch[i]!.rejected!.reason);
       }
     });
   });
@@ -105,12 +105,12 @@ describe('malformed transactions', () => {
     if (ev.kind !== 'publicTransaction') throw new Error('unreachable');
     ev.event.outputCompressedAccountHashes[0]![31] ^= 1; // fault 1: output 0's hash
     ev.event.sequenceNumbers = []; // fault 2: output 0's sequence number, checked after its hash
-    const [p] = prepareStateUpdates([tx], registry);
+    const [p] = deriveStateUpdates([tx], registry);
     expect(p!.rejected!.reason).toMatch(/^output 0: event hash .* differs from the recomputed compressed-account hash/);
-    expect(() => prepareStateUpdate(tx, registry)).toThrow(/output 0: event hash .* differs/);
+    expect(() => deriveStateUpdate(tx, registry)).toThrow(/output 0: event hash .* differs/);
     // Without the first fault, the second is the reason.
     ev.event.outputCompressedAccountHashes[0]![31] ^= 1;
-    expect(prepareStateUpdates([tx], registry)[0]!.rejected!.reason).toMatch(/^output 0: missing sequence number/);
+    expect(deriveStateUpdates([tx], registry)[0]!.rejected!.reason).toMatch(/^output 0: missing sequence number/);
   });
 
   it('a block that is not a getBlock result is a specific decode error, not a crash', () => {
@@ -145,35 +145,35 @@ describe('event indices outside the tree', () => {
 
   it('a nullifier leaf index ≥ 2^26 (or 2^64−1) rejects the transaction; the batch and the tree are untouched', () => {
     for (const bad of [1n << 26n, (1n << 64n) - 1n]) {
-      const [p] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: SMT1, nullifiedLeavesIndices: [0n, bad], seq: 100n } }])], registry);
+      const [p] = deriveStateUpdates([tx([{ kind: 'nullifier', event: { tree: SMT1, nullifiedLeavesIndices: [0n, bad], seq: 100n } }])], registry);
       expect(p!.rejected!.reason).toBe(`nullifier event: leaf index ${bad} is outside tree smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT (height 26: leaves 0..2^26−1)`);
     }
-    const [ok] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: SMT1, nullifiedLeavesIndices: [(1n << 26n) - 1n], seq: 100n } }])], registry);
+    const [ok] = deriveStateUpdates([tx([{ kind: 'nullifier', event: { tree: SMT1, nullifiedLeavesIndices: [(1n << 26n) - 1n], seq: 100n } }])], registry);
     expect(ok!.update!.leaves[0]!.leaf.leafIndex).toBe(2 ** 26 - 1);
   });
 
   it('Merkle-tree events naming a queue pubkey (not a tree) are skipped as unknown trees, as Photon drops them', () => {
     const NFQ1 = bs58.decode('nfq1NvQDJ2GEgnS8zt9prAe8rjjpAW1zFkrvZoBR148');
     const AQ1 = bs58.decode('aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F');
-    const [n] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: NFQ1, nullifiedLeavesIndices: [0n], seq: 100n } }])], registry);
+    const [n] = deriveStateUpdates([tx([{ kind: 'nullifier', event: { tree: NFQ1, nullifiedLeavesIndices: [0n], seq: 100n } }])], registry);
     expect(n!.update!.leaves).toEqual([]);
     expect(n!.update!.unknownTrees).toEqual(['nfq1NvQDJ2GEgnS8zt9prAe8rjjpAW1zFkrvZoBR148']);
     const low = element(0n);
-    const [a] = prepareStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AQ1, updates: [{ newLowElement: low, newLowElementHash: new Uint8Array(32), newHighElement: element(2n), newHighElementHash: new Uint8Array(32) }], seq: 2n } }])], registry);
+    const [a] = deriveStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AQ1, updates: [{ newLowElement: low, newLowElementHash: new Uint8Array(32), newHighElement: element(2n), newHighElementHash: new Uint8Array(32) }], seq: 2n } }])], registry);
     expect(a!.update!.indexedEvents).toEqual([]);
     expect(a!.update!.unknownTrees).toEqual(['aq1S9z4reTSQAdgWHGD2zDaS39sjGrAxbR31vxJ2F4F']);
   });
 
   it('a nullifier event for an address tree is rejected', () => {
-    const [p] = prepareStateUpdates([tx([{ kind: 'nullifier', event: { tree: AMT1, nullifiedLeavesIndices: [0n], seq: 1n } }])], registry);
+    const [p] = deriveStateUpdates([tx([{ kind: 'nullifier', event: { tree: AMT1, nullifiedLeavesIndices: [0n], seq: 1n } }])], registry);
     expect(p!.rejected!.reason).toMatch(/^nullifier event for amt1\w+, which is AddressV1$/);
   });
 
   it('an indexed-tree update whose element index or next index is ≥ 2^26 is rejected', () => {
     const update = (low: bigint, highNext: bigint) => ({ newLowElement: element(low), newLowElementHash: new Uint8Array(32), newHighElement: element(3n, highNext), newHighElementHash: new Uint8Array(32) });
-    const [a] = prepareStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AMT1, updates: [update((1n << 64n) - 1n, 0n)], seq: 2n } }])], registry);
+    const [a] = deriveStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AMT1, updates: [update((1n << 64n) - 1n, 0n)], seq: 2n } }])], registry);
     expect(a!.rejected!.reason).toMatch(/^indexed tree update 0: low element index 18446744073709551615 is outside tree amt1\w+ \(height 26/);
-    const [b] = prepareStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AMT1, updates: [update(0n, 1n << 26n)], seq: 2n } }])], registry);
+    const [b] = deriveStateUpdates([tx([{ kind: 'indexedTreeUpdate', event: { tree: AMT1, updates: [update(0n, 1n << 26n)], seq: 2n } }])], registry);
     expect(b!.rejected!.reason).toMatch(/^indexed tree update 0: high element next index 67108864 is outside tree/);
   });
 
@@ -183,10 +183,10 @@ describe('event indices outside the tree', () => {
     const ev = badTx.events.find((e) => e.kind === 'publicTransaction')!;
     if (ev.kind !== 'publicTransaction') throw new Error('unreachable');
     ev.event.outputLeafIndices[0] = 2 ** 26;
-    const [p] = prepareStateUpdates([badTx], registry);
+    const [p] = deriveStateUpdates([badTx], registry);
     expect(p!.rejected!.reason).toMatch(/^output 0: leaf index 67108864 is outside tree smt1\w+ \(height 26/);
     ev.event.outputLeafIndices[0] = 2 ** 26 - 1; // in range: now only the hash (over the leaf index) differs
-    expect(prepareStateUpdates([badTx], registry)[0]!.rejected!.reason).toMatch(/^output 0: event hash .* differs/);
+    expect(deriveStateUpdates([badTx], registry)[0]!.rejected!.reason).toMatch(/^output 0: event hash .* differs/);
   });
 });
 

@@ -8,12 +8,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/bullmq.ts';
-import { compressGnarkProof, type GnarkProofJson } from '../src/prover/encode.ts';
+import { compressGnarkProof, type GnarkProofJson } from '../src/prover/proofEncoding.ts';
 import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
-import { ProofService } from '../src/prover/service.ts';
-import { setupCircuits } from '../src/prover/setup.ts';
+import { ProofService } from '../src/prover/proofService.ts';
+import { setupCircuits } from '../src/prover/keySetup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { buildCircuitInput, toProverRequest, type ValidityProofInputs } from '../src/prover/witness.ts';
 

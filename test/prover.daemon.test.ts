@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
 import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
-import { compileCached } from '../src/prover/setup.ts';
+import { compileCached } from '../src/prover/keySetup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { tempDir } from './helpers/photon.ts';
 import { fixtureStore } from './helpers/rpcLmdb.ts';

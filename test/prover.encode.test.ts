@@ -1,4 +1,4 @@
-// Proof encodings (src/prover/encode.ts) against the TS SDK's test vector, plus round trips.
+// Proof encodings (src/prover/proofEncoding.ts) against the TS SDK's test vector, plus round trips.
 // Pure: no keys, no snarkjs.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,7 +16,7 @@ import {
   vkeyToSolana,
   solanaVkeyToJson,
   type GnarkProofJson,
-} from '../src/prover/encode.ts';
+} from '../src/prover/proofEncoding.ts';
 import type { VerificationKey } from '../src/prover/snark.ts';
 
 /**

@@ -16,7 +16,7 @@ import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } fr
 import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
-import { setupCircuits } from '../src/prover/setup.ts';
+import { setupCircuits } from '../src/prover/keySetup.ts';
 import { prove, terminateCurve, useCurve, verify, WitnessCalculator, type VerificationKey } from '../src/prover/snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 import { REPO_ROOT } from './helpers/photon.ts';

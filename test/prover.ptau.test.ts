@@ -20,7 +20,7 @@ import {
   HERMEZ_PTAU_BLAKE2B,
   hermezPtauName,
   resolvePtau,
-} from '../src/prover/setup.ts';
+} from '../src/prover/keySetup.ts';
 import { snarkLogger } from '../src/prover/snark.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

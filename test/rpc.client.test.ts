@@ -14,7 +14,7 @@ import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
+import type { AccountView, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import { LmdbDataSource } from '../src/rpc/lmdbDataSource.ts';
 import { MemoryDataSource } from './helpers/memoryDataSource.ts';
@@ -175,7 +175,7 @@ function h(n: number): Uint8Array {
   return b;
 }
 
-function account(n: number, over: Partial<AccountRecord> = {}): AccountRecord {
+function account(n: number, over: Partial<AccountView> = {}): AccountView {
   return { hash: h(n), address: null, data: null, owner: BOB.toBytes(), lamports: BigInt(n) * 1000n, leafIndex: n, seq: BigInt(n + 1), slotCreated: 40n, treeInfo: SMT1, inOutputQueue: false, ...over };
 }
 

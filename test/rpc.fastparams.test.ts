@@ -9,9 +9,9 @@ import bs58 from 'bs58';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import type { AccountRecord, MerkleProofRecord } from '../src/rpc/context.ts';
-import { accountJson, encodeAccount, encodeMerkleProof, merkleProofJson, withContext, withContextJson } from '../src/rpc/encode.ts';
-import { stringifyJson } from '../src/rpc/json.ts';
+import type { AccountView, MerkleProofRecord } from '../src/rpc/context.ts';
+import { accountJson, encodeAccount, encodeMerkleProof, merkleProofJson, withContext, withContextJson } from '../src/rpc/resultEncoding.ts';
+import { stringifyJson } from '../src/rpc/exactJson.ts';
 import { SLOW, fastParserOf } from '../src/rpc/fastParams.ts';
 import { METHODS } from '../src/rpc/methods/index.ts';
 import { parseParams } from '../src/rpc/params.ts';
@@ -154,7 +154,7 @@ describe('JSON text encoders', () => {
     return new Uint8Array(b);
   };
   const tree = { tree: key(), queue: key(), treeType: 1 as const };
-  function account(): AccountRecord {
+  function account(): AccountView {
     return {
       hash: key(),
       address: r() < 0.5 ? null : key(),

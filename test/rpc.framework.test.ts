@@ -8,10 +8,10 @@ import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccountRecord, RpcContext, TreeRef } from '../src/rpc/context.ts';
+import type { AccountView, RpcContext, TreeRef } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import type { RequestMetrics, RpcServerOptions } from '../src/rpc/http/options.ts';
-import { exactU64, rawJson, stringifyJson } from '../src/rpc/json.ts';
+import { exactU64, rawJson, stringifyJson } from '../src/rpc/exactJson.ts';
 import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { METHOD_NAMES } from '../src/rpc/methods/index.ts';
 import { BN254_MODULUS } from '../src/rpc/schemas.ts';
@@ -43,7 +43,7 @@ function h(n: number): Uint8Array {
 }
 const b58 = (b: Uint8Array) => bs58.encode(b);
 
-function account(n: number, over: Partial<AccountRecord> = {}): AccountRecord {
+function account(n: number, over: Partial<AccountView> = {}): AccountView {
   return {
     hash: h(n),
     address: null,

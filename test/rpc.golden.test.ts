@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import type { AccountRecord, RpcContext, TokenDataRecord, TreeInfoRecord, ValidityProofRecord } from '../src/rpc/context.ts';
+import type { AccountView, RpcContext, TokenDataRecord, TreeInfoRecord, ValidityProofRecord } from '../src/rpc/context.ts';
 import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { buildServer } from '../src/rpc/http/server.ts';
@@ -34,8 +34,8 @@ function treeRef(tree: string) {
   return { tree: t.tree, queue: t.queue, treeType: t.treeType };
 }
 
-/** An AccountRecord from a V1 `Account` or V2 `AccountV2` JSON object. */
-function accountFromJson(a: any): AccountRecord {
+/** An AccountView from a V1 `Account` or V2 `AccountV2` JSON object. */
+function accountFromJson(a: any): AccountView {
   return {
     hash: d58(a.hash),
     address: a.address === null ? null : d58(a.address),

@@ -22,7 +22,7 @@ import type { TokenData } from '../src/light/tokenData.ts';
 import { jsonRpcResultText } from '../src/solana/transactionSource.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
-import { prepareStateUpdate } from '../src/state/prepare.ts';
+import { deriveStateUpdate } from '../src/state/stateUpdate.ts';
 import type { AccountRecord } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
 import { asHash, asPubkey, type BlockInfo } from '../src/types.ts';
@@ -56,7 +56,7 @@ class Oracle {
 
   apply(block: BlockInfo) {
     for (const tx of block.transactions) {
-      const u = prepareStateUpdate(parseTransaction(tx, block.slot), registry);
+      const u = deriveStateUpdate(parseTransaction(tx, block.slot), registry);
       const sig = d58(u.signature);
       const touched: { a: AccountRecord; token: TokenData | null }[] = [];
       for (const o of u.outputs) {

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { checkKeys } from '../src/prover/keys.ts';
-import { setupCircuits, type SetupProgress } from '../src/prover/setup.ts';
+import { setupCircuits, type SetupProgress } from '../src/prover/keySetup.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DEV_PTAU = path.join(REPO, '../shared/dev-ptau/pot16_dev.ptau');

@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/readiness.ts';
+import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { txDir } from './helpers/photon.ts';
 
 const procs: ChildProcess[] = [];

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import { getValidityProofInputs } from '../src/query/validityProof.ts';
+import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';
 import { indexedLeafHashV2 } from '../src/light/hashing.ts';
 import { poseidon2 } from '../src/merkle/poseidon.ts';
 import { getNewAddressProof } from '../src/query/addressProofs.ts';
@@ -98,7 +98,7 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
         expect(a.leafIndex).toBe(leafIndex);
         expect(a.v2!.inOutputQueue).toBe(leafIndex >= g.nextIndex);
         if (a.spent) continue;
-        const [p] = getValidityProofInputs(r, registry, { hashes: [a.hash], newAddresses: [] }, 'v2').accounts;
+        const [p] = getValidityProofPaths(r, registry, { hashes: [a.hash], newAddresses: [] }, 'v2').accounts;
         expect(p!.proveByIndex).toBe(leafIndex >= g.nextIndex);
         if (p!.proveByIndex) byIndex++;
         else {

@@ -7,7 +7,7 @@
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { persistBatch } from '../src/state/persist.ts';
-import type { StateUpdate } from '../src/state/prepare.ts';
+import type { StateUpdate } from '../src/state/stateUpdate.ts';
 import type { AccountRecord } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
 import { asHash, asPubkey } from '../src/types.ts';

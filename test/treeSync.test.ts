@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeTreeAccount } from '../src/light/treeAccounts.ts';
 import { DEFAULT_TREE_OWNER, TreeResolver, syncTreeRegistry } from '../src/ingest/sources/treeSync.ts';
 import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
-import { getValidityProofInputs } from '../src/query/validityProof.ts';
+import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { fixtureFiles, fixtureStore } from './helpers/rpcLmdb.ts';
 import { runIngest } from '../src/ingest/loop.ts';
@@ -143,9 +143,9 @@ describe('syncTreeRegistry', () => {
       const store = fixtureStore('e2e');
       try {
         const hashes = (snap.value.leaves as string[]).map((h) => bs58.decode(h));
-        const withConfig = store.read((r) => getValidityProofInputs(r, loadTreeRegistry(), { hashes, newAddresses: [] }, 'v1'));
+        const withConfig = store.read((r) => getValidityProofPaths(r, loadTreeRegistry(), { hashes, newAddresses: [] }, 'v1'));
         expect(withConfig.accounts.map((a) => a.rootIndex)).toEqual(snap.value.rootIndices);
-        const withChain = store.read((r) => getValidityProofInputs(r, s.registry, { hashes, newAddresses: [] }, 'v1'));
+        const withChain = store.read((r) => getValidityProofPaths(r, s.registry, { hashes, newAddresses: [] }, 'v1'));
         expect(withChain.accounts.map((a) => a.rootIndex)).toEqual((snap.value.rootIndices as number[]).map((i) => i % 5));
         expect(withChain.accounts[0]!.rootIndex).toBe(2);
       } finally {

@@ -13,7 +13,7 @@ import { ProverError } from '../prover/errors.ts';
 import type { CurveThreading } from '../prover/pool.ts';
 import type { ProverKernels } from '../prover/snark.ts';
 import type { ProverBackendKind } from '../prover/groth16Native.ts';
-import { KeyReadiness } from '../prover/readiness.ts';
+import { KeyReadiness } from '../prover/keyReadiness.ts';
 
 /** Options of the prover command. */
 export interface ProverCommandOptions {

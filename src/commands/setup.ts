@@ -1,12 +1,12 @@
 /**
  * `refract setup [--keys DIR] [--ptau FILE] [--circuits ids] [--dev-ptau-power N] [--force]`:
- * compile the circuits and create their Groth16 keys (src/prover/setup.ts: cached, resumable).
+ * compile the circuits and create their Groth16 keys (src/prover/keySetup.ts: cached, resumable).
  *
  * ptau: `--ptau FILE` (a prepared phase-2 file, e.g. from a public ceremony). Without it, the
  * development ptau `$REFRACT_DEV_PTAU` or `../shared/dev-ptau/pot16_dev.ptau` is used when present;
  * else the public Hermez file `powersOfTau28_hez_final_16.ptau` is downloaded from
  * `$REFRACT_PTAU_URL` (default https://storage.googleapis.com/zkevm/ptau/; `off` disables) into
- * `<keys>/ptau/` and checked against its published BLAKE2b-512 hash (setup.ts
+ * `<keys>/ptau/` and checked against its published BLAKE2b-512 hash (keySetup.ts
  * `fetchCeremonyPtau`); only when that download fails (offline: within 5 s) is an INSECURE
  * development ptau generated (2^N, `--dev-ptau-power`, ~20 min for 2^16 on 2 cores; giving
  * `--dev-ptau-power` skips the download). Development files (one known contributor) are announced
@@ -16,9 +16,9 @@
  */
 import path from 'node:path';
 import { DEFAULT_CIRCUIT_IDS } from '../prover/circuits.ts';
-import { setupProgressBar } from '../prover/progress.ts';
-import { defaultDevPtau } from '../prover/readiness.ts';
-import { setupCircuits, type SetupProgress } from '../prover/setup.ts';
+import { setupProgressBar } from '../prover/setupProgressBar.ts';
+import { defaultDevPtau } from '../prover/keyReadiness.ts';
+import { setupCircuits, type SetupProgress } from '../prover/keySetup.ts';
 
 /** Options of the setup command. */
 export interface SetupCommandOptions {

@@ -1,12 +1,12 @@
 /**
  * The state-rules stage of ingest: a block batch, parsed (parse.ts `parseBlocks`), goes through the
- * state rules (src/state/prepare.ts `prepareStateUpdates`: every output hash recomputed in one
+ * state rules (src/state/stateUpdate.ts `deriveStateUpdates`: every output hash recomputed in one
  * batched Poseidon pass, mismatches rejected) into a {@link PreparedBatch}: everything the persist
  * stage (indexer.ts `Indexer.commitBatch`) needs and nothing that refers to a store. Pure, so it may
  * run on another thread than the commit (threads/prepareThread.ts).
  */
 import type { TreeRegistry } from '../config/trees.ts';
-import { type StateUpdate, prepareStateUpdates } from '../state/prepare.ts';
+import { type StateUpdate, deriveStateUpdates } from '../state/stateUpdate.ts';
 import type { BlockRecord } from '../store/records.ts';
 import type { BlockInfo } from '../types.ts';
 import { type Rejection, type UnparsedLightTransaction, parseBlocks } from './parse.ts';
@@ -44,14 +44,14 @@ export function prepareBatch(blocks: readonly BlockInfo[], registry: TreeRegistr
   const rejected: Rejection[] = [];
   const unknownTrees = new Map<string, number>();
   let outputs = 0;
-  // Parse every transaction, then prepare them together: their output hashes are recomputed in
+  // Parse every transaction, then derive their state updates together: their output hashes are recomputed in
   // one batched Poseidon pass. A decode failure or a rejection drops that transaction only;
   // rejections are reported in transaction order.
   const { parsed, failuresBefore, unparsed } = parseBlocks(blocks);
-  const prepared = prepareStateUpdates(parsed, registry);
-  for (let i = 0; i <= prepared.length; i++) {
+  const outcomes = deriveStateUpdates(parsed, registry);
+  for (let i = 0; i <= outcomes.length; i++) {
     for (const f of failuresBefore[i] ?? []) rejected.push(f);
-    const p = prepared[i];
+    const p = outcomes[i];
     if (!p) continue;
     if (p.rejected) {
       rejected.push({ signature: p.rejected.signature, slot: parsed[i]!.slot, reason: p.rejected.reason });

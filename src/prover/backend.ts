@@ -9,11 +9,11 @@
  *   (spec prover.md §2.2) → `{ar, bs, krs}`.
  *
  * Backends only prove. Choosing the circuit, checking readiness, verifying foreign proofs, metrics
- * and encodings are the `ProofService`'s job (service.ts).
+ * and encodings are the `ProofService`'s job (proofService.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { gnarkToSnarkjs, type GnarkProofJson } from './encode.ts';
+import { gnarkToSnarkjs, type GnarkProofJson } from './proofEncoding.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import type { ProverPool } from './pool.ts';
 import type { Groth16Proof } from './snark.ts';

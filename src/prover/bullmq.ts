@@ -29,7 +29,7 @@
  *   a timeout, and its proof is kept for the next identical request.
  *
  * Results carry the prover node's id and timings (queue wait, witness, prove, verify), so the API
- * process observes every proof in its own metrics (service.ts). Errors travel as JSON
+ * process observes every proof in its own metrics (proofService.ts). Errors travel as JSON
  * `{code, message}` in the job's `failedReason`.
  */
 import { createHash, randomBytes } from 'node:crypto';

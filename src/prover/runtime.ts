@@ -8,7 +8,7 @@
  * | default | `LocalBackend` (bounded in-process queue) | this process's Piscina pool | the pool thread (this keysDir) |
  * | `redisUrl` | `BullBackend` | `refract prover` nodes, plus this process's pool unless `localWorker: false` | this keysDir: the local pool's threads (or a 1-thread verifier pool) |
  *
- * Keys (all but the remote mode): per-circuit readiness of `keysDir` (readiness.ts). When circuits
+ * Keys (all but the remote mode): per-circuit readiness of `keysDir` (keyReadiness.ts). When circuits
  * are missing, `refract setup` runs in a child process in the background (`autoSetup`, default on)
  * and circuits become usable one by one; until then their requests answer "Prover not available".
  * `health()` feeds GET /health; queue gauges and readiness gauges feed /metrics.
@@ -21,8 +21,8 @@ import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
 import type { ProverBackendKind } from './groth16Native.ts';
-import { KeyReadiness } from './readiness.ts';
-import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './service.ts';
+import { KeyReadiness } from './keyReadiness.ts';
+import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './proofService.ts';
 
 /** Circuits loaded into the pool as soon as their keys are ready (the common small shapes). */
 export const DEFAULT_WARM_CIRCUITS: readonly string[] = ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'combined_26_26_1_1', 'v2_inclusion_32_1', 'v2_non-inclusion_40_1'];

@@ -4,7 +4,8 @@
  * request.
  *
  * Three shapes of the same information:
- * 1. `ValidityProofInputs`: what the indexer has: 32-byte big-endian values (`Bytes32`) and
+ * 1. `ValidityProofInputs`: the prover's inputs as the indexer hands them over (src/rpc/validityProver.ts
+ *    builds them from the store's `ValidityProofPaths`): 32-byte big-endian values (`Bytes32`) and
  *    numbers, `pathElements` bottom-up (index 0 = sibling at the leaf level), one entry per tree
  *    level (26; v2: 32 for accounts, 40 for addresses). `version: 2` selects the v2 circuits.
  * 2. `CircuitInput`: the circom input JSON (decimal strings) under the signal names declared in
@@ -15,7 +16,7 @@
 import type { Bytes32 } from '../types.ts';
 import { poseidon2, poseidon3 } from '../merkle/poseidon.ts';
 import { circuitIdFor, getCircuit, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT, type CircuitKind } from './circuits.ts';
-import { BN254_R, beToBigint, bigintToBe32, parseHex, toHex32 } from './encode.ts';
+import { BN254_R, beToBigint, bigintToBe32, parseHex, toHex32 } from './proofEncoding.ts';
 import { ProverError } from './errors.ts';
 import type { CircuitInput } from './snark.ts';
 

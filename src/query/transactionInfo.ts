@@ -8,7 +8,7 @@ import { parseTransaction } from '../light/parser.ts';
 import { type TokenData, isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import { DecodeError } from '../solana/errors.ts';
 import { decodeTransactionJson } from '../solana/decode.ts';
-import { type PreparedOutput, TransactionRejected, prepareStateUpdate } from '../state/prepare.ts';
+import { type OutputAccount, TransactionRejected, deriveStateUpdate } from '../state/stateUpdate.ts';
 import type { AccountRecord } from '../store/records.ts';
 import type { ReadView } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
@@ -25,7 +25,7 @@ export interface ParsedCompressionInfo {
   /** The transaction's own slot (`slot` of the getTransaction result). */
   slot: number;
   /** Output accounts in event order; `slotCreated` = `slot`. Outputs of unknown trees are left out. */
-  opened: PreparedOutput[];
+  opened: OutputAccount[];
   /** Input account hashes in event order. */
   inputs: Bytes32[];
 }
@@ -45,7 +45,7 @@ export function parseCompressionInfo(json: unknown, registry: TreeRegistry): Par
     throw err;
   }
   try {
-    const u = prepareStateUpdate(parseTransaction(decoded.transaction, decoded.slot), registry);
+    const u = deriveStateUpdate(parseTransaction(decoded.transaction, decoded.slot), registry);
     return { slot: decoded.slot, opened: u.outputs, inputs: u.inputs };
   } catch (err) {
     if (err instanceof TransactionRejected) throw new QueryError('Unexpected', err.message);

@@ -18,7 +18,7 @@ import { batchSize, runBatch } from './batch.ts';
 import { type RpcContext, isThenable } from './context.ts';
 import { type Caller, type JsonRpcId, invoke, peekId, readEnvelope, resolveMethod, resultEnvelopeText } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
-import { stringifyJson } from './json.ts';
+import { stringifyJson } from './exactJson.ts';
 
 /** A reply, ready for a transport to write. */
 export interface RpcAnswer {

@@ -19,7 +19,7 @@
 import { type RpcContext, isThenable } from './context.ts';
 import { type Caller, invoke, peekId, readEnvelope, resolveMethod, resultEnvelopeText } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
-import { stringifyJson } from './json.ts';
+import { stringifyJson } from './exactJson.ts';
 
 /** Most requests in one batch (the API's other array limits are 1000 too). */
 export const MAX_BATCH_REQUESTS = 1000;

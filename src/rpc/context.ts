@@ -44,8 +44,12 @@ export interface TreeInfoRecord extends TreeRef {
   rootHistoryCapacity: number;
 }
 
-/** A compressed account row (Photon `accounts`). */
-export interface AccountRecord {
+/**
+ * A compressed account as the API shows it (Photon's `Account` / `AccountV2`): the `accounts` row
+ * joined with its tree's {@link TreeRef}. Not the stored record (`AccountRecord`, src/store/records.ts),
+ * which the data source reads and turns into this.
+ */
+export interface AccountView {
   hash: Bytes32;
   address: Bytes32 | null;
   /** All three present or the whole object null. `discriminator` is the 8 bytes read as u64 LE. */
@@ -75,7 +79,7 @@ export interface TokenDataRecord {
 
 /** A token account: the account row joined with its token data. */
 export interface TokenAccountRecord {
-  account: AccountRecord;
+  account: AccountView;
   tokenData: TokenDataRecord;
 }
 
@@ -155,19 +159,19 @@ export interface MintHolderRecord {
 export interface TransactionCompressionInfoRecord {
   /**
    * The Solana `getTransaction` result (base64 encoding) to return verbatim. Either a parsed JSON
-   * value or `rawJson(text)` from src/rpc/json.ts to pass the original text through byte for byte
+   * value or `rawJson(text)` from src/rpc/exactJson.ts to pass the original text through byte for byte
    * (keeps integers above 2^53 exact).
    */
   transaction: unknown;
   /** Input accounts (spent rows). `nullifier`/`txHash` are V2 queue data, null when absent. */
   closedAccounts: {
-    account: AccountRecord;
+    account: AccountView;
     tokenData: TokenDataRecord | null;
     nullifier: Bytes32 | null;
     txHash: Bytes32 | null;
   }[];
   /** Output accounts as parsed from the transaction (slotCreated = the transaction's slot). */
-  openedAccounts: { account: AccountRecord; tokenData: TokenDataRecord | null }[];
+  openedAccounts: { account: AccountView; tokenData: TokenDataRecord | null }[];
 }
 
 /**
@@ -194,10 +198,10 @@ export interface RpcDataSource {
   getTreeInfo(pubkey: Bytes32): Awaitable<TreeInfoRecord | null>;
 
   /** The unspent account with this hash, or null (getCompressedAccount, getMultipleCompressedAccounts, balances). */
-  getAccountByHash(hash: Hash): Awaitable<AccountRecord | null>;
+  getAccountByHash(hash: Hash): Awaitable<AccountView | null>;
 
   /** The unspent account with this address, or null. */
-  getAccountByAddress(address: Pubkey): Awaitable<AccountRecord | null>;
+  getAccountByAddress(address: Pubkey): Awaitable<AccountView | null>;
 
   /**
    * Unspent accounts of `owner` matching every memcmp filter, ordered by (leafIndex ASC, hash ASC)
@@ -211,7 +215,7 @@ export interface RpcDataSource {
   listAccountsByOwner(
     owner: Pubkey,
     page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number },
-  ): Awaitable<AccountRecord[]>;
+  ): Awaitable<AccountView[]>;
 
   /** Sum of unspent lamports of `owner` (`owner_balances`), 0n when none. */
   getOwnerBalance(owner: Pubkey): Awaitable<bigint>;

@@ -5,7 +5,7 @@
  */
 import type { RpcContext } from './context.ts';
 import { RpcError } from './errors.ts';
-import { RawJson, stringifyJson } from './json.ts';
+import { RawJson, stringifyJson } from './exactJson.ts';
 import { findMethod } from './methods/index.ts';
 import type { MethodDefinition } from './methods/index.ts';
 import { parseParams } from './params.ts';

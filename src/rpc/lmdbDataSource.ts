@@ -27,14 +27,14 @@ import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { validationError } from '../query/errors.ts';
 import { type AddressQueueSlice, type QueueElementsRequest, type QueueSize, type StateQueueSlice, article, getQueueElements, getQueueSizes } from '../query/queueElements.ts';
 import { closedAccounts, parseCompressionInfo } from '../query/transactionInfo.ts';
-import { type ValidityProofInputs, getValidityProofInputs } from '../query/validityProof.ts';
+import { type ValidityProofPaths, getValidityProofPaths } from '../query/validityProofPaths.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { SolanaTransactionSource } from '../solana/transactionSource.ts';
-import type { AccountRecord as StoredAccount } from '../store/records.ts';
+import type { AccountRecord } from '../store/records.ts';
 import { ReadView, type SignatureEntry, type Store } from '../store/store.ts';
 import type { Bytes32 } from '../types.ts';
 import type {
-  AccountRecord,
+  AccountView,
   MemcmpFilter,
   MerkleProofRecord,
   MintHolderRecord,
@@ -53,7 +53,7 @@ import type {
   ValidityProofRequest,
 } from './context.ts';
 import { RpcError } from './errors.ts';
-import { rawJson } from './json.ts';
+import { rawJson } from './exactJson.ts';
 
 /** Fetches a Solana `getTransaction` result (base64 encoding). */
 export interface TransactionFetcher {
@@ -90,7 +90,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-function matchesFilters(a: StoredAccount, filters: readonly MemcmpFilter[]): boolean {
+function matchesFilters(a: AccountRecord, filters: readonly MemcmpFilter[]): boolean {
   for (const f of filters) {
     const d = a.data?.data;
     if (!d || f.offset + f.bytes.length > d.length) return false;
@@ -185,7 +185,7 @@ export class LmdbDataSource implements RpcDataSource {
   private lastRef: TreeRef | null = null;
 
   /** A stored account as the API record (`discriminator` = the 8 bytes as u64 LE; V2 queue state from the record's v2 block). */
-  private toAccount(r: ReadView | null, a: StoredAccount): AccountRecord {
+  private toAccount(r: ReadView | null, a: AccountRecord): AccountView {
     const d = a.data;
     return {
       hash: a.hash,
@@ -202,7 +202,7 @@ export class LmdbDataSource implements RpcDataSource {
     };
   }
 
-  private toTokenAccount(r: ReadView, a: StoredAccount): TokenAccountRecord {
+  private toTokenAccount(r: ReadView, a: AccountRecord): TokenAccountRecord {
     return { account: this.toAccount(r, a), tokenData: tokenRecord(parseTokenData(a.data!.data)) };
   }
 
@@ -222,7 +222,7 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /** The unspent account with `hash`, or null. */
-  getAccountByHash(hash: Bytes32): AccountRecord | null {
+  getAccountByHash(hash: Bytes32): AccountView | null {
     return this.read((r) => {
       const a = r.account(hash);
       return a && !a.spent ? this.toAccount(r, a) : null;
@@ -230,7 +230,7 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /** The unspent account holding `address`, or null. */
-  getAccountByAddress(address: Bytes32): AccountRecord | null {
+  getAccountByAddress(address: Bytes32): AccountView | null {
     return this.read((r) => {
       const a = r.accountByAddress(address);
       return a ? this.toAccount(r, a) : null;
@@ -238,7 +238,7 @@ export class LmdbDataSource implements RpcDataSource {
   }
 
   /** Unspent accounts of `owner` by (leafIndex, hash), resuming after the cursor account (see module doc). */
-  listAccountsByOwner(owner: Bytes32, page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number }): AccountRecord[] {
+  listAccountsByOwner(owner: Bytes32, page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number }): AccountView[] {
     if (page.limit <= 0) return [];
     return this.read((r) => {
       let after: Buffer | undefined;
@@ -248,7 +248,7 @@ export class LmdbDataSource implements RpcDataSource {
         if (at) after = ReadView.ownerPosition(at);
         else hashFloor = page.cursor;
       }
-      const out: AccountRecord[] = [];
+      const out: AccountView[] = [];
       for (const a of r.accountsByOwner(owner, after)) {
         if (hashFloor && compare(a.hash, hashFloor) <= 0) continue;
         if (!matchesFilters(a, page.filters)) continue;
@@ -476,25 +476,25 @@ export class LmdbDataSource implements RpcDataSource {
   // ---- validity proofs (for the prover wiring) ---------------------------------------------
 
   /**
-   * Everything a validity proof needs from the store (src/query/validityProof.ts: paths, roots,
+   * Everything a validity proof needs from the store (src/query/validityProofPaths.ts: paths, roots,
    * root indices, prove-by-index accounts) together with the context slot, from ONE read transaction.
    * Throws QueryError with Photon's messages (missing / spent hashes, tree metadata, heights).
    */
-  validityProofInputs(request: ValidityProofRequest, mode: 'v1' | 'v2'): { slot: bigint | null; inputs: ValidityProofInputs } {
+  validityProofPaths(request: ValidityProofRequest, mode: 'v1' | 'v2'): { slot: bigint | null; paths: ValidityProofPaths } {
     return this.read((r) => {
       const s = r.lastSlot();
-      return { slot: s === null ? null : BigInt(s), inputs: getValidityProofInputs(r, this.registry, request, mode) };
+      return { slot: s === null ? null : BigInt(s), paths: getValidityProofPaths(r, this.registry, request, mode) };
     });
   }
 
   /**
-   * The API record of a validity proof from its inputs and the prover's compressed proof (null when
+   * The API record of a validity proof from the store's paths and the prover's compressed proof (null when
    * nothing went to the prover). Prove-by-index accounts get root 0^32 (`1111…1111`) and rootIndex 0.
    */
-  validityProofRecord(inputs: ValidityProofInputs, compressedProof: ValidityProofRecord['compressedProof']): ValidityProofRecord {
+  validityProofRecord(paths: ValidityProofPaths, compressedProof: ValidityProofRecord['compressedProof']): ValidityProofRecord {
     return {
       compressedProof,
-      accounts: inputs.accounts.map((a) => ({
+      accounts: paths.accounts.map((a) => ({
         hash: a.hash,
         root: a.proof ? a.proof.root : ZERO32,
         rootIndex: a.rootIndex,
@@ -502,7 +502,7 @@ export class LmdbDataSource implements RpcDataSource {
         leafIndex: a.leafIndex,
         treeInfo: this.treeRef(a.tree.treeBytes, TREE_TYPE_CODE[a.tree.type]),
       })),
-      addresses: inputs.addresses.map((a) => ({
+      addresses: paths.addresses.map((a) => ({
         address: a.proof.address,
         root: a.proof.root,
         rootIndex: a.rootIndex,

@@ -1,6 +1,6 @@
 /**
  * zod schemas of every JSON-RPC method's `result`, as the reference indexer (Photon) serialises it
- * (photon.md §3, client.md §2.1) and src/rpc/encode.ts writes it. They document responses in
+ * (photon.md §3, client.md §2.1) and src/rpc/resultEncoding.ts writes it. They document responses in
  * `openapi.json` (src/rpc/openapi.ts, output side) and the tests check every golden response against
  * them (test/rpc.resultSchemas.test.ts). They are not run on the request path.
  *

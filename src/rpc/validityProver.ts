@@ -6,13 +6,13 @@
  *    hashes / addresses fails before any read, with the supported shapes listed. (v2 excludes
  *    accounts still in an output queue; its shape is checked after the read.)
  * 2. ONE LMDB read transaction gives the context slot and everything the proof covers, and makes
- *    the checks a proof over current state needs, beyond what src/query/validityProof.ts enforces
+ *    the checks a proof over current state needs, beyond what src/query/validityProofPaths.ts enforces
  *    (it has Photon's v1 "no spent check" quirk and no address-existence check):
  *    - every hash is a known account (`Record Not Found: Account <hash> does not exist`) that is
  *      not spent (`Validation Error: Account <hash> is spent …`), in v1 as in v2;
  *    - every new address is absent from its address tree, from the address queues (AddressV2) and
  *      from the indexed accounts (`Validation Error: Address <address> already exists …`);
- *    - then getValidityProofInputs: paths, roots, root seqs → root indices, low elements.
+ *    - then getValidityProofPaths: paths, roots, root seqs → root indices, low elements.
  * 3. The circuit family from the trees (`circuitVersionFor`): v1 (state and address trees of
  *    height 26) or v2 (batched: StateV2 height 32 → `v2_inclusion_32_N`, AddressV2 height 40 →
  *    `v2_non-inclusion_40_M`, both → `v2_combined_32_40_N_M`; one public input `publicInputHash`,
@@ -35,21 +35,21 @@
  */
 import bs58 from 'bs58';
 import type { TreeRegistry } from '../config/trees.ts';
-import { getValidityProofInputs, type ValidityProofInputs as StoreInputs } from '../query/validityProof.ts';
+import { getValidityProofPaths, type ValidityProofPaths } from '../query/validityProofPaths.ts';
 import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from './context.ts';
 import { RpcError } from './errors.ts';
 import type { ReadView, Store } from '../store/store.ts';
 import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
-import type { ProofService } from '../prover/service.ts';
+import type { ProofService } from '../prover/proofService.ts';
 import type { ValidityProofInputs } from '../prover/witness.ts';
 
 /** What the prover needs from the data source (LmdbDataSource has all of it). */
 export interface ValidityDataSource {
   readonly store: Store;
   readonly registry: TreeRegistry;
-  /** The API record from store inputs and a compressed proof (LmdbDataSource.validityProofRecord). */
-  validityProofRecord(inputs: StoreInputs, compressedProof: ValidityProofRecord['compressedProof']): ValidityProofRecord;
+  /** The API record from the store's paths and a compressed proof (LmdbDataSource.validityProofRecord). */
+  validityProofRecord(paths: ValidityProofPaths, compressedProof: ValidityProofRecord['compressedProof']): ValidityProofRecord;
 }
 
 /** A validity-proof record with the slot of the read it came from. */
@@ -119,24 +119,24 @@ export class RefractValidityProver implements ValidityProver {
     if (mode === 'v1') checkShapeBeforeRead(request.hashes.length, request.newAddresses.length);
     const service = this.service();
 
-    const { slot, inputs } = data.store.read((r) => {
+    const { slot, paths } = data.store.read((r) => {
       const s = r.lastSlot();
       checkCurrentState(r, data.registry, request);
-      return { slot: s === null ? null : BigInt(s), inputs: getValidityProofInputs(r, data.registry, request, mode) };
+      return { slot: s === null ? null : BigInt(s), paths: getValidityProofPaths(r, data.registry, request, mode) };
     });
 
-    const proved = inputs.accounts.filter((a) => !a.proveByIndex);
-    if (proved.length === 0 && inputs.addresses.length === 0) {
+    const proved = paths.accounts.filter((a) => !a.proveByIndex);
+    if (proved.length === 0 && paths.addresses.length === 0) {
       // v2: every account is proved by index; nothing for the prover.
-      return { ...data.validityProofRecord(inputs, null), slot };
+      return { ...data.validityProofRecord(paths, null), slot };
     }
-    const version = circuitVersionFor(proved, inputs.addresses);
-    checkShape(proved.length, inputs.addresses.length, version);
+    const version = circuitVersionFor(proved, paths.addresses);
+    checkShape(proved.length, paths.addresses.length, version);
 
     const proverInputs: ValidityProofInputs = {
       version,
       accounts: proved.map((a) => ({ root: a.proof!.root, leaf: a.hash, leafIndex: a.leafIndex, pathElements: a.proof!.proof })),
-      addresses: inputs.addresses.map((a) => ({
+      addresses: paths.addresses.map((a) => ({
         root: a.proof.root,
         value: a.proof.address,
         lowValue: a.proof.lowerRangeAddress,
@@ -155,7 +155,7 @@ export class RefractValidityProver implements ValidityProver {
       if (rpc.kind === 'internal') this.opts.onInternalError?.(e);
       throw rpc;
     }
-    return { ...data.validityProofRecord(inputs, proof.compressedProof), slot };
+    return { ...data.validityProofRecord(paths, proof.compressedProof), slot };
   }
 }
 
@@ -200,7 +200,7 @@ function checkShapeBeforeRead(nAccounts: number, nAddresses: number): void {
  * Error` instead of a generic one.
  * @throws RpcError validation naming the trees and their heights
  */
-function circuitVersionFor(proved: readonly StoreInputs['accounts'][number][], addresses: StoreInputs['addresses']): 1 | 2 {
+function circuitVersionFor(proved: readonly ValidityProofPaths['accounts'][number][], addresses: ValidityProofPaths['addresses']): 1 | 2 {
   // Photon quirk 5 gives every path the FIRST tree's height, so v1 + v2 state accounts pass the
   // query layer's height check with paths of the wrong length for one of them; Photon then gets a
   // 400 from the prover and answers `Internal server error`. Refuse before proving, naming both.

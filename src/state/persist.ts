@@ -11,7 +11,7 @@ import type { AccountRecord, BlockRecord } from '../store/records.ts';
 import type { WriteView } from '../store/store.ts';
 import { type BatchEventInput, type BatchEventsOutcome, persistBatchEvents, persistQueueInserts } from './batchedTree.ts';
 import { type IndexedUpdate, collectIndexedUpdates, persistIndexedUpdates } from './indexedTree.ts';
-import type { StateUpdate } from './prepare.ts';
+import type { StateUpdate } from './stateUpdate.ts';
 import { type LeafWrite, persistLeafNodes } from './stateTree.ts';
 
 /** Counts of what one batch changed. */

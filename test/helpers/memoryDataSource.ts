@@ -7,7 +7,7 @@
  */
 import type { Bytes32 } from '../../src/types.ts';
 import type {
-  AccountRecord,
+  AccountView,
   MemcmpFilter,
   MerkleProofRecord,
   MintHolderRecord,
@@ -33,7 +33,7 @@ const eq = (a: Uint8Array | null | undefined, b: Uint8Array | null | undefined):
 
 /** A stored account: the record plus spent flag and optional token data. */
 export interface StoredAccount {
-  account: AccountRecord;
+  account: AccountView;
   spent: boolean;
   tokenData: TokenDataRecord | null;
 }
@@ -62,7 +62,7 @@ export class MemoryDataSource implements RpcDataSource {
   compressionInfo = new Map<string, TransactionCompressionInfoRecord>();
 
   /** Store an account (and its token data). */
-  putAccount(account: AccountRecord, opts: { spent?: boolean; tokenData?: TokenDataRecord | null } = {}): void {
+  putAccount(account: AccountView, opts: { spent?: boolean; tokenData?: TokenDataRecord | null } = {}): void {
     this.accounts.set(hex(account.hash), { account, spent: opts.spent ?? false, tokenData: opts.tokenData ?? null });
   }
 
@@ -83,17 +83,17 @@ export class MemoryDataSource implements RpcDataSource {
     return [...this.accounts.values()].filter((a) => !a.spent);
   }
 
-  getAccountByHash(hash: Bytes32): AccountRecord | null {
+  getAccountByHash(hash: Bytes32): AccountView | null {
     const a = this.accounts.get(hex(hash));
     return a && !a.spent ? a.account : null;
   }
 
-  getAccountByAddress(address: Bytes32): AccountRecord | null {
+  getAccountByAddress(address: Bytes32): AccountView | null {
     return this.unspent().find((a) => eq(a.account.address, address))?.account ?? null;
   }
 
-  listAccountsByOwner(owner: Bytes32, page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number }): AccountRecord[] {
-    const matches = (a: AccountRecord) =>
+  listAccountsByOwner(owner: Bytes32, page: { filters: MemcmpFilter[]; cursor: Bytes32 | null; limit: number }): AccountView[] {
+    const matches = (a: AccountView) =>
       page.filters.every((f) => {
         const d = a.data?.data;
         if (!d || f.offset + f.bytes.length > d.length) return false;
@@ -102,7 +102,7 @@ export class MemoryDataSource implements RpcDataSource {
     // The cursor is the previous page's last hash: start after that account's (leafIndex, hash)
     // position; an unknown hash falls back to Photon's `hash > cursor` filter (interface doc).
     const at = page.cursor ? this.accounts.get(hex(page.cursor))?.account : undefined;
-    const after = (a: AccountRecord): boolean => {
+    const after = (a: AccountView): boolean => {
       if (!page.cursor) return true;
       if (!at) return compareBytes(a.hash, page.cursor) > 0;
       return a.leafIndex > at.leafIndex || (a.leafIndex === at.leafIndex && compareBytes(a.hash, at.hash) > 0);

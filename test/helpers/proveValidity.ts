@@ -2,12 +2,12 @@
  * `proveValidity` (tests): one validity proof straight from a `ProverPool`, without the
  * `ProofService` (no readiness, no backend, no metrics): indexer inputs → circuit choice and circom
  * input (witness.ts) → proof from the pool (verified in the worker) → the encodings Photon and the
- * reference prover return (encode.ts).
+ * reference prover return (proofEncoding.ts).
  */
-import { compressProof, snarkjsToGnark } from '../../src/prover/encode.ts';
+import { compressProof, snarkjsToGnark } from '../../src/prover/proofEncoding.ts';
 import { ProverError } from '../../src/prover/errors.ts';
 import type { ProverPool } from '../../src/prover/pool.ts';
-import type { ValidityProof } from '../../src/prover/service.ts';
+import type { ValidityProof } from '../../src/prover/proofService.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../../src/prover/witness.ts';
 
 /**

@@ -73,17 +73,17 @@ export function lmdbServer(
 }
 
 /**
- * A validity "prover" that computes every public input from the store (src/query/validityProof.ts)
+ * A validity "prover" that computes every public input from the store (src/query/validityProofPaths.ts)
  * and returns a dummy all-zero proof (null in V2 when nothing needs proving): the Groth16 prover is
  * not wired into the API yet, so only roots, root indices, leaf indices, leaves and trees are real.
  */
 export function stubProver(data: LmdbDataSource): ValidityProver {
   return {
     async getValidityProof(request, mode) {
-      const { inputs } = data.validityProofInputs(request, mode);
-      const needsProver = inputs.accounts.some((a) => !a.proveByIndex) || inputs.addresses.length > 0;
+      const { paths } = data.validityProofPaths(request, mode);
+      const needsProver = paths.accounts.some((a) => !a.proveByIndex) || paths.addresses.length > 0;
       const dummy = { a: new Uint8Array(32), b: new Uint8Array(64), c: new Uint8Array(32) };
-      return data.validityProofRecord(inputs, mode === 'v2' && !needsProver ? null : dummy);
+      return data.validityProofRecord(paths, mode === 'v2' && !needsProver ? null : dummy);
     },
   };
 }

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Awaitable, RpcContext } from '../context.ts';
 import { ANONYMOUS, invoke } from '../dispatch.ts';
-import { stringifyJson } from '../json.ts';
+import { stringifyJson } from '../exactJson.ts';
 import { METHODS } from '../methods/index.ts';
 import { type FastifyReplies, JSON_TYPE } from './jsonRpcRoutes.ts';
 

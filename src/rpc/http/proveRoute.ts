@@ -47,7 +47,7 @@ import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from '.
 import { JOB_ID_PATTERN } from '../../prover/bullmq.ts';
 import { getCircuit } from '../../prover/circuits.ts';
 import { ProverError, type ProverErrorCode } from '../../prover/errors.ts';
-import type { AsyncJobStatus, ProofService } from '../../prover/service.ts';
+import type { AsyncJobStatus, ProofService } from '../../prover/proofService.ts';
 import { fromProverRequest } from '../../prover/witness.ts';
 
 /** HTTP status and reference-prover error code of a ProverError code (table in the module comment). */

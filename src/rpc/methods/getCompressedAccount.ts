@@ -1,5 +1,5 @@
 /** getCompressedAccount: the unspent account by address or hash (address wins); value null when not found or spent. */
-import { accountJson, withContextJson } from '../encode.ts';
+import { accountJson, withContextJson } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { accountIdParams, andThen, findAccount, indexedSlot } from './lib/shared.ts';
 

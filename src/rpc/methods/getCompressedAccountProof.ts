@@ -1,5 +1,5 @@
 /** getCompressedAccountProof: Merkle proof of a leaf in a state tree (no spent check). */
-import { encodeMerkleProof, withContext } from '../encode.ts';
+import { encodeMerkleProof, withContext } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { defineMethod } from './lib/define.ts';
 import { hashParams, requireSlot } from './lib/shared.ts';

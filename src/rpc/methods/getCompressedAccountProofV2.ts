@@ -1,5 +1,5 @@
 /** getCompressedAccountProofV2: Merkle proof with treeContext; queued V2 accounts get proveByIndex and a path for their index. */
-import { encodeMerkleProofV2, withContext } from '../encode.ts';
+import { encodeMerkleProofV2, withContext } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { defineMethod } from './lib/define.ts';
 import { hashParams, requireSlot } from './lib/shared.ts';

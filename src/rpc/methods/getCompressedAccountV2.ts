@@ -1,5 +1,5 @@
 /** getCompressedAccountV2: as getCompressedAccount, with the AccountV2 shape (merkleContext, proveByIndex). */
-import { encodeAccountV2, withContext } from '../encode.ts';
+import { encodeAccountV2, withContext } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { accountIdParams, andThen, findAccount, indexedSlot } from './lib/shared.ts';
 

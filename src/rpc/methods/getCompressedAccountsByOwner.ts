@@ -1,5 +1,5 @@
 /** getCompressedAccountsByOwner: unspent accounts of an owner, memcmp filters, dataSlice, hash cursor. */
-import { accountJson, encodeAccount } from '../encode.ts';
+import { accountJson, encodeAccount } from '../resultEncoding.ts';
 import { accountsByOwnerPage, accountsByOwnerParams } from './lib/accountsByOwner.ts';
 import { defineMethod } from './lib/define.ts';
 

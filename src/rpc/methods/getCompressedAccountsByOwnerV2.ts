@@ -1,5 +1,5 @@
 /** getCompressedAccountsByOwnerV2: as getCompressedAccountsByOwner, AccountV2 shape. */
-import { encodeAccountV2 } from '../encode.ts';
+import { encodeAccountV2 } from '../resultEncoding.ts';
 import { accountsByOwnerPage, accountsByOwnerParams } from './lib/accountsByOwner.ts';
 import { defineMethod } from './lib/define.ts';
 

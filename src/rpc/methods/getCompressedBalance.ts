@@ -1,5 +1,5 @@
 /** getCompressedBalance (alias getCompressedAccountBalance): lamports of the unspent account, 0 if not found. */
-import { u64, withContext } from '../encode.ts';
+import { u64, withContext } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { accountIdParams, andThen, findAccount, indexedSlot } from './lib/shared.ts';
 

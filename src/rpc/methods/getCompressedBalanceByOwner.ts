@@ -1,6 +1,6 @@
 /** getCompressedBalanceByOwner: sum of the owner's unspent lamports (0 if none). */
 import { z } from 'zod';
-import { u64, withContext } from '../encode.ts';
+import { u64, withContext } from '../resultEncoding.ts';
 import { pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
 import { requireSlot } from './lib/shared.ts';

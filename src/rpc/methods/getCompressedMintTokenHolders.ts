@@ -1,7 +1,7 @@
 /** getCompressedMintTokenHolders: owners of a mint by balance DESC, cursor = balance u64 LE ‖ owner. */
 import { z } from 'zod';
 import { decodeHolderCursor, encodeHolderCursor } from '../cursor.ts';
-import { b58, u64, withContext } from '../encode.ts';
+import { b58, u64, withContext } from '../resultEncoding.ts';
 import { base58Bytes, limit, optional, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
 import { requireSlot } from './lib/shared.ts';

@@ -2,7 +2,7 @@
  * getCompressedTokenAccountBalance: `{amount}` of an unspent token account, 0 if not found.
  * Photon quirk kept: by address it matches the token **owner** (first account by mint, hash).
  */
-import { u64, withContext } from '../encode.ts';
+import { u64, withContext } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { accountId, accountIdParams, requireSlot } from './lib/shared.ts';
 

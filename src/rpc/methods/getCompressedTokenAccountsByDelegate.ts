@@ -1,5 +1,5 @@
 /** getCompressedTokenAccountsByDelegate: unspent token accounts by token delegate, optional mint, cursor mint‖hash. */
-import { encodeAccount } from '../encode.ts';
+import { encodeAccount } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { byDelegateParams, tokenAccountPage } from './lib/tokenAccounts.ts';
 

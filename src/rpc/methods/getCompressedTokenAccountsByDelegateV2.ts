@@ -1,5 +1,5 @@
 /** getCompressedTokenAccountsByDelegateV2: unspent token accounts by token delegate, optional mint, cursor mint‖hash. */
-import { encodeAccountV2 } from '../encode.ts';
+import { encodeAccountV2 } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { byDelegateParams, tokenAccountPage } from './lib/tokenAccounts.ts';
 

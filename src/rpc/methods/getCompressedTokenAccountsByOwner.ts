@@ -1,5 +1,5 @@
 /** getCompressedTokenAccountsByOwner: unspent token accounts by token owner, optional mint, cursor mint‖hash. */
-import { encodeAccount } from '../encode.ts';
+import { encodeAccount } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { byOwnerParams, tokenAccountPage } from './lib/tokenAccounts.ts';
 

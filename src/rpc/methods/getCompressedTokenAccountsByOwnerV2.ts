@@ -1,5 +1,5 @@
 /** getCompressedTokenAccountsByOwnerV2: unspent token accounts by token owner, optional mint, cursor mint‖hash. */
-import { encodeAccountV2 } from '../encode.ts';
+import { encodeAccountV2 } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { byOwnerParams, tokenAccountPage } from './lib/tokenAccounts.ts';
 

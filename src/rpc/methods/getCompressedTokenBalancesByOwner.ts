@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { RpcContext } from '../context.ts';
 import { decodeMintCursor } from '../cursor.ts';
-import { b58, u64, withContext } from '../encode.ts';
+import { b58, u64, withContext } from '../resultEncoding.ts';
 import { base58Bytes, limit, optional, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
 import { requireSlot } from './lib/shared.ts';

@@ -1,5 +1,5 @@
 /** getCompressedTokenBalancesByOwnerV2: as getCompressedTokenBalancesByOwner with `{items, cursor}`. */
-import { withContext } from '../encode.ts';
+import { withContext } from '../resultEncoding.ts';
 import { tokenBalancesPage, tokenBalancesParams } from './getCompressedTokenBalancesByOwner.ts';
 import { defineMethod } from './lib/define.ts';
 

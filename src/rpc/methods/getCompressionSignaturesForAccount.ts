@@ -1,5 +1,5 @@
 /** getCompressionSignaturesForAccount: the (at most 2) transactions that created / spent an account hash; no cursor. */
-import { encodeSignature, withContext } from '../encode.ts';
+import { encodeSignature, withContext } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { defineMethod } from './lib/define.ts';
 import { hashParams, requireSlot } from './lib/shared.ts';

@@ -1,6 +1,6 @@
 /** getIndexerSlot: the last indexed slot as a bare JSON number (no context). Params are ignored. */
 import { z } from 'zod';
-import { u64 } from '../encode.ts';
+import { u64 } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { requireSlot } from './lib/shared.ts';
 

@@ -1,5 +1,5 @@
 /** getLatestNonVotingSignatures: newest stored (non-vote) transactions with their error; no cursor in the result. */
-import { encodeSignatureWithError, withContext } from '../encode.ts';
+import { encodeSignatureWithError, withContext } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { pageParams, signaturePage } from './lib/signatures.ts';
 

@@ -1,5 +1,5 @@
 /** getMultipleCompressedAccountProofs: params is a JSON array of hashes (≤ 1000); proofs in request order. */
-import { merkleProofJson, withContext, withContextJson } from '../encode.ts';
+import { merkleProofJson, withContext, withContextJson } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, hash } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';

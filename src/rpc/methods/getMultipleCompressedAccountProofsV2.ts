@@ -1,5 +1,5 @@
 /** getMultipleCompressedAccountProofsV2: array of hashes; queued V2 accounts get proveByIndex with an empty proof. */
-import { encodeMerkleProofV2, withContext } from '../encode.ts';
+import { encodeMerkleProofV2, withContext } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { hashListParams } from './getMultipleCompressedAccountProofs.ts';
 import { defineMethod } from './lib/define.ts';

@@ -1,7 +1,7 @@
 /** getMultipleCompressedAccounts: `{hashes}` or `{addresses}` (≤ 1000); items in request order, null when missing or spent. */
 import { z } from 'zod';
-import type { AccountRecord, RpcContext } from '../context.ts';
-import { encodeAccount, withContext } from '../encode.ts';
+import type { AccountView, RpcContext } from '../context.ts';
+import { encodeAccount, withContext } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, hash, optional, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';
@@ -17,7 +17,7 @@ export const multipleAccountsParams = z.strictObject({
 export async function multipleAccounts<A>(
   ctx: RpcContext,
   p: z.output<typeof multipleAccountsParams>,
-  encode: (a: AccountRecord) => A,
+  encode: (a: AccountView) => A,
 ) {
   if (p.hashes && p.addresses) throw RpcError.validation('Cannot provide both hashes and addresses');
   if (!p.hashes && !p.addresses) throw RpcError.validation('Either hashes or addresses must be provided');

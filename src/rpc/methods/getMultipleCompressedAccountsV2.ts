@@ -1,5 +1,5 @@
 /** getMultipleCompressedAccountsV2: as getMultipleCompressedAccounts, AccountV2 shape. */
-import { encodeAccountV2 } from '../encode.ts';
+import { encodeAccountV2 } from '../resultEncoding.ts';
 import { multipleAccounts, multipleAccountsParams } from './getMultipleCompressedAccounts.ts';
 import { defineMethod } from './lib/define.ts';
 

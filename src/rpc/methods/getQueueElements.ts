@@ -17,7 +17,7 @@
  */
 import { z } from 'zod';
 import type { AddressQueueSlice, InputQueueSlice, OutputQueueSlice, QueueSliceRequest, StateQueueSlice } from '../../query/queueElements.ts';
-import { b58, u64 } from '../encode.ts';
+import { b58, u64 } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { optional, pubkey, usize } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { Pubkey } from '../../types.ts';
-import { b58, u64 } from '../encode.ts';
+import { b58, u64 } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, optional, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';

@@ -2,7 +2,7 @@
  * getTransactionWithCompressionInfo: the Solana transaction verbatim plus the compressed accounts it
  * closed and opened (V1 Account shape). Result has no context.
  */
-import { encodeAccount } from '../encode.ts';
+import { encodeAccount } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { transactionParams, transactionWithCompressionInfo } from './lib/transactions.ts';
 

@@ -2,7 +2,7 @@
  * getTransactionWithCompressionInfoV2: as V1 with AccountV2; closed items are
  * `{account: {account, nullifier, txHash}, optionalTokenData}` (nullifier/txHash default 1111…1111).
  */
-import { b58OrZero, encodeAccountV2 } from '../encode.ts';
+import { b58OrZero, encodeAccountV2 } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';
 import { transactionParams, transactionWithCompressionInfo } from './lib/transactions.ts';
 

@@ -6,7 +6,7 @@
 import bs58 from 'bs58';
 import { z } from 'zod';
 import { ADDRESS_TREE_V1 } from '../../light/constants.ts';
-import { encodeValidityProofV1 } from '../encode.ts';
+import { encodeValidityProofV1 } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
 import { boundedArray, hash, optional, pubkey } from '../schemas.ts';
 import { addressWithTree } from './getMultipleNewAddressProofsV2.ts';

@@ -4,7 +4,7 @@
  * with context slot 0 without touching the store (Photon quirk).
  */
 import { z } from 'zod';
-import { encodeValidityProofV2, withContext } from '../encode.ts';
+import { encodeValidityProofV2, withContext } from '../resultEncoding.ts';
 import { boundedArray, hash, optional } from '../schemas.ts';
 import { addressWithTree } from './getMultipleNewAddressProofsV2.ts';
 import { defineMethod } from './lib/define.ts';

@@ -2,8 +2,8 @@
  * getCompressedAccountsByOwner (V1 and V2): params, filters and data slicing.
  */
 import { z } from 'zod';
-import type { AccountRecord, RpcContext } from '../../context.ts';
-import { b58, withContext, withContextJson } from '../../encode.ts';
+import type { AccountView, RpcContext } from '../../context.ts';
+import { b58, withContext, withContextJson } from '../../resultEncoding.ts';
 import { RpcError } from '../../errors.ts';
 import { base58Bytes, boundedArray, hash, limit, optional, pubkey, usize } from '../../schemas.ts';
 import { andThen, indexedSlot } from './shared.ts';
@@ -28,7 +28,7 @@ export const accountsByOwnerParams = z.strictObject({
 type Params = z.output<typeof accountsByOwnerParams>;
 
 /** Apply `dataSlice` (Photon: `substr(data, offset+1, length)`) to an account's data. */
-function sliceData(a: AccountRecord, slice: { offset: number; length: number } | undefined): AccountRecord {
+function sliceData(a: AccountView, slice: { offset: number; length: number } | undefined): AccountView {
   if (!slice || a.data === null) return a;
   return { ...a, data: { ...a.data, data: a.data.data.subarray(slice.offset, slice.offset + slice.length) } };
 }
@@ -38,7 +38,7 @@ function sliceData(a: AccountRecord, slice: { offset: number; length: number } |
  * page is full. Validation errors: more than 5 filters, a filter without memcmp. With `json` (the
  * JSON text of `encode`'s output) the result is written straight to JSON text (a RawJson, same bytes).
  */
-export function accountsByOwnerPage<A>(ctx: RpcContext, p: Params, encode: (a: AccountRecord) => A, json?: (a: AccountRecord) => string) {
+export function accountsByOwnerPage<A>(ctx: RpcContext, p: Params, encode: (a: AccountView) => A, json?: (a: AccountView) => string) {
   const filters = p.filters ?? [];
   if (filters.length > MAX_FILTERS) {
     throw RpcError.validation(`Too many filters. The maximum number of filters allowed is ${MAX_FILTERS}`);

@@ -1,7 +1,7 @@
 /**
  * The shape of a JSON-RPC method: its name, aliases, one zod schema for params (validation and
  * OpenAPI), and a handler that receives the decoded params and returns the JSON-RPC `result`
- * (already encoded with src/rpc/encode.ts). Handlers throw `RpcError` for domain failures.
+ * (already encoded with src/rpc/resultEncoding.ts). Handlers throw `RpcError` for domain failures.
  */
 import type { z } from 'zod';
 import type { RpcContext } from '../../context.ts';

@@ -2,7 +2,7 @@
  * Shared by getMultipleNewAddressProofs (V1: addresses go to amt1) and getMultipleNewAddressProofsV2.
  */
 import type { AddressWithTree, RpcContext } from '../../context.ts';
-import { encodeNewAddressProof, withContext } from '../../encode.ts';
+import { encodeNewAddressProof, withContext } from '../../resultEncoding.ts';
 import { RpcError } from '../../errors.ts';
 import { slotOrZero } from './shared.ts';
 

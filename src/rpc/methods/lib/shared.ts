@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { Hash, Pubkey } from '../../../types.ts';
-import { type AccountRecord, type Awaitable, type RpcContext, isThenable } from '../../context.ts';
+import { type AccountView, type Awaitable, type RpcContext, isThenable } from '../../context.ts';
 import { RpcError } from '../../errors.ts';
 import { hash, optional, pubkey } from '../../schemas.ts';
 
@@ -82,7 +82,7 @@ export function accountId(p: { address?: Pubkey; hash?: Hash }): { address: Pubk
  * The unspent account designated by `{address?, hash?}`, or null (synchronously when the data source
  * is). Throws `Validation Error: Either address or hash must be provided` when neither is given.
  */
-export function findAccount(ctx: RpcContext, p: { address?: Pubkey; hash?: Hash }): Awaitable<AccountRecord | null> {
+export function findAccount(ctx: RpcContext, p: { address?: Pubkey; hash?: Hash }): Awaitable<AccountView | null> {
   const id = accountId(p);
   return 'address' in id ? ctx.data.getAccountByAddress(id.address) : ctx.data.getAccountByHash(id.hash);
 }

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { RpcContext, SignatureFilter, SignatureRecord } from '../../context.ts';
 import { decodeSignatureCursor, encodeSignatureCursor } from '../../cursor.ts';
-import { encodeSignature, withContext } from '../../encode.ts';
+import { encodeSignature, withContext } from '../../resultEncoding.ts';
 import { cursorString, limit, optional } from '../../schemas.ts';
 import { requireSlot } from './shared.ts';
 

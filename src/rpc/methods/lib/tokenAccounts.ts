@@ -3,9 +3,9 @@
  */
 import { z } from 'zod';
 import type { Bytes32, Pubkey } from '../../../types.ts';
-import type { AccountRecord, RpcContext } from '../../context.ts';
+import type { AccountView, RpcContext } from '../../context.ts';
 import { decodeTokenAccountCursor, encodeTokenAccountCursor } from '../../cursor.ts';
-import { encodeTokenData, withContext } from '../../encode.ts';
+import { encodeTokenData, withContext } from '../../resultEncoding.ts';
 import { base58Bytes, limit, optional, pubkey } from '../../schemas.ts';
 import { requireSlot } from './shared.ts';
 
@@ -34,7 +34,7 @@ export async function tokenAccountPage<A>(
   ctx: RpcContext,
   by: { owner: Pubkey } | { delegate: Pubkey },
   p: { mint?: Bytes32; cursor?: Uint8Array; limit: number },
-  encodeAccount: (a: AccountRecord) => A,
+  encodeAccount: (a: AccountView) => A,
 ) {
   const slot = await requireSlot(ctx);
   const after = p.cursor === undefined ? null : decodeTokenAccountCursor(p.cursor);

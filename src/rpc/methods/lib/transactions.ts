@@ -3,8 +3,8 @@
  * getTransactionWithCompressionInfoV2 (`AccountV2` items, closed items with nullifier/txHash).
  */
 import { z } from 'zod';
-import type { AccountRecord, RpcContext, TransactionCompressionInfoRecord } from '../../context.ts';
-import { encodeTokenData } from '../../encode.ts';
+import type { AccountView, RpcContext, TransactionCompressionInfoRecord } from '../../context.ts';
+import { encodeTokenData } from '../../resultEncoding.ts';
 import { RpcError } from '../../errors.ts';
 import { signature } from '../../schemas.ts';
 
@@ -25,7 +25,7 @@ export async function transactionWithCompressionInfo<C, O>(
   ctx: RpcContext,
   sig: string,
   closedAccount: (c: ClosedAccount) => C,
-  openedAccount: (a: AccountRecord) => O,
+  openedAccount: (a: AccountView) => O,
 ) {
   const rec = await ctx.data.getTransactionWithCompressionInfo(sig);
   if (!rec) throw RpcError.notFound('Transaction not found');

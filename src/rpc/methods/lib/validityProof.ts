@@ -2,7 +2,7 @@
  * Shared by getValidityProof and getValidityProofV2: the prover lookup and the prove-and-wrap step.
  */
 import type { RpcContext, ValidityProofRecord, ValidityProofRequest, ValidityProver } from '../../context.ts';
-import { withContext } from '../../encode.ts';
+import { withContext } from '../../resultEncoding.ts';
 import { RpcError } from '../../errors.ts';
 import { checkAddressTrees } from './newAddressProofs.ts';
 import { requireSlot, slotOrZero } from './shared.ts';

@@ -6,7 +6,7 @@
  * `stringifyJson` writes digit for digit). Key order follows Photon's serde output.
  */
 import type {
-  AccountRecord,
+  AccountView,
   MerkleProofRecord,
   NewAddressProofRecord,
   SignatureRecord,
@@ -15,7 +15,7 @@ import type {
   ValidityProofRecord,
 } from './context.ts';
 import * as base58 from '../solana/base58.ts';
-import { ExactU64, RawJson } from './json.ts';
+import { ExactU64, RawJson } from './exactJson.ts';
 
 /** A u64 as emitted in JSON: a number when safe, else an exact wrapper. */
 export type U64Json = number | ExactU64;
@@ -56,14 +56,14 @@ export function withContext<T>(slot: bigint, value: T): { context: { slot: U64Js
 }
 
 /** `data` of an account: `{discriminator, data (base64), dataHash}` or null. */
-function encodeAccountData(data: AccountRecord['data']) {
+function encodeAccountData(data: AccountView['data']) {
   return data === null
     ? null
     : { discriminator: u64(data.discriminator), data: b64(data.data), dataHash: b58(data.dataHash) };
 }
 
 /** V1 `Account`: hash, address, data, owner, lamports, tree, leafIndex, seq, slotCreated. */
-export function encodeAccount(a: AccountRecord) {
+export function encodeAccount(a: AccountView) {
   return {
     hash: b58(a.hash),
     address: b58OrNull(a.address),
@@ -88,7 +88,7 @@ export function encodeMerkleContext(t: TreeRef) {
 }
 
 /** `AccountV2`: hash, address, data, owner, lamports, leafIndex, seq, slotCreated, proveByIndex, merkleContext. */
-export function encodeAccountV2(a: AccountRecord) {
+export function encodeAccountV2(a: AccountView) {
   return {
     hash: b58(a.hash),
     address: b58OrNull(a.address),
@@ -237,7 +237,7 @@ function b58Text(bytes: Uint8Array | null | undefined): string {
 }
 
 /** JSON text of `encodeAccount(a)` (V1 `Account`). */
-export function accountJson(a: AccountRecord): string {
+export function accountJson(a: AccountView): string {
   const d = a.data;
   const data = d === null ? 'null' : `{"discriminator":${u64Text(d.discriminator)},"data":"${b64(d.data)}","dataHash":"${base58.encode32(d.dataHash)}"}`;
   return (

@@ -27,7 +27,7 @@ export class TransactionRejected extends Error {
 }
 
 /** A new compressed account with its parsed token data (null when not a token account). */
-export interface PreparedOutput {
+export interface OutputAccount {
   account: AccountRecord;
   token: TokenData | null;
 }
@@ -40,7 +40,7 @@ export interface StateUpdate {
   recordTransaction: boolean;
   usesCompression: boolean;
   error: string | null;
-  outputs: PreparedOutput[];
+  outputs: OutputAccount[];
   /** Input (spent) account hashes. */
   inputs: Bytes32[];
   /** State-tree leaf writes (outputs and nullifications). */
@@ -87,7 +87,7 @@ interface HashCheck {
   leafIndex: number;
 }
 
-function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, registry: TreeRegistry, u: StateUpdate, checks: HashCheck[]): void {
+function addOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, registry: TreeRegistry, u: StateUpdate, checks: HashCheck[]): void {
   const n = e.outputCompressedAccounts.length;
   if (e.outputCompressedAccountHashes.length !== n || e.outputLeafIndices.length !== n)
     throw new TransactionRejected(tx.signature, `event has ${n} output accounts, ${e.outputCompressedAccountHashes.length} output hashes and ${e.outputLeafIndices.length} leaf indices`);
@@ -167,7 +167,7 @@ function prepareOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, regist
  * the input queue; new addresses with a queue index enter their AddressV2 tree's queue. Unknown trees are
  * reported, never guessed.
  */
-function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, registry: TreeRegistry, u: StateUpdate): void {
+function addV2QueueEntries(tx: ParsedTransaction, e: BatchPublicTransactionEvent, registry: TreeRegistry, u: StateUpdate): void {
   e.batchInputAccounts.forEach((b, i) => {
     const info = registry.getTreeBytes(b.tree);
     if (!info) {
@@ -197,23 +197,23 @@ function prepareV2Queues(tx: ParsedTransaction, e: BatchPublicTransactionEvent, 
  * TransactionRejected (naming the signature and the reason) for an event whose hashes, indices,
  * field elements or token data are inconsistent.
  */
-export function prepareStateUpdate(tx: ParsedTransaction, registry: TreeRegistry): StateUpdate {
-  const [p] = prepareStateUpdates([tx], registry);
+export function deriveStateUpdate(tx: ParsedTransaction, registry: TreeRegistry): StateUpdate {
+  const [p] = deriveStateUpdates([tx], registry);
   if (p!.rejected) throw p!.rejected;
   return p!.update!;
 }
 
-/** The outcome of preparing one transaction of a batch. */
-export type PreparedTransaction = { update: StateUpdate; rejected?: undefined } | { update?: undefined; rejected: TransactionRejected };
+/** The outcome of deriving one transaction's state update: the update, or why the transaction is rejected. */
+export type StateUpdateOutcome = { update: StateUpdate; rejected?: undefined } | { update?: undefined; rejected: TransactionRejected };
 
 /**
- * {@link prepareStateUpdate} for many transactions: the same updates and rejections, in order, with
+ * {@link deriveStateUpdate} for many transactions: the same updates and rejections, in order, with
  * every output hash of the batch recomputed in one batched Poseidon pass (grouped by arity).
  * Reasons are those of a check-as-you-go pass: an output whose hash differs is reported before any
  * fault found after it in the same transaction. Pure. Throws only what is not a TransactionRejected (a bug).
  */
-export function prepareStateUpdates(txs: readonly ParsedTransaction[], registry: TreeRegistry): PreparedTransaction[] {
-  const results: PreparedTransaction[] = [];
+export function deriveStateUpdates(txs: readonly ParsedTransaction[], registry: TreeRegistry): StateUpdateOutcome[] {
+  const results: StateUpdateOutcome[] = [];
   const pending: { index: number; signature: string; checks: HashCheck[] }[] = [];
   for (const tx of txs) {
     const checks: HashCheck[] = [];
@@ -267,12 +267,12 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
     switch (ev.kind) {
       case 'publicTransaction':
         u.inputs.push(...ev.event.inputCompressedAccountHashes);
-        prepareOutputs(tx, ev.event, registry, u, checks);
+        addOutputs(tx, ev.event, registry, u, checks);
         break;
       case 'batchPublicTransaction':
         u.inputs.push(...ev.event.event.inputCompressedAccountHashes);
-        prepareOutputs(tx, ev.event.event, registry, u, checks);
-        prepareV2Queues(tx, ev.event, registry, u);
+        addOutputs(tx, ev.event.event, registry, u, checks);
+        addV2QueueEntries(tx, ev.event, registry, u);
         break;
       case 'nullifier': {
         const info = registry.getTreeBytes(ev.event.tree);

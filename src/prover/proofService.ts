@@ -3,7 +3,7 @@
  * over any `ProofBackend` (local pool, BullMQ, external prover).
  *
  * Steps: circuit choice and circom input (witness.ts; unsupported shapes and bad values fail here,
- * before anything is queued) → keys readiness of the circuit (readiness.ts) → backend → the proof's
+ * before anything is queued) → keys readiness of the circuit (keyReadiness.ts) → backend → the proof's
  * public signals must equal the inputs → verification with THIS process's verification key unless
  * the backend already did it with the same keys (a proof that fails is an error, counted, never
  * returned) → `compressedProof` (spec §2.4) and the reference JSON `{ar, bs, krs}`.
@@ -16,7 +16,7 @@
 import type { Metrics } from '../metrics.ts';
 import type { BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { proofJobId, type BackendJobStatus } from './bullmq.ts';
-import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from './encode.ts';
+import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from './proofEncoding.ts';
 import { ProverError } from './errors.ts';
 import type { Groth16Proof } from './snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from './witness.ts';

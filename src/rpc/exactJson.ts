@@ -2,7 +2,7 @@
  * JSON serialisation for responses, with exact u64 numbers and verbatim raw JSON.
  *
  * `JSON.stringify` cannot write integers above 2^53 exactly (and throws on bigint). Values that must
- * be emitted as exact JSON numbers are wrapped (`ExactU64`, made by `u64()` in encode.ts or by
+ * be emitted as exact JSON numbers are wrapped (`ExactU64`, made by `u64()` in resultEncoding.ts or by
  * `exactU64()`), and pre-encoded JSON text is wrapped with `rawJson()`. Both wrappers serialise
  * natively (via `toJSON`) to a sentinel string that contains a per-process random nonce; one regex
  * pass then splices the exact digits / raw text in place of the quoted sentinel. The fast path (no

@@ -28,7 +28,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CIRCUIT_IDS, getCircuit, mainSource, setupOrder, type CircuitSpec } from './circuits.ts';
-import { solanaVkeyToJson, vkeyToSolana } from './encode.ts';
+import { solanaVkeyToJson, vkeyToSolana } from './proofEncoding.ts';
 import { ProverError } from './errors.ts';
 import {
   digestFile,

@@ -13,7 +13,7 @@ import { QueryError, validationError } from './errors.ts';
 import { type MerkleProofWithContext, getLeafProofs } from './merkleProofs.ts';
 
 /** One account of a validity proof, in request order. */
-export interface AccountProofInput {
+export interface AccountPath {
   hash: Buffer;
   leafIndex: number;
   tree: TreeInfo;
@@ -29,7 +29,7 @@ export interface AccountProofInput {
 }
 
 /** One new address of a validity proof, in request order. */
-export interface AddressProofInput {
+export interface NewAddressPath {
   tree: TreeInfo;
   /** The non-inclusion proof (low element, siblings, root, rootSeq). */
   proof: NewAddressProof;
@@ -37,10 +37,14 @@ export interface AddressProofInput {
   rootIndex: number;
 }
 
-/** Everything a validity proof needs from the store. */
-export interface ValidityProofInputs {
-  accounts: AccountProofInput[];
-  addresses: AddressProofInput[];
+/**
+ * Everything a validity proof needs from the store: each account's and each new address's Merkle
+ * path, root and root index, in request order. Not the prover's inputs (`ValidityProofInputs`,
+ * src/prover/witness.ts), which src/rpc/validityProver.ts builds from these.
+ */
+export interface ValidityProofPaths {
+  accounts: AccountPath[];
+  addresses: NewAddressPath[];
 }
 
 /** Rust `{:?}` of a `Vec<String>`: `["a", "b"]` (Photon's error messages use it). */
@@ -67,7 +71,7 @@ export function rootIndexOf(r: ReadView, tree: TreeInfo, rootSeq: bigint, capaci
 }
 
 /**
- * Reads the inputs of a validity proof for `hashes` (existing accounts) and `newAddresses`.
+ * Reads the Merkle paths of a validity proof for `hashes` (existing accounts) and `newAddresses`.
  *
  * - `mode: 'v1'` (getValidityProof): every hash must be a current leaf of a state tree
  *   (RecordNotFound `Leaf nodes not found for hashes. Got {found} hashes. Expected {n}.`); there is
@@ -88,13 +92,13 @@ export function rootIndexOf(r: ReadView, tree: TreeInfo, rootSeq: bigint, capaci
  *   it wrote (`rootIndexOf`).
  * Throws QueryError (src/query/errors.ts) for all of the above.
  */
-export function getValidityProofInputs(
+export function getValidityProofPaths(
   r: ReadView,
   registry: TreeRegistry,
   request: { hashes: readonly Bytes32[]; newAddresses: readonly { address: Bytes32; tree: Bytes32 }[] },
   mode: 'v1' | 'v2',
-): ValidityProofInputs {
-  const accounts: (AccountProofInput | null)[] = request.hashes.map(() => null);
+): ValidityProofPaths {
+  const accounts: (AccountPath | null)[] = request.hashes.map(() => null);
   let toProve: { index: number; hash: Bytes32 }[] = request.hashes.map((hash, index) => ({ index, hash }));
 
   if (mode === 'v2' && request.hashes.length > 0) {
@@ -129,7 +133,7 @@ export function getValidityProofInputs(
     });
   }
 
-  const addresses = request.newAddresses.map(({ address, tree }): AddressProofInput => {
+  const addresses = request.newAddresses.map(({ address, tree }): NewAddressPath => {
     const info = registry.getBytes(tree);
     if (!info || (info.type !== 'AddressV1' && info.type !== 'AddressV2')) throw new QueryError('InvalidPubkey', 'tree');
     const proof = getNewAddressProof(r, info, address);
@@ -138,5 +142,5 @@ export function getValidityProofInputs(
   if (addresses.some((a) => a.proof.proof.length !== addresses[0]!.proof.proof.length)) {
     throw validationError('All address trees for new address proofs must have the same height');
   }
-  return { accounts: accounts as AccountProofInput[], addresses };
+  return { accounts: accounts as AccountPath[], addresses };
 }

@@ -9,7 +9,7 @@
  * circuit, stage and circuits done.
  */
 import cliProgress from 'cli-progress';
-import type { SetupProgress } from './setup.ts';
+import type { SetupProgress } from './keySetup.ts';
 
 /**
  * Creates (but does not start) a progress bar; it starts on the first event.
