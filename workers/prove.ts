@@ -41,7 +41,6 @@ import {
   type VerificationKey,
 } from '../src/prover/snark.ts';
 
-export type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../src/prover/proveMessages.ts';
 
 interface Loaded {
   wc: WitnessCalculator;
