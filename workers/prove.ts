@@ -41,7 +41,6 @@ import {
   type VerificationKey,
 } from '../src/prover/snark.ts';
 
-
 interface Loaded {
   wc: WitnessCalculator;
   /** snarkjs backend: the zkey file bytes. */
