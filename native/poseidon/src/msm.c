@@ -64,6 +64,65 @@ static void msm_recode(const uint8_t *bases, size_t point_size, const uint8_t *s
   }
 }
 
+/* Window width for the batch-affine MSM over m points: c ∈ [2, 15] minimising
+ * (254/c + 1)·(0.75·m + 1.2·2^c): an affine addition per point costs ≈ 0.75 madd, and summing
+ * a window's 2^(c−1) buckets one madd plus one general addition (≈ 1.4 madd) each. */
+static unsigned msm_window_bits_ba(size_t m) {
+  unsigned best = 2;
+  double best_cost = 0;
+  for (unsigned c = 2; c <= 15; c++) {
+    const double cost = (double)(254 / c + 1) * (0.75 * (double)m + 1.2 * (double)(1u << c));
+    if (c == 2 || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+#ifdef MSM_BA_C_BIAS /* tuning builds only */
+  best = (unsigned)((int)best + MSM_BA_C_BIAS);
+  if (best < 2) best = 2;
+  if (best > 15) best = 15;
+#endif
+  return best;
+}
+
+/* msm_recode for the points idx[0..m) (none at infinity): digits[w·m + j] of scalar idx[j]. */
+static void msm_recode_idx(const uint8_t *scalars, size_t scalar_size, const uint32_t *idx, size_t m, unsigned c,
+                           unsigned windows, int16_t *digits) {
+  const uint32_t mask = (1u << c) - 1, half = 1u << (c - 1);
+  for (size_t j = 0; j < m; j++) {
+    uint8_t s[40] = {0};
+    memcpy(s, scalars + (size_t)idx[j] * scalar_size, scalar_size);
+    uint32_t carry = 0;
+    for (unsigned w = 0; w < windows; w++) {
+      const unsigned bit = w * c, byte = bit >> 3;
+      uint32_t word = 0;
+      if (byte < 36) memcpy(&word, s + byte, 4);
+      uint32_t d = ((word >> (bit & 7)) & mask) + carry;
+      int v;
+      if (d > half) {
+        v = (int)d - (int)(1u << c);
+        carry = 1;
+      } else {
+        v = (int)d;
+        carry = 0;
+      }
+      digits[(size_t)w * m + j] = (int16_t)v;
+    }
+  }
+}
+
+/* Batch-affine tuning: batch capacity = buckets / MSM_BA_CAP_DIV (≤ MSM_BA_CAP_MAX); windows
+ * handled together up to MSM_BA_GROUP_BUCKETS buckets. */
+#ifndef MSM_BA_CAP_DIV
+#define MSM_BA_CAP_DIV 8
+#endif
+#ifndef MSM_BA_CAP_MAX
+#define MSM_BA_CAP_MAX 2048
+#endif
+#ifndef MSM_BA_GROUP_BUCKETS
+#define MSM_BA_GROUP_BUCKETS 8192
+#endif
+
 static atomic_int msm_running;
 static atomic_int msm_jobs_open;
 
@@ -108,13 +167,15 @@ static unsigned msm_thread_count(unsigned requested, unsigned windows) {
 typedef int (*msm_fn)(const uint8_t *, const uint8_t *, size_t, size_t, unsigned, uint8_t *);
 typedef struct {
   const char *name;
-  msm_fn g1, g2;
+  msm_fn g1[2], g2[2]; /* [algorithm]: 0 = xyzz, 1 = affine */
 } msm_impl_t;
 
-static const msm_impl_t impl_c = {"c", g1_msm_c, g2_msm_c};
+static const msm_impl_t impl_c = {"c", {g1_msm_c, g1_msm_ba_c}, {g2_msm_c, g2_msm_ba_c}};
 #ifdef FR_HAVE_ADX
-static const msm_impl_t impl_adx = {"adx", g1_msm_adx, g2_msm_adx};
+static const msm_impl_t impl_adx = {"adx", {g1_msm_adx, g1_msm_ba_adx}, {g2_msm_adx, g2_msm_ba_adx}};
 #endif
+static const char *const algorithm_names[2] = {"xyzz", "affine"};
+static volatile int selected_algorithm = 1;
 /* Written once at first use or by msm_select_impl (benign race: every thread computes the same). */
 static const msm_impl_t *volatile selected_impl = 0;
 
@@ -131,12 +192,12 @@ static const msm_impl_t *impl(void) {
 
 int msm_g1(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
            uint8_t *out) {
-  return impl()->g1(bases, scalars, scalar_size, n, threads, out);
+  return impl()->g1[selected_algorithm](bases, scalars, scalar_size, n, threads, out);
 }
 
 int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
            uint8_t *out) {
-  return impl()->g2(bases, scalars, scalar_size, n, threads, out);
+  return impl()->g2[selected_algorithm](bases, scalars, scalar_size, n, threads, out);
 }
 
 const char *msm_impl_name(void) { return impl()->name; }
@@ -152,5 +213,16 @@ int msm_select_impl(const char *name) {
     return 1;
   }
 #endif
+  return 0;
+}
+
+const char *msm_algorithm_name(void) { return algorithm_names[selected_algorithm]; }
+
+int msm_select_algorithm(const char *name) {
+  for (int a = 0; a < 2; a++)
+    if (strcmp(name, algorithm_names[a]) == 0) {
+      selected_algorithm = a;
+      return 1;
+    }
   return 0;
 }

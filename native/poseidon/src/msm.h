@@ -23,5 +23,15 @@ int msm_jobs(int delta);
 const char *msm_impl_name(void);
 /* Forces "c" or "adx" (tests, benchmarks); returns 0 when unavailable. */
 int msm_select_impl(const char *name);
+/* "affine" (default) or "xyzz": the bucket algorithm of msm_g1 / msm_g2 (same results).
+ *   xyzz    Pippenger over all n points, signed windows of a width chosen for n, XYZZ buckets
+ *           (mixed additions, 10 multiplications each).
+ *   affine  drops bases at infinity and zero scalars, sums the bases with scalar 1 in one
+ *           unweighted pass, and runs Pippenger on the rest with affine buckets whose additions are
+ *           batched behind one field inversion (Montgomery's trick, ≈ 6 multiplications each); the
+ *           window width and count follow the remaining points and their longest scalar. */
+const char *msm_algorithm_name(void);
+/* Selects the algorithm by name for the process (tests, benchmarks); returns 0 for an unknown name. */
+int msm_select_algorithm(const char *name);
 
 #endif
