@@ -3,8 +3,9 @@
  * `G1/G2.multiExpAffine`: results must equal ffjavascript's wasm MSM for the same buffers, for
  * both field-multiplication backends, any thread count and the edge cases Pippenger gets wrong
  * most easily (points at infinity, zero / one / r−1 scalars, equal points meeting in a bucket, a
- * sum that is infinity, short scalars), for both bucket algorithms (`msmSelectAlgorithm`: "affine",
- * the default batch-affine one with its scalar-1 pass, and "xyzz", the previous one). The native NTT (native/poseidon/src/fft.c) that serves
+ * sum that is infinity, short scalars), for every bucket algorithm (`msmSelectAlgorithm`: "glv",
+ * the default: batch-affine with its scalar-1 pass and the GLV split on G1; "affine", the same
+ * without GLV; "xyzz", the previous one). The native NTT (native/poseidon/src/fft.c) that serves
  * `Fr.fft` / `Fr.ifft` must give ffjavascript's bytes. Proofs through both kernels verify
  * (test/prover.test.ts).
  */
@@ -46,7 +47,7 @@ interface WasmCurve {
 /** The addon's MSM algorithm switch (native/poseidon/src/msm.h). */
 type MsmAddon = NonNullable<typeof nativeAddon> & { msmSelectAlgorithm?(name: string): boolean; msmAlgorithm?(): string };
 const addon = nativeAddon as MsmAddon | null;
-const ALGORITHMS = ['affine', 'xyzz'] as const;
+const ALGORITHMS = ['glv', 'affine', 'xyzz'] as const;
 // Without the addon (no compiler at install) the prover uses the wasm MSM and these tests are
 // skipped, unless REFRACT_REQUIRE_NATIVE=1 (CI) makes that a failure.
 const requireNative = process.env.REFRACT_REQUIRE_NATIVE === '1';
@@ -108,7 +109,7 @@ describeNative('native MSM equals ffjavascript', () => {
         }
     } finally {
       addon!.msmSelectImpl!(impls[0]!);
-      addon!.msmSelectAlgorithm!('affine');
+      addon!.msmSelectAlgorithm!('glv');
     }
   }
 
@@ -123,7 +124,9 @@ describeNative('native MSM equals ffjavascript', () => {
     return out;
   }
 
-  it('msmSelectAlgorithm: "affine" by default, "xyzz" on request, unknown names refused', () => {
+  it('msmSelectAlgorithm: "glv" by default, "affine" and "xyzz" on request, unknown names refused', () => {
+    expect(addon!.msmAlgorithm!()).toBe('glv');
+    expect(addon!.msmSelectAlgorithm!('affine')).toBe(true);
     expect(addon!.msmAlgorithm!()).toBe('affine');
     try {
       expect(addon!.msmSelectAlgorithm!('xyzz')).toBe(true);
@@ -131,7 +134,7 @@ describeNative('native MSM equals ffjavascript', () => {
       expect(addon!.msmSelectAlgorithm!('nope')).toBe(false);
       expect(addon!.msmAlgorithm!()).toBe('xyzz');
     } finally {
-      addon!.msmSelectAlgorithm!('affine');
+      addon!.msmSelectAlgorithm!('glv');
     }
     expect(() => addon!.msmSelectAlgorithm!(3 as unknown as string)).toThrow(/takes a string/);
   });
@@ -197,6 +200,12 @@ describeNative('native MSM equals ffjavascript', () => {
       cases.push(['equal random', b, fill(() => rMinus1.map((x, k) => (k === 31 ? x : x ^ 0x5a)))]);
       cases.push(['mixed 0/1/2/r−1', b, fill((i) => [new Uint8Array(32), Uint8Array.of(1), two, rMinus1][(i * 5) % 4]!)]);
       cases.push(['random', b, fill(() => Fr.fromMontgomery(Fr.random()))]);
+      // scalars ≥ r (r, r + 1, 2^256 − 1: taken as integers) and around the GLV split (λ, r − λ, 2^127 ± 1)
+      const le = (v: bigint) => Uint8Array.from({ length: 32 }, (_, k) => Number((v >> BigInt(8 * k)) & 0xffn));
+      const r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
+      const lambda = 0xb3c4d79d41a917585bfc41088d8daaa78b17ea66b99c90ddn;
+      const special = [r, r + 1n, (1n << 256n) - 1n, lambda, r - lambda, lambda + 1n, (1n << 127n) - 1n, 1n << 127n, (1n << 127n) + 1n, 1n << 128n, r - 2n];
+      cases.push(['≥ r and GLV edges', b, fill((i) => le(special[i % special.length]!))]);
       cases.push(['all at infinity', new Uint8Array(n * grp.point), fill(() => Fr.fromMontgomery(Fr.random()))]);
       // P·s + (−P)·s for every pair: infinity
       const pairs = new Uint8Array(n * grp.point);

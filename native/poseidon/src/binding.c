@@ -19,7 +19,7 @@
  *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count. What a
  *        thread leaves open when its environment is torn down (a terminated worker) is taken off again
  *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's and frFft's multiplication)
- *   msmAlgorithm() → "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (the MSM's bucket algorithm)
+ *   msmAlgorithm() → "glv" | "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (the MSM's bucket algorithm)
  *   mallocTrim() → boolean   glibc malloc_trim(0) (false without glibc or when nothing was released)
  *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
  *        (fft.h): buf n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements,
@@ -381,7 +381,7 @@ static napi_value js_malloc_trim(napi_env env, napi_callback_info info) {
   return r;
 }
 
-/* msmAlgorithm() → "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (msm.h) */
+/* msmAlgorithm() → "glv" | "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (msm.h) */
 static napi_value js_msm_algorithm(napi_env env, napi_callback_info info) {
   (void)info;
   return impl_name(env, msm_algorithm_name);

@@ -463,8 +463,8 @@ static unsigned PN(ba_cap)(unsigned nbt) {
 }
 
 typedef struct {
-  const uint8_t *bases;
-  const uint32_t *idx;   /* [0, m): the points with other scalars; [m, m + ones): scalar 1 */
+  const uint8_t *bases, *bases1; /* the points of the windows; of the ones' pass */
+  const uint32_t *idx, *idx1;    /* [0, m) into bases; [0, ones) into bases1 (scalar 1) */
   const int16_t *digits; /* [w·m + j] */
   size_t m, ones;
   unsigned nb, nb_ones, windows, group, tasks; /* task 0 = the ones when ones > 0, then the window groups */
@@ -491,7 +491,7 @@ static void *PN(ba_worker)(void *arg) {
     if (t >= job->tasks) break;
     if (t < first) {
       PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
-      PN(window_ba)(job->bases, job->idx + job->m, NULL, job->ones, 1, job->nb_ones, &s, &job->results[0]);
+      PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, &job->results[0]);
     } else {
       const unsigned w0 = (t - first) * job->group;
       const unsigned g = job->windows - w0 < job->group ? job->windows - w0 : job->group;
@@ -506,9 +506,10 @@ static void *PN(ba_worker)(void *arg) {
 
 /* Batch-affine MSM (msm.h semantics). Bases at infinity and zero scalars are dropped, bases with
  * scalar 1 are summed apart (one unweighted pass: witnesses are mostly bits), and the window
- * width and count follow the number of remaining points and their longest scalar. */
-static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
-                      uint8_t *out) {
+ * width and count follow the number of remaining points and their longest scalar. With glv (G1),
+ * each remaining k·P becomes k1·(±P) + k2·(±φ(P)) with 127-bit k1, k2 (msm_glv_split). */
+static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
+                          unsigned threads, uint8_t *out, int glv) {
   if (n == 0) return 0;
   static const uint8_t zero[sizeof(PN(aff_t))] = {0};
   const size_t idx_bytes = sizeof(uint32_t) * n;
@@ -532,22 +533,76 @@ static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scala
   }
   /* the ones were stored from the end: move them right after the others */
   if (ones) memmove(idx + m, idx + n - ones, sizeof(uint32_t) * ones);
+  const size_t m0 = m;
   if (m == 0 && ones == 0) {
     scratch_free(idx, idx_bytes);
     return 0;
   }
-  const unsigned c = msm_window_bits_ba(m);
+  const uint8_t *wbases = bases, *wscalars = scalars;
+  const uint32_t *widx = idx;
+  size_t wss = scalar_size;
+  size_t glv_bytes = 0;
+  uint8_t *glv_mem = NULL;
+  (void)glv;
+#ifdef E_GLV_BETA
+  if (glv && m) {
+    /* 2m points (±P, ±φ(P)), 16-byte scalars, identity indices, in one block */
+    glv_bytes = (sizeof(PN(aff_t)) + 16 + sizeof(uint32_t)) * 2 * m;
+    glv_mem = scratch_alloc(glv_bytes);
+    if (!glv_mem) {
+      scratch_free(idx, idx_bytes);
+      return -1;
+    }
+    PN(aff_t) *gb = (PN(aff_t) *)glv_mem;
+    uint8_t *gs = glv_mem + sizeof(PN(aff_t)) * 2 * m;
+    uint32_t *gi = (uint32_t *)(gs + 16 * 2 * m);
+    size_t m2 = 0;
+    maxbits = 0;
+    for (size_t j = 0; j < m; j++) {
+      const PN(aff_t) *P = (const PN(aff_t) *)(bases + (size_t)idx[j] * sizeof(PN(aff_t)));
+      uint8_t k[2][16];
+      int neg[2];
+      msm_glv_split(scalars + (size_t)idx[j] * scalar_size, scalar_size, k[0], &neg[0], k[1], &neg[1]);
+      for (int h = 0; h < 2; h++) {
+        uint64_t lo, hi;
+        memcpy(&lo, k[h], 8);
+        memcpy(&hi, k[h] + 8, 8);
+        if ((lo | hi) == 0) continue;
+        const unsigned bits = hi ? 128 - (unsigned)__builtin_clzll(hi) : 64 - (unsigned)__builtin_clzll(lo);
+        if (bits > maxbits) maxbits = bits;
+        if (h == 0)
+          gb[m2].x = P->x;
+        else
+          E_MUL(&gb[m2].x, &P->x, E_GLV_BETA);
+        if (neg[h])
+          E_NEG(&gb[m2].y, &P->y);
+        else
+          gb[m2].y = P->y;
+        memcpy(gs + 16 * m2, k[h], 16);
+        gi[m2] = (uint32_t)m2;
+        m2++;
+      }
+    }
+    wbases = glv_mem;
+    wscalars = gs;
+    widx = gi;
+    wss = 16;
+    m = m2;
+  }
+#endif
+  const unsigned c = msm_window_bits_ba(m, maxbits);
   const unsigned windows = m ? maxbits / c + 1 : 0;
   const size_t digit_bytes = sizeof(int16_t) * m * windows, result_bytes = sizeof(PN(xyzz_t)) * (1 + windows);
   int16_t *digits = m ? scratch_alloc(digit_bytes) : NULL;
   PN(xyzz_t) *results = scratch_alloc(result_bytes);
   if ((m && !digits) || !results) {
     scratch_free(idx, idx_bytes);
+    scratch_free(glv_mem, glv_bytes);
     scratch_free(digits, digit_bytes);
     scratch_free(results, result_bytes);
     return -1;
   }
-  if (m) msm_recode_idx(scalars, scalar_size, idx, m, c, windows, digits);
+  if (m) msm_recode_idx(wscalars, wss, widx, m, c, windows, digits);
 
   unsigned nb_ones = 32;
   while (nb_ones < 1024 && nb_ones * 64 < ones) nb_ones <<= 1;
@@ -567,7 +622,8 @@ static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scala
   }
   const unsigned tasks = groups + (ones ? 1 : 0);
   if (t > tasks) t = tasks;
-  PN(ba_job_t) job = {.bases = bases, .idx = idx, .digits = digits, .m = m, .ones = ones, .nb = nb,
+  PN(ba_job_t) job = {.bases = wbases, .bases1 = bases, .idx = widx, .idx1 = idx + m0, .digits = digits, .m = m,
+                      .ones = ones, .nb = nb,
                       .nb_ones = nb_ones, .windows = windows, .group = group, .tasks = tasks, .results = results};
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
@@ -579,6 +635,7 @@ static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scala
   for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
   msm_leave();
   scratch_free(idx, idx_bytes);
+  scratch_free(glv_mem, glv_bytes);
   scratch_free(digits, digit_bytes);
   if (atomic_load(&job.failed)) {
     scratch_free(results, result_bytes);
@@ -599,9 +656,21 @@ static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scala
   return PN(to_jacobian)(&acc, out);
 }
 
+static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
+                      uint8_t *out) {
+  return PN(msm_ba_any)(bases, scalars, scalar_size, n, threads, out, 0);
+}
+#ifdef E_GLV_BETA
+static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
+                       uint8_t *out) {
+  return PN(msm_ba_any)(bases, scalars, scalar_size, n, threads, out, 1);
+}
+#endif
+
 #undef E
 #undef E_ADD
 #undef E_INV
+#undef E_GLV_BETA
 #undef E_SUB
 #undef E_NEG
 #undef E_MUL

@@ -78,6 +78,7 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_IS_ZERO(a) fq_is_zero(a)
 #define E_SET_ONE(r) (*(r) = FQ_ONE)
 #define PN(n) MSM_CAT(MSM_CAT(g1_, n), MSM_CAT(_, MSM_IMPL))
+#define E_GLV_BETA ((const fq_t *)GLV_BETA_MONT)
 #include "msm_curve.h"
 
 /* ---- G2: coordinates in Fq2 ---- */
