@@ -1,7 +1,9 @@
 /* Template (no include guard): Pippenger MSM over one BN254 group (G1 or G2; both have a = 0).
  * Before including, define
  *   E                     coordinate field element type (fq_t / fq2_t)
- *   E_ADD/E_SUB/E_NEG/E_MUL/E_SQR(r, a[, b]), E_IS_ZERO(a), E_SET_ONE(r)
+ *   E_ADD/E_SUB/E_NEG/E_MUL/E_SQR(r, a[, b]), E_IS_ZERO(a), E_SET_ONE(r), E_INV(r, a) (a ≠ 0),
+ *   E_MUL_LAZY(r, a, b) (a product that may stay unreduced, for values that only feed products),
+ *   E_GLV_BETA (G1 only: β of the endomorphism, Montgomery form)
  *   PN(name)              naming of this instance's functions
  * (all of which this file #undefs at its end)
  * Uses from msm.c: msm_window_bits(_ba), msm_recode(_idx), msm_thread_count, msm_enter/msm_leave,
@@ -306,14 +308,15 @@ static void PN(ba_flush)(PN(ba_t) * s, unsigned k) {
   if (k == 0) return;
   E *den = s->den, *pre = s->pre;
   pre[0] = den[0];
-  for (unsigned j = 1; j < k; j++) E_MUL(&pre[j], &pre[j - 1], &den[j]);
+  /* pre, inv, di and λ only feed multiplications (and E_INV): G1 leaves them in [0, 2q) */
+  for (unsigned j = 1; j < k; j++) E_MUL_LAZY(&pre[j], &pre[j - 1], &den[j]);
   E inv;
   E_INV(&inv, &pre[k - 1]);
   for (unsigned j = k; j-- > 0;) {
     E di, num, lam, t, x3;
     if (j) {
-      E_MUL(&di, &inv, &pre[j - 1]);
-      E_MUL(&inv, &inv, &den[j]);
+      E_MUL_LAZY(&di, &inv, &pre[j - 1]);
+      E_MUL_LAZY(&inv, &inv, &den[j]);
     } else {
       di = inv;
     }
@@ -327,7 +330,7 @@ static void PN(ba_flush)(PN(ba_t) * s, unsigned k) {
     } else {
       E_SUB(&num, &P->y, &B->y);
     }
-    E_MUL(&lam, &num, &di);
+    E_MUL_LAZY(&lam, &num, &di);
     E_SQR(&t, &lam);
     E_SUB(&t, &t, &B->x);
     E_SUB(&x3, &t, &P->x);
@@ -670,6 +673,7 @@ static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scal
 #undef E
 #undef E_ADD
 #undef E_INV
+#undef E_MUL_LAZY
 #undef E_GLV_BETA
 #undef E_SUB
 #undef E_NEG

@@ -15,6 +15,8 @@ FR_INLINE void FQM(mul)(fq_t *r, const fq_t *a, const fq_t *b) {
   fq_reduce_once(r, t);
 }
 FR_INLINE void FQM(sqr)(fq_t *r, const fq_t *a) { FQM(mul)(r, a, a); }
+/* r ≡ a·b·2^-256, r < 2q for a, b < 2q (not reduced: only for values that feed multiplications). */
+FR_INLINE void FQM(mul_lazy)(fq_t *r, const fq_t *a, const fq_t *b) { FQ_MONT_MUL_LAZY(r->v, a->v, b->v); }
 
 /* r = a^-1 (Montgomery form in and out; a ≠ 0) by Fermat, a^(q−2), with a 4-bit fixed window:
  * 14 + 63 multiplications and 252 squarings. The batch-affine MSM spends one per batch. */
@@ -75,6 +77,7 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_MUL FQM(mul)
 #define E_SQR FQM(sqr)
 #define E_INV FQM(inv)
+#define E_MUL_LAZY FQM(mul_lazy)
 #define E_IS_ZERO(a) fq_is_zero(a)
 #define E_SET_ONE(r) (*(r) = FQ_ONE)
 #define PN(n) MSM_CAT(MSM_CAT(g1_, n), MSM_CAT(_, MSM_IMPL))
@@ -89,6 +92,7 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_MUL FQ2M(mul)
 #define E_SQR FQ2M(sqr)
 #define E_INV FQ2M(inv)
+#define E_MUL_LAZY FQ2M(mul)
 #define E_IS_ZERO(a) (fq_is_zero(&(a)->c0) && fq_is_zero(&(a)->c1))
 #define E_SET_ONE(r) ((r)->c0 = FQ_ONE, memset(&(r)->c1, 0, sizeof(fq_t)))
 #define PN(n) MSM_CAT(MSM_CAT(g2_, n), MSM_CAT(_, MSM_IMPL))
