@@ -514,6 +514,7 @@ static void *PN(ba_worker)(void *arg) {
 static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
                           unsigned threads, uint8_t *out, int glv) {
   if (n == 0) return 0;
+  if (n > UINT32_MAX) return PN(msm)(bases, scalars, scalar_size, n, threads, out); /* 32-bit indices */
   static const uint8_t zero[sizeof(PN(aff_t))] = {0};
   const size_t idx_bytes = sizeof(uint32_t) * n;
   uint32_t *idx = scratch_alloc(idx_bytes);
