@@ -3,7 +3,9 @@
  * `G1/G2.multiExpAffine`: results must equal ffjavascript's wasm MSM for the same buffers, for
  * both field-multiplication backends, any thread count and the edge cases Pippenger gets wrong
  * most easily (points at infinity, zero / one / r−1 scalars, equal points meeting in a bucket, a
- * sum that is infinity, short scalars). The native NTT (native/poseidon/src/fft.c) that serves
+ * sum that is infinity, short scalars), for every bucket algorithm (`msmSelectAlgorithm`: "glv",
+ * the default: batch-affine with its scalar-1 pass and the GLV split on G1; "affine", the same
+ * without GLV; "xyzz", the previous one). The native NTT (native/poseidon/src/fft.c) that serves
  * `Fr.fft` / `Fr.ifft` must give ffjavascript's bytes. Proofs through both kernels verify
  * (test/prover.test.ts).
  */
@@ -42,7 +44,10 @@ interface WasmCurve {
   terminate(): Promise<void>;
 }
 
-const addon = nativeAddon;
+/** The addon's MSM algorithm switch (native/poseidon/src/msm.h). */
+type MsmAddon = NonNullable<typeof nativeAddon> & { msmSelectAlgorithm?(name: string): boolean; msmAlgorithm?(): string };
+const addon = nativeAddon as MsmAddon | null;
+const ALGORITHMS = ['glv', 'affine', 'xyzz'] as const;
 // Without the addon (no compiler at install) the prover uses the wasm MSM and these tests are
 // skipped, unless REFRACT_REQUIRE_NATIVE=1 (CI) makes that a failure.
 const requireNative = process.env.REFRACT_REQUIRE_NATIVE === '1';
@@ -92,27 +97,134 @@ describeNative('native MSM equals ffjavascript', () => {
     return out;
   }
 
+  /** Runs `body` once per (field multiplication, bucket algorithm), restoring the defaults after. */
+  async function eachPath(body: (path: string) => Promise<void> | void) {
+    const impls = (['adx', 'c'] as const).filter((i) => addon!.msmSelectImpl!(i));
+    try {
+      for (const impl of impls)
+        for (const alg of ALGORITHMS) {
+          addon!.msmSelectImpl!(impl);
+          expect(addon!.msmSelectAlgorithm!(alg)).toBe(true);
+          await body(`${impl}/${alg}`);
+        }
+    } finally {
+      addon!.msmSelectImpl!(impls[0]!);
+      addon!.msmSelectAlgorithm!('glv');
+    }
+  }
+
+  /** Merkle-witness-like scalars: mostly 0 and 1, every 17th full-size, one r−1. */
+  function bitScalars(n: number): Bytes {
+    const out = new Uint8Array(n * 32);
+    for (let i = 0; i < n; i++) {
+      if (i % 17 === 3) out.set(curve.Fr.fromMontgomery(curve.Fr.random()), i * 32);
+      else if (i === 5) out.set(curve.Fr.fromMontgomery(curve.Fr.neg(curve.Fr.e(1))), i * 32);
+      else out[i * 32] = (i * 7919) % 3 === 0 ? 0 : 1;
+    }
+    return out;
+  }
+
+  it('msmSelectAlgorithm: "glv" by default, "affine" and "xyzz" on request, unknown names refused', () => {
+    expect(addon!.msmAlgorithm!()).toBe('glv');
+    expect(addon!.msmSelectAlgorithm!('affine')).toBe(true);
+    expect(addon!.msmAlgorithm!()).toBe('affine');
+    try {
+      expect(addon!.msmSelectAlgorithm!('xyzz')).toBe(true);
+      expect(addon!.msmAlgorithm!()).toBe('xyzz');
+      expect(addon!.msmSelectAlgorithm!('nope')).toBe(false);
+      expect(addon!.msmAlgorithm!()).toBe('xyzz');
+    } finally {
+      addon!.msmSelectAlgorithm!('glv');
+    }
+    expect(() => addon!.msmSelectAlgorithm!(3 as unknown as string)).toThrow(/takes a string/);
+  });
+
   for (const grp of groups) {
-    it(`${grp.name}: random and edge-case inputs, n = 1 … 3000, both backends, 1–3 threads`, async () => {
+    it(`${grp.name}: random and edge-case inputs, n = 1 … 3000, both backends, both algorithms, 1–3 threads`, async () => {
       const G = grp.group();
-      const impls = (['adx', 'c'] as const).filter((i) => addon!.msmSelectImpl!(i));
-      try {
-        for (const n of [1, 2, 5, 64, 700, 3000]) {
-          const b = bases(G, grp.point, n);
-          const s = scalars(n);
+      for (const n of [1, 2, 5, 64, 700, 3000]) {
+        const b = bases(G, grp.point, n);
+        const s = scalars(n);
+        const expected = await G.multiExpAffine(b, s);
+        await eachPath((path) => {
+          for (const threads of [1, 2, 3]) {
+            const out = new Uint8Array(grp.out);
+            const finite = grp.msm(b, s, out, threads);
+            expect(G.eq(finite ? out : G.zero, expected), `${grp.name} n=${n} ${path} ${threads} threads`).toBe(true);
+            expect(finite).toBe(!G.isZero(expected));
+          }
+        });
+      }
+    });
+
+    it(`${grp.name}: Merkle-like scalars (mostly 0/1), uniform scalars, n not a power of two, both algorithms`, async () => {
+      const G = grp.group();
+      for (const n of [3, 33, 1000, 4099]) {
+        const b = bases(G, grp.point, n);
+        const uniform = new Uint8Array(n * 32);
+        for (let i = 0; i < n; i++) uniform.set(curve.Fr.fromMontgomery(curve.Fr.random()), i * 32);
+        for (const [kind, s] of [['bits', bitScalars(n)], ['uniform', uniform]] as const) {
           const expected = await G.multiExpAffine(b, s);
-          for (const impl of impls) {
-            addon!.msmSelectImpl!(impl);
-            for (const threads of [1, 2, 3]) {
+          await eachPath((path) => {
+            for (const threads of [1, 2]) {
               const out = new Uint8Array(grp.out);
               const finite = grp.msm(b, s, out, threads);
-              expect(G.eq(finite ? out : G.zero, expected), `${grp.name} n=${n} ${impl} ${threads} threads`).toBe(true);
-              expect(finite).toBe(!G.isZero(expected));
+              expect(G.eq(finite ? out : G.zero, expected), `${grp.name} n=${n} ${kind} ${path} ${threads} threads`).toBe(true);
             }
-          }
+          });
         }
-      } finally {
-        addon!.msmSelectImpl!(impls[0]!);
+      }
+    });
+
+    it(`${grp.name}: buckets meeting P, −P and P again; duplicates; all scalars 1, r−1 or equal; all bases at infinity`, async () => {
+      const G = grp.group();
+      const Fr = curve.Fr;
+      const P = G.toAffine(G.timesFr(G.g, Fr.random()));
+      const Q = G.toAffine(G.timesFr(G.g, Fr.random()));
+      const negP = G.toAffine(G.neg(P));
+      const n = 600;
+      const rMinus1 = Fr.fromMontgomery(Fr.neg(Fr.e(1)));
+      const two = Fr.fromMontgomery(Fr.e(2));
+      // bases: P, −P, P, Q, P, −P, … (the same bucket sees a point, its negation, then doublings)
+      const b = new Uint8Array(n * grp.point);
+      for (let i = 0; i < n; i++) b.set(i % 4 === 3 ? Q : i % 2 ? negP : P, i * grp.point);
+      const cases: [string, Bytes, Bytes][] = [];
+      const fill = (f: (i: number) => Bytes) => {
+        const s = new Uint8Array(n * 32);
+        for (let i = 0; i < n; i++) s.set(f(i), i * 32);
+        return s;
+      };
+      cases.push(['all 1', b, fill(() => Uint8Array.of(1))]);
+      cases.push(['all 2', b, fill(() => two)]);
+      cases.push(['all r−1', b, fill(() => rMinus1)]);
+      cases.push(['equal random', b, fill(() => rMinus1.map((x, k) => (k === 31 ? x : x ^ 0x5a)))]);
+      cases.push(['mixed 0/1/2/r−1', b, fill((i) => [new Uint8Array(32), Uint8Array.of(1), two, rMinus1][(i * 5) % 4]!)]);
+      cases.push(['random', b, fill(() => Fr.fromMontgomery(Fr.random()))]);
+      // scalars ≥ r (r, r + 1, 2^256 − 1: taken as integers) and around the GLV split (λ, r − λ, 2^127 ± 1)
+      const le = (v: bigint) => Uint8Array.from({ length: 32 }, (_, k) => Number((v >> BigInt(8 * k)) & 0xffn));
+      const r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
+      const lambda = 0xb3c4d79d41a917585bfc41088d8daaa78b17ea66b99c90ddn;
+      const special = [r, r + 1n, (1n << 256n) - 1n, lambda, r - lambda, lambda + 1n, (1n << 127n) - 1n, 1n << 127n, (1n << 127n) + 1n, 1n << 128n, r - 2n];
+      cases.push(['≥ r and GLV edges', b, fill((i) => le(special[i % special.length]!))]);
+      cases.push(['all at infinity', new Uint8Array(n * grp.point), fill(() => Fr.fromMontgomery(Fr.random()))]);
+      // P·s + (−P)·s for every pair: infinity
+      const pairs = new Uint8Array(n * grp.point);
+      for (let i = 0; i < n; i++) pairs.set(i % 2 ? negP : P, i * grp.point);
+      cases.push(['P·s + (−P)·s', pairs, fill((i) => Fr.fromMontgomery(Fr.e(1000 + (i >> 1))))]);
+      cases.push(['one point, r−1', P, rMinus1]);
+      cases.push(['one point, 0', P, new Uint8Array(32)]);
+      cases.push(['one point at infinity, 1', new Uint8Array(grp.point), Uint8Array.of(1, ...new Uint8Array(31))]);
+      for (const [name, bs, s] of cases) {
+        // ffjavascript's wasm MSM gives a finite point when every base is all-zero; msm.h: infinity
+        const expected = bs.every((x) => x === 0) ? G.zero : await G.multiExpAffine(bs, s);
+        await eachPath((path) => {
+          for (const threads of [1, 3]) {
+            const out = new Uint8Array(grp.out);
+            const finite = grp.msm(bs, s, out, threads);
+            expect(finite, `${grp.name} ${name} ${path} finite`).toBe(!G.isZero(expected));
+            expect(G.eq(finite ? out : G.zero, expected), `${grp.name} ${name} ${path} ${threads} threads`).toBe(true);
+          }
+        });
       }
     });
 

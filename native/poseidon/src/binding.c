@@ -19,6 +19,7 @@
  *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count. What a
  *        thread leaves open when its environment is torn down (a terminated worker) is taken off again
  *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's and frFft's multiplication)
+ *   msmAlgorithm() → "glv" | "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (the MSM's bucket algorithm)
  *   mallocTrim() → boolean   glibc malloc_trim(0) (false without glibc or when nothing was released)
  *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
  *        (fft.h): buf n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements,
@@ -395,6 +396,15 @@ static napi_value js_malloc_trim(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* msmAlgorithm() → "glv" | "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (msm.h) */
+static napi_value js_msm_algorithm(napi_env env, napi_callback_info info) {
+  (void)info;
+  return impl_name(env, msm_algorithm_name);
+}
+static napi_value js_msm_select_algorithm(napi_env env, napi_callback_info info) {
+  return select_impl_by_name(env, info, msm_select_algorithm, "msmSelectAlgorithm(name) takes a string");
+}
+
 static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, msm_select_impl, "msmSelectImpl(name) takes a string");
 }
@@ -586,6 +596,10 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "groth16Info", fn);
   napi_create_function(env, "groth16Prove", NAPI_AUTO_LENGTH, js_g16_prove, NULL, &fn);
   napi_set_named_property(env, exports, "groth16Prove", fn);
+  napi_create_function(env, "msmAlgorithm", NAPI_AUTO_LENGTH, js_msm_algorithm, NULL, &fn);
+  napi_set_named_property(env, exports, "msmAlgorithm", fn);
+  napi_create_function(env, "msmSelectAlgorithm", NAPI_AUTO_LENGTH, js_msm_select_algorithm, NULL, &fn);
+  napi_set_named_property(env, exports, "msmSelectAlgorithm", fn);
   napi_create_uint32(env, POSEIDON_MAX_INPUTS, &v);
   napi_set_named_property(env, exports, "MAX_INPUTS", v);
   return exports;

@@ -23,5 +23,19 @@ int msm_jobs(int delta);
 const char *msm_impl_name(void);
 /* Forces "c" or "adx" (tests, benchmarks); returns 0 when unavailable. */
 int msm_select_impl(const char *name);
+/* "glv" (default), "affine" or "xyzz": the bucket algorithm of msm_g1 / msm_g2 (same results).
+ *   xyzz    Pippenger over all n points, signed windows of a width chosen for n, XYZZ buckets
+ *           (mixed additions, 10 multiplications each): the algorithm before batch-affine.
+ *   affine  drops bases at infinity and zero scalars, sums the bases with scalar 1 in one
+ *           unweighted pass, and runs Pippenger on the rest with affine buckets whose additions are
+ *           batched behind one field inversion (Montgomery's trick, ≈ 6 multiplications each),
+ *           several windows per batch; the window width and count follow the remaining points and
+ *           their longest scalar.
+ *   glv     affine, and on G1 each remaining k·P is split into k1·P + k2·φ(P) with 127-bit k1, k2
+ *           (BN254's endomorphism φ(x, y) = (β·x, y)): half the windows over twice the points.
+ *           On G2 the same as affine. */
+const char *msm_algorithm_name(void);
+/* Selects the algorithm by name for the process (tests, benchmarks); returns 0 for an unknown name. */
+int msm_select_algorithm(const char *name);
 
 #endif

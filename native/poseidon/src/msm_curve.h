@@ -1,10 +1,13 @@
 /* Template (no include guard): Pippenger MSM over one BN254 group (G1 or G2; both have a = 0).
  * Before including, define
  *   E                     coordinate field element type (fq_t / fq2_t)
- *   E_ADD/E_SUB/E_NEG/E_MUL/E_SQR(r, a[, b]), E_IS_ZERO(a), E_SET_ONE(r)
+ *   E_ADD/E_SUB/E_NEG/E_MUL/E_SQR(r, a[, b]), E_IS_ZERO(a), E_SET_ONE(r), E_INV(r, a) (a ≠ 0),
+ *   E_MUL_LAZY(r, a, b) (a product that may stay unreduced, for values that only feed products),
+ *   E_GLV_BETA (G1 only: β of the endomorphism, Montgomery form)
  *   PN(name)              naming of this instance's functions
  * (all of which this file #undefs at its end)
- * Uses from msm.c: msm_window_bits, msm_recode, msm_thread_count, msm_enter/msm_leave.
+ * Uses from msm.c: msm_window_bits(_ba), msm_recode(_idx), msm_thread_count, msm_enter/msm_leave,
+ * MSM_BA_* tuning.
  * Buckets are XYZZ points (x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is infinity) with the
  * explicit formulas of the EFD (hyperelliptic.org/EFD/g1p/auto-shortw-xyzz.html):
  * madd-2008-s (8M + 2S), add-2008-s (12M + 2S), dbl-2008-s-1 / mdbl-2008-s-1. */
@@ -138,6 +141,22 @@ static void PN(add)(PN(xyzz_t) * p, const PN(xyzz_t) * q) {
   E_MUL(&p->zzz, &p->zzz, &ppp);
 }
 
+/* Writes acc as a Jacobian point (X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ: no inversion) into out; returns 1,
+ * or 0 for infinity (out untouched). */
+static int PN(to_jacobian)(const PN(xyzz_t) * acc, uint8_t *out) {
+  if (PN(is_inf)(acc)) return 0;
+  E zzz2, u, zz2, jac[3];
+  E_SQR(&zzz2, &acc->zzz);
+  E_MUL(&u, &acc->zz, &zzz2);
+  E_MUL(&jac[0], &acc->x, &u);
+  E_SQR(&zz2, &acc->zz);
+  E_MUL(&jac[1], &acc->y, &zz2);
+  E_MUL(&jac[1], &jac[1], &u);
+  E_MUL(&jac[2], &acc->zz, &acc->zzz);
+  memcpy(out, jac, sizeof jac);
+  return 1;
+}
+
 /* One window: Σ_i digit_i · base_i with digits in [−nb, nb], via nb buckets. */
 static void PN(window)(const uint8_t *bases, const int16_t *digits, size_t n, unsigned nb, PN(xyzz_t) * buckets,
                        PN(xyzz_t) * out) {
@@ -234,22 +253,429 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
     PN(add)(&acc, &results[w]);
   }
   scratch_free(results, result_bytes);
-  if (PN(is_inf)(&acc)) return 0;
-  /* XYZZ → Jacobian without inversion: X·ZZ·ZZZ², Y·ZZ³·ZZZ², ZZ·ZZZ. */
-  E zzz2, u, zz2, jac[3];
-  E_SQR(&zzz2, &acc.zzz);
-  E_MUL(&u, &acc.zz, &zzz2);
-  E_MUL(&jac[0], &acc.x, &u);
-  E_SQR(&zz2, &acc.zz);
-  E_MUL(&jac[1], &acc.y, &zz2);
-  E_MUL(&jac[1], &jac[1], &u);
-  E_MUL(&jac[2], &acc.zz, &acc.zzz);
-  memcpy(out, jac, sizeof jac);
-  return 1;
+  return PN(to_jacobian)(&acc, out);
 }
+
+/* ---- batch-affine Pippenger (the "affine" algorithm) ----
+ * Buckets are affine points. A window's additions are collected into batches of independent
+ * additions (no two for the same bucket) whose denominators x2 − x1 (2y for a doubling) are
+ * inverted together with Montgomery's trick (3 multiplications each plus one inversion per batch),
+ * so an addition costs about 6 multiplications instead of madd's 10. A point whose bucket already
+ * waits in the current batch goes into that bucket's XYZZ overflow bucket (madd) instead of
+ * waiting, so no input pattern can stall a batch. */
+#define BA_SET 1u  /* the affine bucket holds a point */
+#define BA_BUSY 2u /* an addition into it waits in the batch */
+#define BA_EXT 4u  /* the overflow bucket holds a point */
+#define BA_DBL 0x80000000u
+
+typedef struct {
+  PN(aff_t) * bk;  /* nb affine buckets */
+  PN(xyzz_t) * ext; /* nb overflow buckets */
+  uint8_t *state;   /* nb BA_* flags */
+  uint32_t *op_b;   /* batch: bucket (| BA_DBL for a doubling) */
+  PN(aff_t) * op_p; /* batch: the point added */
+  E *den, *pre;     /* batch: denominators, prefix products */
+  unsigned cap;     /* batch capacity */
+} PN(ba_t);
+
+static size_t PN(ba_bytes)(unsigned nb, unsigned cap) {
+  return (sizeof(PN(aff_t)) + sizeof(PN(xyzz_t)) + 1) * (size_t)nb + 64 +
+         (sizeof(uint32_t) + sizeof(PN(aff_t)) + 2 * sizeof(E)) * (size_t)cap;
+}
+
+/* Carves the scratch block of PN(ba_bytes)(nb, cap) bytes (page-aligned from scratch_alloc). */
+static void PN(ba_init)(PN(ba_t) * s, void *mem, unsigned nb, unsigned cap) {
+  uint8_t *p = mem;
+  s->bk = (PN(aff_t) *)p;
+  p += sizeof(PN(aff_t)) * (size_t)nb;
+  s->ext = (PN(xyzz_t) *)p;
+  p += sizeof(PN(xyzz_t)) * (size_t)nb;
+  s->op_p = (PN(aff_t) *)p;
+  p += sizeof(PN(aff_t)) * (size_t)cap;
+  s->den = (E *)p;
+  p += sizeof(E) * (size_t)cap;
+  s->pre = (E *)p;
+  p += sizeof(E) * (size_t)cap;
+  s->op_b = (uint32_t *)p;
+  p += sizeof(uint32_t) * (size_t)cap;
+  s->state = p;
+  s->cap = cap;
+}
+
+/* Completes the k additions of the batch: one inversion for all denominators, then per addition
+ * λ = num/den, x3 = λ² − x1 − x2, y3 = λ(x1 − x3) − y1 into the bucket. */
+static void PN(ba_flush)(PN(ba_t) * s, unsigned k) {
+  if (k == 0) return;
+  E *den = s->den, *pre = s->pre;
+  pre[0] = den[0];
+  /* pre, inv, di and λ only feed multiplications (and E_INV): G1 leaves them in [0, 2q) */
+  for (unsigned j = 1; j < k; j++) E_MUL_LAZY(&pre[j], &pre[j - 1], &den[j]);
+  E inv;
+  E_INV(&inv, &pre[k - 1]);
+  for (unsigned j = k; j-- > 0;) {
+    E di, num, lam, t, x3;
+    if (j) {
+      E_MUL_LAZY(&di, &inv, &pre[j - 1]);
+      E_MUL_LAZY(&inv, &inv, &den[j]);
+    } else {
+      di = inv;
+    }
+    const uint32_t ob = s->op_b[j], b = ob & ~BA_DBL;
+    PN(aff_t) *B = &s->bk[b];
+    const PN(aff_t) *P = &s->op_p[j];
+    if (ob & BA_DBL) {
+      E_SQR(&t, &B->x);
+      E_ADD(&num, &t, &t);
+      E_ADD(&num, &num, &t);
+    } else {
+      E_SUB(&num, &P->y, &B->y);
+    }
+    E_MUL_LAZY(&lam, &num, &di);
+    E_SQR(&t, &lam);
+    E_SUB(&t, &t, &B->x);
+    E_SUB(&x3, &t, &P->x);
+    E_SUB(&t, &B->x, &x3);
+    E_MUL(&t, &lam, &t);
+    E_SUB(&B->y, &t, &B->y);
+    B->x = x3;
+    s->state[b] &= (uint8_t)~BA_BUSY;
+  }
+}
+
+/* Adds the affine point (x, y) (not infinity) to bucket b: set it when empty, queue an affine
+ * addition, or madd it into the overflow bucket when b already waits in this batch. */
+FR_INLINE void PN(ba_put)(PN(ba_t) * s, unsigned *k, unsigned b, const E *x, const E *y) {
+  const uint8_t st = s->state[b];
+  PN(aff_t) *B = &s->bk[b];
+  if (!(st & BA_SET)) {
+    B->x = *x;
+    B->y = *y;
+    s->state[b] = (uint8_t)(st | BA_SET);
+    return;
+  }
+  if (st & BA_BUSY) {
+    if (st & BA_EXT) {
+      PN(madd)(&s->ext[b], x, y);
+    } else {
+      PN(xyzz_t) *X = &s->ext[b];
+      X->x = *x;
+      X->y = *y;
+      E_SET_ONE(&X->zz);
+      E_SET_ONE(&X->zzz);
+      s->state[b] = (uint8_t)(st | BA_EXT);
+    }
+    return;
+  }
+  const unsigned j = *k;
+  E_SUB(&s->den[j], x, &B->x);
+  uint32_t ob = b;
+  if (E_IS_ZERO(&s->den[j])) {
+    E dy;
+    E_SUB(&dy, y, &B->y);
+    if (!E_IS_ZERO(&dy)) { /* P + (−P): the bucket empties */
+      s->state[b] = (uint8_t)(st & ~BA_SET);
+      return;
+    }
+    E_ADD(&s->den[j], y, y); /* doubling (y ≠ 0: no point of order 2) */
+    ob |= BA_DBL;
+  }
+  s->op_b[j] = ob;
+  s->op_p[j].x = *x;
+  s->op_p[j].y = *y;
+  s->state[b] = (uint8_t)(st | BA_BUSY);
+  *k = j + 1;
+}
+
+#define BA_PREFETCH 8
+/* A group of g windows over the same m points, in one pass over the points, with the g·nb buckets
+ * side by side (window v's bucket b at v·nb + b) so that one batch, and one inversion, serves all
+ * of them: out[v] = Σ_j digits[v·m + j] · base_{idx[j]} with digits in [−nb, nb] (weighted); with
+ * digits == NULL (g = 1) the plain sum Σ_j base_{idx[j]}, the points dealt to the nb buckets in turn. */
+static void PN(window_ba)(const uint8_t *bases, const uint32_t *idx, const int16_t *digits, size_t m, unsigned g,
+                          unsigned nb, PN(ba_t) * s, PN(xyzz_t) * out) {
+  const unsigned nbt = g * nb;
+  memset(s->state, 0, nbt);
+  unsigned k = 0, b_ = 0;
+  for (size_t j = 0; j < m; j++) {
+    if (j + BA_PREFETCH < m) {
+      __builtin_prefetch(bases + (size_t)idx[j + BA_PREFETCH] * sizeof(PN(aff_t)));
+      if (digits)
+        for (unsigned v = 0; v < g; v++) {
+          const int dp = digits[(size_t)v * m + j + BA_PREFETCH];
+          if (dp) __builtin_prefetch(&s->bk[v * nb + (unsigned)(dp > 0 ? dp : -dp) - 1]);
+        }
+    }
+    const PN(aff_t) *P = (const PN(aff_t) *)(bases + (size_t)idx[j] * sizeof(PN(aff_t)));
+    if (!digits) {
+      PN(ba_put)(s, &k, b_, &P->x, &P->y);
+      if (++b_ == nb) b_ = 0;
+      if (k == s->cap) {
+        PN(ba_flush)(s, k);
+        k = 0;
+      }
+      continue;
+    }
+    int negated = 0;
+    E ny;
+    for (unsigned v = 0; v < g; v++) {
+      const int d = digits[(size_t)v * m + j];
+      if (d == 0) continue;
+      if (d > 0) {
+        PN(ba_put)(s, &k, v * nb + (unsigned)d - 1, &P->x, &P->y);
+      } else {
+        if (!negated) {
+          E_NEG(&ny, &P->y);
+          negated = 1;
+        }
+        PN(ba_put)(s, &k, v * nb + (unsigned)(-d) - 1, &P->x, &ny);
+      }
+      if (k == s->cap) {
+        PN(ba_flush)(s, k);
+        k = 0;
+      }
+    }
+  }
+  PN(ba_flush)(s, k);
+
+  for (unsigned v = 0; v < g; v++) {
+    const uint8_t *state = s->state + v * nb;
+    const PN(aff_t) *bk = s->bk + v * nb;
+    const PN(xyzz_t) *ext = s->ext + v * nb;
+    PN(xyzz_t) running;
+    PN(set_inf)(&running);
+    PN(set_inf)(&out[v]);
+    unsigned top = nb;
+    while (top > 0 && state[top - 1] == 0) top--;
+    for (unsigned b = top; b-- > 0;) {
+      const uint8_t st = state[b];
+      if (st & BA_SET) PN(madd)(&running, &bk[b].x, &bk[b].y);
+      if (st & BA_EXT) PN(add)(&running, &ext[b]);
+      if (digits) PN(add)(&out[v], &running);
+    }
+    if (!digits) out[v] = running;
+  }
+}
+
+/* Batch capacity for nbt buckets: large enough to spread the inversion (≈ 330 multiplications),
+ * small against nbt so that few points meet a bucket already waiting in the batch. */
+static unsigned PN(ba_cap)(unsigned nbt) {
+  unsigned cap = nbt / MSM_BA_CAP_DIV;
+  if (cap > MSM_BA_CAP_MAX) cap = MSM_BA_CAP_MAX;
+  if (cap < 32) cap = nbt < 32 ? nbt : 32;
+  return cap;
+}
+
+typedef struct {
+  const uint8_t *bases, *bases1; /* the points of the windows; of the ones' pass */
+  const uint32_t *idx, *idx1;    /* [0, m) into bases; [0, ones) into bases1 (scalar 1) */
+  const int16_t *digits; /* [w·m + j] */
+  size_t m, ones;
+  unsigned nb, nb_ones, windows, group, tasks; /* task 0 = the ones when ones > 0, then the window groups */
+  PN(xyzz_t) * results;                         /* [0] the ones, [1 + w] window w */
+  atomic_uint next;
+  atomic_int failed;
+} PN(ba_job_t);
+
+static void *PN(ba_worker)(void *arg) {
+  PN(ba_job_t) *job = arg;
+  /* the ones' pass deals buckets in turn, so a batch of nb_ones never meets a busy bucket */
+  const unsigned nbt = job->group * job->nb, nbmax = nbt > job->nb_ones ? nbt : job->nb_ones;
+  const unsigned cap = PN(ba_cap)(nbt) > job->nb_ones ? PN(ba_cap)(nbt) : job->nb_ones;
+  const size_t bytes = PN(ba_bytes)(nbmax, cap);
+  void *mem = scratch_alloc(bytes);
+  if (!mem) {
+    atomic_store(&job->failed, 1);
+    return NULL;
+  }
+  PN(ba_t) s;
+  const unsigned first = job->ones ? 1 : 0;
+  for (;;) {
+    const unsigned t = atomic_fetch_add(&job->next, 1);
+    if (t >= job->tasks) break;
+    if (t < first) {
+      PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
+      PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, &job->results[0]);
+    } else {
+      const unsigned w0 = (t - first) * job->group;
+      const unsigned g = job->windows - w0 < job->group ? job->windows - w0 : job->group;
+      PN(ba_init)(&s, mem, g * job->nb, PN(ba_cap)(g * job->nb));
+      PN(window_ba)(job->bases, job->idx, job->digits + (size_t)w0 * job->m, job->m, g, job->nb, &s,
+                    &job->results[1 + w0]);
+    }
+  }
+  scratch_free(mem, bytes);
+  return NULL;
+}
+
+/* Batch-affine MSM (msm.h semantics). Bases at infinity and zero scalars are dropped, bases with
+ * scalar 1 are summed apart (one unweighted pass: witnesses are mostly bits), and the window
+ * width and count follow the number of remaining points and their longest scalar. With glv (G1),
+ * each remaining k·P becomes k1·(±P) + k2·(±φ(P)) with 127-bit k1, k2 (msm_glv_split). */
+static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
+                          unsigned threads, uint8_t *out, int glv) {
+  if (n == 0) return 0;
+  if (n > UINT32_MAX) return PN(msm)(bases, scalars, scalar_size, n, threads, out); /* 32-bit indices */
+  static const uint8_t zero[sizeof(PN(aff_t))] = {0};
+  const size_t idx_bytes = sizeof(uint32_t) * n;
+  uint32_t *idx = scratch_alloc(idx_bytes);
+  if (!idx) return -1;
+  size_t m = 0, ones = 0;
+  unsigned maxbits = 0;
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *sc = scalars + i * scalar_size;
+    size_t top = scalar_size;
+    while (top > 0 && sc[top - 1] == 0) top--;
+    if (top == 0) continue;
+    if (memcmp(bases + i * sizeof(PN(aff_t)), zero, sizeof zero) == 0) continue;
+    if (top == 1 && sc[0] == 1) {
+      idx[n - 1 - ones++] = (uint32_t)i;
+      continue;
+    }
+    idx[m++] = (uint32_t)i;
+    const unsigned bits = (unsigned)(top - 1) * 8 + (unsigned)(32 - __builtin_clz((unsigned)sc[top - 1]));
+    if (bits > maxbits) maxbits = bits;
+  }
+  /* the ones were stored from the end: move them right after the others */
+  if (ones) memmove(idx + m, idx + n - ones, sizeof(uint32_t) * ones);
+  const size_t m0 = m;
+  if (m == 0 && ones == 0) {
+    scratch_free(idx, idx_bytes);
+    return 0;
+  }
+  const uint8_t *wbases = bases, *wscalars = scalars;
+  const uint32_t *widx = idx;
+  size_t wss = scalar_size;
+  size_t glv_bytes = 0;
+  uint8_t *glv_mem = NULL;
+  (void)glv;
+#ifdef E_GLV_BETA
+  if (glv && m) {
+    /* 2m points (±P, ±φ(P)), 16-byte scalars, identity indices, in one block */
+    glv_bytes = (sizeof(PN(aff_t)) + 16 + sizeof(uint32_t)) * 2 * m;
+    glv_mem = scratch_alloc(glv_bytes);
+    if (!glv_mem) {
+      scratch_free(idx, idx_bytes);
+      return -1;
+    }
+    PN(aff_t) *gb = (PN(aff_t) *)glv_mem;
+    uint8_t *gs = glv_mem + sizeof(PN(aff_t)) * 2 * m;
+    uint32_t *gi = (uint32_t *)(gs + 16 * 2 * m);
+    size_t m2 = 0;
+    maxbits = 0;
+    for (size_t j = 0; j < m; j++) {
+      const PN(aff_t) *P = (const PN(aff_t) *)(bases + (size_t)idx[j] * sizeof(PN(aff_t)));
+      uint8_t k[2][16];
+      int neg[2];
+      msm_glv_split(scalars + (size_t)idx[j] * scalar_size, scalar_size, k[0], &neg[0], k[1], &neg[1]);
+      for (int h = 0; h < 2; h++) {
+        uint64_t lo, hi;
+        memcpy(&lo, k[h], 8);
+        memcpy(&hi, k[h] + 8, 8);
+        if ((lo | hi) == 0) continue;
+        const unsigned bits = hi ? 128 - (unsigned)__builtin_clzll(hi) : 64 - (unsigned)__builtin_clzll(lo);
+        if (bits > maxbits) maxbits = bits;
+        if (h == 0)
+          gb[m2].x = P->x;
+        else
+          E_MUL(&gb[m2].x, &P->x, E_GLV_BETA);
+        if (neg[h])
+          E_NEG(&gb[m2].y, &P->y);
+        else
+          gb[m2].y = P->y;
+        memcpy(gs + 16 * m2, k[h], 16);
+        gi[m2] = (uint32_t)m2;
+        m2++;
+      }
+    }
+    wbases = glv_mem;
+    wscalars = gs;
+    widx = gi;
+    wss = 16;
+    m = m2;
+  }
+#endif
+  const unsigned c = msm_window_bits_ba(m, maxbits);
+  const unsigned windows = m ? maxbits / c + 1 : 0;
+  const size_t digit_bytes = sizeof(int16_t) * m * windows, result_bytes = sizeof(PN(xyzz_t)) * (1 + windows);
+  int16_t *digits = m ? scratch_alloc(digit_bytes) : NULL;
+  PN(xyzz_t) *results = scratch_alloc(result_bytes);
+  if ((m && !digits) || !results) {
+    scratch_free(idx, idx_bytes);
+    scratch_free(glv_mem, glv_bytes);
+    scratch_free(digits, digit_bytes);
+    scratch_free(results, result_bytes);
+    return -1;
+  }
+  if (m) msm_recode_idx(wscalars, wss, widx, m, c, windows, digits);
+
+  unsigned nb_ones = 32;
+  while (nb_ones < 1024 && nb_ones * 64 < ones) nb_ones <<= 1;
+  /* windows per task: as many as keep the group's buckets within MSM_BA_GROUP_BUCKETS, spread
+   * evenly over the threads (a lone MSM still uses every core) */
+  const unsigned nb = 1u << (c - 1);
+  msm_enter();
+  unsigned t = msm_thread_count(threads, windows + (ones ? 1 : 0));
+  unsigned gmax = MSM_BA_GROUP_BUCKETS / nb;
+  if (gmax < 1) gmax = 1;
+  unsigned group = 1, groups = 0;
+  if (windows) {
+    const unsigned per_thread = (windows + t - 1) / t;
+    const unsigned rounds = (per_thread + gmax - 1) / gmax;
+    group = (per_thread + rounds - 1) / rounds;
+    groups = (windows + group - 1) / group;
+  }
+  const unsigned tasks = groups + (ones ? 1 : 0);
+  if (t > tasks) t = tasks;
+  PN(ba_job_t) job = {.bases = wbases, .bases1 = bases, .idx = widx, .idx1 = idx + m0, .digits = digits, .m = m,
+                      .ones = ones, .nb = nb,
+                      .nb_ones = nb_ones, .windows = windows, .group = group, .tasks = tasks, .results = results};
+  atomic_init(&job.next, 0);
+  atomic_init(&job.failed, 0);
+  pthread_t tids[MSM_MAX_THREADS];
+  unsigned started = 0;
+  for (; started + 1 < t; started++)
+    if (pthread_create(&tids[started], NULL, PN(ba_worker), &job) != 0) break;
+  PN(ba_worker)(&job);
+  for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+  msm_leave();
+  scratch_free(idx, idx_bytes);
+  scratch_free(glv_mem, glv_bytes);
+  scratch_free(digits, digit_bytes);
+  if (atomic_load(&job.failed)) {
+    scratch_free(results, result_bytes);
+    return -1;
+  }
+
+  PN(xyzz_t) acc;
+  PN(set_inf)(&acc);
+  if (windows) {
+    acc = results[windows];
+    for (unsigned w = windows - 1; w-- > 0;) {
+      for (unsigned k = 0; k < c; k++) PN(dbl)(&acc);
+      PN(add)(&acc, &results[1 + w]);
+    }
+  }
+  if (ones) PN(add)(&acc, &results[0]);
+  scratch_free(results, result_bytes);
+  return PN(to_jacobian)(&acc, out);
+}
+
+static int PN(msm_ba)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
+                      uint8_t *out) {
+  return PN(msm_ba_any)(bases, scalars, scalar_size, n, threads, out, 0);
+}
+#ifdef E_GLV_BETA
+static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
+                       uint8_t *out) {
+  return PN(msm_ba_any)(bases, scalars, scalar_size, n, threads, out, 1);
+}
+#endif
 
 #undef E
 #undef E_ADD
+#undef E_INV
+#undef E_MUL_LAZY
+#undef E_GLV_BETA
 #undef E_SUB
 #undef E_NEG
 #undef E_MUL
