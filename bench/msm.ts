@@ -1,5 +1,5 @@
 /**
- * Native MSM benchmark (native/poseidon/src/msm.c): ns per point of `msmG1` / `msmG2` on ONE thread,
+ * Native MSM benchmark (native/kernels/src/msm.c): ns per point of `msmG1` / `msmG2` on ONE thread,
  * every bucket algorithm of the addon (`msmSelectAlgorithm`: "xyzz", the previous one,
  * "affine" and "glv" (affine with the GLV endomorphism on G1; G2 runs affine)) in the same run, so the ratio is measured under the same load.
  *
@@ -24,7 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { nativeAddon, nativeAddonError, type NativeAddon } from '../src/native.ts';
 import { loadSnarkjs } from '../src/prover/snark.ts';
 
-/** The addon's algorithm switch (native/poseidon/src/msm.h, msm_select_algorithm). */
+/** The addon's algorithm switch (native/kernels/src/msm.h, msm_select_algorithm). */
 type MsmAddon = NativeAddon & { msmSelectAlgorithm?(name: string): boolean; msmAlgorithm?(): string };
 
 const args = process.argv.slice(2);

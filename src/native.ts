@@ -1,13 +1,13 @@
 /**
- * Loader of Refract's N-API addon (native/poseidon: circomlib Poseidon, long base58 decoding, and the
+ * Loader of Refract's N-API addon (native/kernels: circomlib Poseidon, long base58 decoding, and the
  * BN254 MSM and FFT that serve snarkjs in the prover, and Refract's own Groth16 prover),
- * built by the package's `install` script (`node-gyp rebuild -C native/poseidon`). Every user has a
+ * built by the package's `install` script (`node-gyp rebuild -C native/kernels`). Every user has a
  * pure-JS fallback, so a missing build (no compiler) only costs speed.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
-/** Shape of the addon's exports (see native/poseidon/src/binding.c). */
+/** Shape of the addon's exports (see native/kernels/src/binding.c). */
 export interface NativeAddon {
   /** Poseidon of 1..7 inputs (32 B BE each) into `out`; returns `out`. */
   hash(out: Uint8Array, ...inputs: Uint8Array[]): Uint8Array;
@@ -23,7 +23,7 @@ export interface NativeAddon {
   /** Bytes of a base58 string (same as `bs58.decode`), or the index of its first invalid character. */
   base58Decode?(s: string): Uint8Array | number;
   /**
-   * BN254 G1 / G2 multi-scalar multiplication in ffjavascript's layout (native/poseidon/src/msm.h):
+   * BN254 G1 / G2 multi-scalar multiplication in ffjavascript's layout (native/kernels/src/msm.h):
    * `bases` n affine Montgomery points (64 / 128 B), `scalars` n plain LE integers (1..32 B each),
    * `out` (≥ 96 / 192 B) receives the Jacobian Montgomery sum; false (out untouched) = infinity.
    * `threads` 0 / omitted: CPUs shared by the MSMs running in the process. Blocks the caller.
@@ -34,7 +34,7 @@ export interface NativeAddon {
   msmJobs?(delta: number): number;
   msmImpl?(): 'adx' | 'c';
   /**
-   * In-place radix-2 NTT over BN254 Fr in ffjavascript's layout (native/poseidon/src/fft.h): `buf`
+   * In-place radix-2 NTT over BN254 Fr in ffjavascript's layout (native/kernels/src/fft.h): `buf`
    * n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements, `root` a primitive
    * n-th root of unity, `scale` (optional) multiplies every output; inverse = root⁻¹, scale n⁻¹.
    * Returns `buf`.
@@ -45,7 +45,7 @@ export interface NativeAddon {
   /** Forces the MSM's and frFft's field multiplication (tests); false when unavailable. */
   msmSelectImpl?(name: 'adx' | 'c'): boolean;
   /**
-   * Refract's Groth16 prover (native/poseidon/src/groth16.h): parses a snarkjs BN254 Groth16 zkey
+   * Refract's Groth16 prover (native/kernels/src/groth16.h): parses a snarkjs BN254 Groth16 zkey
    * once into an addon-owned key and returns its opaque handle (freed when garbage-collected).
    * Throws an Error with code ERR_GROTH16_KEY (malformed / unsupported key; the message names the
    * section) or ERR_GROTH16_NOMEM.
@@ -64,7 +64,7 @@ export interface NativeAddon {
 }
 
 /** Candidate paths of the compiled addon, relative to this file (src → repo root). */
-const ADDON_PATHS = ['../native/poseidon/build/Release/refract_poseidon.node', '../native/poseidon/build/Debug/refract_poseidon.node'];
+const ADDON_PATHS = ['../native/kernels/build/Release/refract_native.node', '../native/kernels/build/Debug/refract_native.node'];
 
 function load(): { addon: NativeAddon | null; error: string | null } {
   const require = createRequire(import.meta.url);

@@ -1,6 +1,6 @@
 /**
  * Poseidon vectors (spec prover.md §3–4), native vs fallback agreement, batch, range checks.
- * The native part is skipped when the addon is not built (`node-gyp rebuild -C native/poseidon`);
+ * The native part is skipped when the addon is not built (`node-gyp rebuild -C native/kernels`);
  * set REFRACT_REQUIRE_NATIVE=1 to make that a failure instead.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,11 +1,11 @@
 /**
- * The native BN254 multi-scalar multiplication (native/poseidon/src/msm.c) that serves snarkjs'
+ * The native BN254 multi-scalar multiplication (native/kernels/src/msm.c) that serves snarkjs'
  * `G1/G2.multiExpAffine`: results must equal ffjavascript's wasm MSM for the same buffers, for
  * both field-multiplication backends, any thread count and the edge cases Pippenger gets wrong
  * most easily (points at infinity, zero / one / r−1 scalars, equal points meeting in a bucket, a
  * sum that is infinity, short scalars), for every bucket algorithm (`msmSelectAlgorithm`: "glv",
  * the default: batch-affine with its scalar-1 pass and the GLV split on G1; "affine", the same
- * without GLV; "xyzz", the previous one). The native NTT (native/poseidon/src/fft.c) that serves
+ * without GLV; "xyzz", the previous one). The native NTT (native/kernels/src/fft.c) that serves
  * `Fr.fft` / `Fr.ifft` must give ffjavascript's bytes. Proofs through both kernels verify
  * (test/prover.test.ts).
  */
@@ -44,7 +44,7 @@ interface WasmCurve {
   terminate(): Promise<void>;
 }
 
-/** The addon's MSM algorithm switch (native/poseidon/src/msm.h). */
+/** The addon's MSM algorithm switch (native/kernels/src/msm.h). */
 type MsmAddon = NonNullable<typeof nativeAddon> & { msmSelectAlgorithm?(name: string): boolean; msmAlgorithm?(): string };
 const addon = nativeAddon as MsmAddon | null;
 const ALGORITHMS = ['glv', 'affine', 'xyzz'] as const;
@@ -348,7 +348,7 @@ describeNative('msmJobs across threads', () => {
   it('jobs a terminated worker left open are taken off the process-wide count', async () => {
     const { Worker } = await import('node:worker_threads');
     const { fileURLToPath } = await import('node:url');
-    const addonFile = fileURLToPath(new URL('../native/poseidon/build/Release/refract_poseidon.node', import.meta.url));
+    const addonFile = fileURLToPath(new URL('../native/kernels/build/Release/refract_native.node', import.meta.url));
     const before = addon!.msmJobs!(0);
     // The worker opens two jobs (as two proofs in flight would) and hangs, as a stuck proof does.
     const w = new Worker(`const a = require(${JSON.stringify(addonFile)}); a.msmJobs(2); require('node:worker_threads').parentPort.postMessage('open'); setInterval(() => {}, 1000);`, { eval: true });

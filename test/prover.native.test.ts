@@ -1,4 +1,4 @@
-// Refract's native Groth16 prover (native/poseidon/src/groth16.c, src/prover/groth16Native.ts):
+// Refract's native Groth16 prover (native/kernels/src/groth16.c, src/prover/groth16Native.ts):
 // proofs verify under the circuits' vkeys; for fixed r, s they are the very proof snarkjs makes
 // (snarkjs' Fr.random stubbed to hand out the same r, s); malformed witnesses and keys give specific
 // errors, never a proof; the pool proves with either backend; the backend is chosen by config

@@ -34,8 +34,8 @@ async function freshCheckout(dest: string): Promise<void> {
     await copyFile(path.join(REPO, f), path.join(dest, f));
   }
   await symlink(realpathSync(path.join(REPO, 'node_modules')), path.join(dest, 'node_modules'));
-  const addon = path.join(REPO, 'native/poseidon/build');
-  if (existsSync(addon)) await cp(addon, path.join(dest, 'native/poseidon/build'), { recursive: true });
+  const addon = path.join(REPO, 'native/kernels/build');
+  if (existsSync(addon)) await cp(addon, path.join(dest, 'native/kernels/build'), { recursive: true });
 }
 
 /** A URL whose port nothing listens on: the download fails at once, as on a machine without internet. */

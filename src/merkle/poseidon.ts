@@ -7,8 +7,8 @@
  *   (r = 0x30644e72…f0000001), as light-hasher requires.
  *
  * Backends (chosen once at module load):
- * - `'native'`: the N-API addon in native/poseidon (C, Montgomery 4×64, BMI2/ADX asm when the CPU has it;
- *   constants from circomlibjs `poseidon_constants_opt`). Build: `node-gyp rebuild -C native/poseidon`.
+ * - `'native'`: the N-API addon in native/kernels (C, Montgomery 4×64, BMI2/ADX asm when the CPU has it;
+ *   constants from circomlibjs `poseidon_constants_opt`). Build: `node-gyp rebuild -C native/kernels`.
  * - `'circomlibjs'`: fallback when the addon is missing or `REFRACT_POSEIDON=js`; circomlibjs
  *   `buildPoseidon` (wasm field arithmetic), the fastest pure-JS package measured (bench/poseidon.ts).
  *   This module uses top-level await to initialise it.

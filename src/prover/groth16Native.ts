@@ -1,5 +1,5 @@
 /**
- * Refract's own Groth16 prover (native/poseidon/src/groth16.c through the addon): the proof snarkjs'
+ * Refract's own Groth16 prover (native/kernels/src/groth16.c through the addon): the proof snarkjs'
  * `groth16.prove` makes, with every step in C — A·w, B·w from the zkey's coefficients, the coset
  * FFTs and H, the four MSMs over key tables kept resident in the addon, the randomisation with r, s
  * from the OS CSPRNG — and the same output (snarkjs' proof JSON, public signals from the witness).

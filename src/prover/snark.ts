@@ -18,7 +18,7 @@
  *   so it is safe in any thread.
  * - Arithmetic kernels: `useCurve` replaces the curve's `G1.multiExpAffine` /
  *   `G2.multiExpAffine` (the multi-scalar multiplications, about 90% of a wasm proof) and
- *   `Fr.fft` / `Fr.ifft` with the native addon's (native/poseidon/src/msm.c, fft.c: same inputs,
+ *   `Fr.fft` / `Fr.ifft` with the native addon's (native/kernels/src/msm.c, fft.c: same inputs,
  *   same outputs — the FFT byte for byte — about 5× and 7× faster single-threaded) unless
  *   `kernels: 'wasm'` or REFRACT_PROVER_KERNELS=wasm. On this path (the `snarkjs` prover backend)
  *   snarkjs still runs the whole Groth16 algorithm (QAP, randomisation, encoding); the default

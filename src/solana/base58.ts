@@ -21,7 +21,7 @@
  *   against ≈2 and ≈7 µs (a 64-byte signature per transaction was ≈3% of ingest CPU).
  * - Fixed-width decoding of 32-byte params (limbs, three digits at a time): ≈0.4 µs vs ≈1.8 µs.
  * - Long strings (every Light event reaches us base58-encoded in `innerInstructions`): the native
- *   addon's decoder (native/poseidon/src/base58.c, u64 limbs, 10-digit chunks: ≈6 µs for a 700-byte
+ *   addon's decoder (native/kernels/src/base58.c, u64 limbs, 10-digit chunks: ≈6 µs for a 700-byte
  *   event, ≈10× bs58 on an 88-character signature) when it is built, else a BigInt divide-and-conquer
  *   decoder (≈32 µs for 560 bytes vs ≈1 ms for bs58). `REFRACT_BASE58=js` disables the native path.
  */

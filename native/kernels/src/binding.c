@@ -58,7 +58,7 @@
 #define CHECK(call)                                                  \
   do {                                                               \
     if ((call) != napi_ok) {                                         \
-      napi_throw_error(env, NULL, "refract_poseidon: " #call " failed"); \
+      napi_throw_error(env, NULL, "refract_native: " #call " failed"); \
       return NULL;                                                   \
     }                                                                \
   } while (0)

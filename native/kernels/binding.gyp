@@ -1,7 +1,7 @@
 {
   "targets": [
     {
-      "target_name": "refract_poseidon",
+      "target_name": "refract_native",
       "sources": ["src/binding.c", "src/poseidon.c", "src/base58.c", "src/msm.c", "src/fft.c", "src/groth16.c"],
       "include_dirs": ["src"],
       "defines": ["NAPI_VERSION=8"],
