@@ -2,6 +2,7 @@
  * RemoteBackend (`--prover-url`) against malformed answers of an external prover, with a fake fetch:
  * each is a specific ProverError, never a TypeError or a client-blaming code.
  */
+import { poseidon2 } from 'poseidon-lite';
 import { describe, expect, test } from 'vitest';
 import { RemoteBackend } from '../src/prover/backend.ts';
 import { ProverError } from '../src/prover/errors.ts';
@@ -9,6 +10,7 @@ import { PROVE_HTTP_ERRORS } from '../src/rpc/http/proveRoute.ts';
 import { proverErrorToRpc } from '../src/rpc/validityProver.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
 import { buildCircuitInput } from '../src/prover/witness.ts';
+import { bigintToBe32 } from '../src/prover/proofEncoding.ts';
 
 const inputs = { accounts: [syntheticAccount(1, 1)], addresses: [] };
 const job = { witness: buildCircuitInput(inputs), inputs };
@@ -72,5 +74,31 @@ describe('RemoteBackend: malformed answers', () => {
     expect(reset.message).toMatch(/reading its answer failed: socket hang up/);
     const slow = await failure(remoteAnswering(200, '', Object.assign(new Error('aborted'), { name: 'TimeoutError' })));
     expect(slow.code).toBe('timeout');
+  });
+});
+
+describe('RemoteBackend: v2 requests', () => {
+  test('a v2 job goes out as the reference v2 JSON: publicInputHash, stateTreeHeight 32, no nextIndex', async () => {
+    const path32 = Array.from({ length: 32 }, (_, i) => bigintToBe32(BigInt(i + 7)));
+    const fold = (leaf: bigint, idx: number) => path32.reduce((cur, sib, i) => ((idx >> i) & 1 ? poseidon2([BigInt('0x' + Buffer.from(sib).toString('hex')), cur]) : poseidon2([cur, BigInt('0x' + Buffer.from(sib).toString('hex'))])), leaf);
+    const root = fold(101n, 3);
+    const v2 = { version: 2 as const, accounts: [{ root: bigintToBe32(root), leaf: bigintToBe32(101n), leafIndex: 3, pathElements: path32 }], addresses: [] };
+    let sent: Record<string, unknown> | undefined;
+    const fake = (async (_url: string, init: { body: string }) => {
+      sent = JSON.parse(init.body) as Record<string, unknown>;
+      return { ok: true, status: 200, text: async () => JSON.stringify({ ok: true }) } as unknown as Response;
+    }) as unknown as typeof fetch;
+    const backend = new RemoteBackend('http://prover.invalid', { fetch: fake });
+    await backend.prove({ witness: buildCircuitInput(v2), inputs: v2 }, { timeoutMs: 1000 }).catch(() => undefined);
+    // The expected hash, computed here: TwoInputsHashChain over one (root, leaf) pair = Poseidon(root, leaf).
+    const expectedHash = poseidon2([root, 101n]);
+    expect(sent).toBeDefined();
+    expect(BigInt(sent!.publicInputHash as string)).toBe(expectedHash);
+    expect(sent!.stateTreeHeight).toBe(32);
+    const proofs = sent!.inputCompressedAccounts as Array<Record<string, unknown>>;
+    expect(proofs).toHaveLength(1);
+    expect(BigInt(proofs[0]!.root as string)).toBe(root);
+    expect(BigInt(proofs[0]!.leaf as string)).toBe(101n);
+    expect(JSON.stringify(sent)).not.toMatch(/nextIndex/);
   });
 });
