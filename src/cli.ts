@@ -19,6 +19,12 @@ const positive = (name: string) => (v: string) => {
   return n;
 };
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+/** On SIGTERM or SIGINT (once): `close()`, then exit 0. For the long-running commands (start, prover, simulate). */
+const exitOnSignal = (close: () => Promise<unknown>) => {
+  const stop = () => void close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+};
 /** `--rate-limit`: `off` or `<rps>[,<burst>]` (config.ts parseRateLimit), else a usage error naming the flag. */
 const rateLimitArg = (v: string) => {
   try {
@@ -112,9 +118,7 @@ program
         proverApiKey: o.proverApiKey,
       },
     });
-    const onSignal = () => void daemon.stop().then(() => process.exit(0));
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+    exitOnSignal(() => daemon.stop());
   });
 
 program
@@ -173,9 +177,7 @@ program
       process.stderr.write(`refract prover: ${(e as Error).message}\n`);
       process.exit(1);
     }
-    const stop = () => void node.close().then(() => process.exit(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    exitOnSignal(() => node.close());
   });
 
 program
@@ -206,9 +208,7 @@ program
       v2Weight: o.v2Weight ?? DEFAULT_SIM_V2_WEIGHT,
       log: createLogger('refract-simulate'),
     });
-    const stop = () => void sim.close().then(() => process.exit(0));
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    exitOnSignal(() => sim.close());
   });
 
 try {

@@ -346,7 +346,12 @@ export async function exportVerificationKey(zkeyFile: string, log?: SnarkLog): P
 // ---------------------------------------------------------------------------------------------
 // Binary headers (read without snarkjs: no curve is built)
 
-async function readSections(file: string, magic: string): Promise<{ buf: (pos: number, len: number) => Promise<Buffer>; sections: Map<number, { pos: number; size: number }>; close: () => Promise<void> }> {
+/**
+ * The header section (type 1) of an iden3 binary file (`r1cs`, `ptau`: 4-byte magic, version,
+ * section table) and the ids of all its sections; the file is closed before this returns.
+ * @throws ProverError `keys_missing` when the file is not a `magic` file, is truncated, or has no header section
+ */
+async function readHeaderSection(file: string, magic: string): Promise<{ header: Buffer; sectionIds: Set<number> }> {
   const fh = await open(file, 'r');
   const read = async (pos: number, len: number) => {
     const b = Buffer.alloc(len);
@@ -369,10 +374,11 @@ async function readSections(file: string, magic: string): Promise<{ buf: (pos: n
       sections.set(type, { pos: pos + 12, size });
       pos += 12 + size;
     }
-    return { buf: read, sections, close: () => fh.close() };
-  } catch (e) {
+    const s = sections.get(1);
+    if (!s) throw new ProverError('keys_missing', `${file}: ${magic} has no header section`);
+    return { header: await read(s.pos, s.size), sectionIds: new Set(sections.keys()) };
+  } finally {
     await fh.close();
-    throw e;
   }
 }
 
@@ -395,25 +401,18 @@ export interface R1csInfo {
  * @throws ProverError `keys_missing` when the file is not an r1cs file
  */
 export async function readR1csInfo(file: string): Promise<R1csInfo> {
-  const f = await readSections(file, 'r1cs');
-  try {
-    const s = f.sections.get(1);
-    if (!s) throw new ProverError('keys_missing', `${file}: r1cs has no header section`);
-    const h = await f.buf(s.pos, s.size);
-    const n8 = h.readUInt32LE(0);
-    let prime = 0n;
-    for (let i = n8 - 1; i >= 0; i--) prime = (prime << 8n) | BigInt(h[4 + i]!);
-    const o = 4 + n8;
-    const nWires = h.readUInt32LE(o);
-    const nPubOutputs = h.readUInt32LE(o + 4);
-    const nPubInputs = h.readUInt32LE(o + 8);
-    const nPrvInputs = h.readUInt32LE(o + 12);
-    const nLabels = Number(h.readBigUInt64LE(o + 16));
-    const nConstraints = h.readUInt32LE(o + 24);
-    return { nConstraints, nWires, nPubOutputs, nPubInputs, nPrvInputs, nLabels, prime };
-  } finally {
-    await f.close();
-  }
+  const { header: h } = await readHeaderSection(file, 'r1cs');
+  const n8 = h.readUInt32LE(0);
+  let prime = 0n;
+  for (let i = n8 - 1; i >= 0; i--) prime = (prime << 8n) | BigInt(h[4 + i]!);
+  const o = 4 + n8;
+  const nWires = h.readUInt32LE(o);
+  const nPubOutputs = h.readUInt32LE(o + 4);
+  const nPubInputs = h.readUInt32LE(o + 8);
+  const nPrvInputs = h.readUInt32LE(o + 12);
+  const nLabels = Number(h.readBigUInt64LE(o + 16));
+  const nConstraints = h.readUInt32LE(o + 24);
+  return { nConstraints, nWires, nPubOutputs, nPubInputs, nPrvInputs, nLabels, prime };
 }
 
 /** Header of a `.ptau` file. */
@@ -430,20 +429,9 @@ export interface PtauInfo {
  * @throws ProverError `keys_missing` when the file is not a ptau file
  */
 export async function readPtauInfo(file: string): Promise<PtauInfo> {
-  const f = await readSections(file, 'ptau');
-  try {
-    const s = f.sections.get(1);
-    if (!s) throw new ProverError('keys_missing', `${file}: ptau has no header section`);
-    const h = await f.buf(s.pos, s.size);
-    const n8 = h.readUInt32LE(0);
-    return {
-      power: h.readUInt32LE(4 + n8),
-      ceremonyPower: h.readUInt32LE(8 + n8),
-      preparedPhase2: f.sections.has(12),
-    };
-  } finally {
-    await f.close();
-  }
+  const { header: h, sectionIds } = await readHeaderSection(file, 'ptau');
+  const n8 = h.readUInt32LE(0);
+  return { power: h.readUInt32LE(4 + n8), ceremonyPower: h.readUInt32LE(8 + n8), preparedPhase2: sectionIds.has(12) };
 }
 
 /**

@@ -163,17 +163,24 @@ function addOutputs(tx: ParsedTransaction, e: PublicTransactionEvent, registry: 
 }
 
 /**
+ * The tree whose TREE pubkey is `tree` (`TreeRegistry.getTreeBytes`: a queue pubkey does not count), or
+ * undefined after reporting `tree` (base58) in `u.unknownTrees`: the caller skips what names it.
+ */
+function knownTree(registry: TreeRegistry, tree: Uint8Array, u: StateUpdate): TreeInfo | undefined {
+  const info = registry.getTreeBytes(tree);
+  if (!info) u.unknownTrees.push(base58.encode(tree));
+  return info;
+}
+
+/**
  * The queue entries of a v2 event (photon.md §1.5 step 6): spent accounts of batched state trees enter
  * the input queue; new addresses with a queue index enter their AddressV2 tree's queue. Unknown trees are
  * reported, never guessed.
  */
 function addV2QueueEntries(tx: ParsedTransaction, e: BatchPublicTransactionEvent, registry: TreeRegistry, u: StateUpdate): void {
   e.batchInputAccounts.forEach((b, i) => {
-    const info = registry.getTreeBytes(b.tree);
-    if (!info) {
-      u.unknownTrees.push(base58.encode(b.tree));
-      return;
-    }
+    const info = knownTree(registry, b.tree, u);
+    if (!info) return;
     if (info.type === 'StateV1') return; // a v1 input: spent above; v1 nullifier queues are not indexed (photon.md §2.5)
     if (info.type !== 'StateV2') throw new TransactionRejected(tx.signature, `batch input ${i}: tree ${info.tree} is ${info.type}, not a state tree`);
     if (b.queueIndex === null) throw new TransactionRejected(tx.signature, `batch input ${i} (${base58.encode(b.accountHash)}): no input-queue index (the light-system instruction has fewer inputs in trees with an input sequence number than insert_into_queues has nullifiers for them; this one is in tree ${info.tree})`);
@@ -181,11 +188,8 @@ function addV2QueueEntries(tx: ParsedTransaction, e: BatchPublicTransactionEvent
   });
   e.newAddresses.forEach((a, i) => {
     if (a.queueIndex === null) return; // a v1 address tree: its queue is not indexed (photon.md §2.5)
-    const info = registry.getTreeBytes(a.tree);
-    if (!info) {
-      u.unknownTrees.push(base58.encode(a.tree));
-      return;
-    }
+    const info = knownTree(registry, a.tree, u);
+    if (!info) return;
     if (info.type === 'AddressV1') return; // v1 address queues are not indexed (photon.md §2.5); the tree's IndexedMerkleTreeEvent carries it
     if (info.type !== 'AddressV2') throw new TransactionRejected(tx.signature, `new address ${i}: tree ${info.tree} is ${info.type}, not an address tree`);
     (u.newAddresses ??= []).push({ tree: info, address: a.address, queueIndex: a.queueIndex });
@@ -275,11 +279,8 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         addV2QueueEntries(tx, ev.event, registry, u);
         break;
       case 'nullifier': {
-        const info = registry.getTreeBytes(ev.event.tree);
-        if (!info) {
-          u.unknownTrees.push(base58.encode(ev.event.tree));
-          break;
-        }
+        const info = knownTree(registry, ev.event.tree, u);
+        if (!info) break;
         if (info.type !== 'StateV1') throw new TransactionRejected(tx.signature, `nullifier event for ${info.tree}, which is ${info.type}`);
         const outside = firstLeafIndexError(info, ev.event.nullifiedLeavesIndices.map((i) => [i, 'nullifier event: leaf index'] as const));
         if (outside) throw new TransactionRejected(tx.signature, outside);
@@ -289,28 +290,23 @@ function buildStateUpdate(tx: ParsedTransaction, registry: TreeRegistry, checks:
         break;
       }
       case 'indexedTreeUpdate': {
-        const info = registry.getTreeBytes(ev.event.tree);
-        if (!info) u.unknownTrees.push(base58.encode(ev.event.tree));
-        else if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
-        else {
-          const indices = ev.event.updates.flatMap((up, k) => [
-            [up.newLowElement.index, `indexed tree update ${k}: low element index`] as const,
-            [up.newLowElement.nextIndex, `indexed tree update ${k}: low element next index`] as const,
-            [up.newHighElement.index, `indexed tree update ${k}: high element index`] as const,
-            [up.newHighElement.nextIndex, `indexed tree update ${k}: high element next index`] as const,
-          ]);
-          const outside = firstLeafIndexError(info, indices);
-          if (outside) throw new TransactionRejected(tx.signature, outside);
-          u.indexedEvents.push({ tree: info, event: ev.event });
-        }
+        const info = knownTree(registry, ev.event.tree, u);
+        if (!info) break;
+        if (info.type !== 'AddressV1') throw new TransactionRejected(tx.signature, `indexed tree update for ${info.tree}, which is ${info.type}`);
+        const indices = ev.event.updates.flatMap((up, k) => [
+          [up.newLowElement.index, `indexed tree update ${k}: low element index`] as const,
+          [up.newLowElement.nextIndex, `indexed tree update ${k}: low element next index`] as const,
+          [up.newHighElement.index, `indexed tree update ${k}: high element index`] as const,
+          [up.newHighElement.nextIndex, `indexed tree update ${k}: high element next index`] as const,
+        ]);
+        const outside = firstLeafIndexError(info, indices);
+        if (outside) throw new TransactionRejected(tx.signature, outside);
+        u.indexedEvents.push({ tree: info, event: ev.event });
         break;
       }
       case 'batch': {
-        const info = registry.getTreeBytes(ev.event.merkleTreePubkey);
-        if (!info) {
-          u.unknownTrees.push(base58.encode(ev.event.merkleTreePubkey));
-          break;
-        }
+        const info = knownTree(registry, ev.event.merkleTreePubkey, u);
+        if (!info) break;
         const want = ev.event.kind === 'batchAddressAppend' ? 'AddressV2' : 'StateV2';
         if (info.type !== want) throw new TransactionRejected(tx.signature, `${ev.event.kind} event for ${info.tree}, which is ${info.type} (expected ${want})`);
         const e = ev.event;

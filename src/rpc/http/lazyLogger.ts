@@ -11,10 +11,23 @@ import type { FastifyBaseLogger } from 'fastify';
 
 /** pino loggers have `isLevelEnabled`; other fastify loggers may not (then: always log). */
 const enabled = (l: FastifyBaseLogger, level: string): boolean => (l as unknown as { isLevelEnabled?(x: string): boolean }).isLevelEnabled?.(level) ?? true;
-type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+/** pino's level methods, each forwarded through `LazyChildLogger.log`. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+type Level = (typeof LEVELS)[number];
+
+/** The level methods `fatal` … `trace`, one per entry of LEVELS, set on the prototype by the class's static block. */
+interface LazyChildLogger extends Record<Level, (...args: unknown[]) => void> {}
 
 /** A logger that becomes `parent.child(bindings, options)` on first enabled use. */
 class LazyChildLogger {
+  static {
+    for (const level of LEVELS) {
+      LazyChildLogger.prototype[level] = function (this: LazyChildLogger, ...args: unknown[]): void {
+        this.log(level, args);
+      };
+    }
+  }
+
   private real: FastifyBaseLogger | undefined;
   constructor(
     private readonly parent: FastifyBaseLogger,
@@ -36,24 +49,6 @@ class LazyChildLogger {
   private log(level: Level, args: unknown[]): void {
     if (this.real) (this.real[level] as (...a: unknown[]) => void)(...args);
     else if (enabled(this.parent, level)) (this.materialize()[level] as (...a: unknown[]) => void)(...args);
-  }
-  fatal(...args: unknown[]): void {
-    this.log('fatal', args);
-  }
-  error(...args: unknown[]): void {
-    this.log('error', args);
-  }
-  warn(...args: unknown[]): void {
-    this.log('warn', args);
-  }
-  info(...args: unknown[]): void {
-    this.log('info', args);
-  }
-  debug(...args: unknown[]): void {
-    this.log('debug', args);
-  }
-  trace(...args: unknown[]): void {
-    this.log('trace', args);
   }
   child(bindings: Record<string, unknown>, options?: Record<string, unknown>): FastifyBaseLogger {
     return this.materialize().child(bindings, options);

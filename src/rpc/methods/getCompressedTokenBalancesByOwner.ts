@@ -15,17 +15,18 @@ export const tokenBalancesParams = z.strictObject({
   limit,
 });
 
-/** The balances page: `{balances: [{mint, balance}], cursor}` with cursor = last mint when full. */
-export async function tokenBalancesPage(ctx: RpcContext, p: z.output<typeof tokenBalancesParams>) {
+/**
+ * The balances page in context: `{context, value: {[listKey]: [{mint, balance}], cursor}}` with
+ * cursor = last mint when the page is full. V1 names the list `token_balances`, V2 `items`; the rest
+ * is the same. Throws `Validation Error` on a malformed cursor, `Record Not Found` before indexing.
+ */
+export async function tokenBalancesPage(ctx: RpcContext, p: z.output<typeof tokenBalancesParams>, listKey: 'token_balances' | 'items') {
   const afterMint = p.cursor === undefined ? null : decodeMintCursor(p.cursor);
   const slot = await requireSlot(ctx);
   const rows = await ctx.data.listTokenBalances(p.owner, { mint: p.mint ?? null, afterMint, limit: p.limit });
   const last = rows[rows.length - 1];
-  return {
-    slot,
-    balances: rows.map((r) => ({ mint: b58(r.mint), balance: u64(r.balance) })),
-    cursor: rows.length >= p.limit && last ? b58(last.mint) : null,
-  };
+  const balances = rows.map((r) => ({ mint: b58(r.mint), balance: u64(r.balance) }));
+  return withContext(slot, { [listKey]: balances, cursor: rows.length >= p.limit && last ? b58(last.mint) : null });
 }
 
 /** `getCompressedTokenBalancesByOwner` definition (params schema, handler); semantics in the module comment. */
@@ -33,8 +34,5 @@ export const getCompressedTokenBalancesByOwner = defineMethod({
   name: 'getCompressedTokenBalancesByOwner',
   summary: 'Token balances of an owner per mint (`token_balances`), paginated by mint',
   params: tokenBalancesParams,
-  async handler(ctx, p) {
-    const { slot, balances, cursor } = await tokenBalancesPage(ctx, p);
-    return withContext(slot, { token_balances: balances, cursor });
-  },
+  handler: (ctx, p) => tokenBalancesPage(ctx, p, 'token_balances'),
 });

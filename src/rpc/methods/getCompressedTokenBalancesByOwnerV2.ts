@@ -1,5 +1,4 @@
 /** getCompressedTokenBalancesByOwnerV2: as getCompressedTokenBalancesByOwner with `{items, cursor}`. */
-import { withContext } from '../resultEncoding.ts';
 import { tokenBalancesPage, tokenBalancesParams } from './getCompressedTokenBalancesByOwner.ts';
 import { defineMethod } from './lib/define.ts';
 
@@ -8,8 +7,5 @@ export const getCompressedTokenBalancesByOwnerV2 = defineMethod({
   name: 'getCompressedTokenBalancesByOwnerV2',
   summary: 'Token balances of an owner per mint (`items`), paginated by mint',
   params: tokenBalancesParams,
-  async handler(ctx, p) {
-    const { slot, balances, cursor } = await tokenBalancesPage(ctx, p);
-    return withContext(slot, { items: balances, cursor });
-  },
+  handler: (ctx, p) => tokenBalancesPage(ctx, p, 'items'),
 });

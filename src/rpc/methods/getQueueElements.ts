@@ -135,8 +135,7 @@ export const getQueueElements = defineMethod({
   summary: 'Queued elements of a batched (v2) tree: output, input (nullifier) and address queues',
   params: queueElementsParams,
   async handler(ctx, p) {
-    const { read, slot } = await optionalRead(ctx, 'getQueueElements');
-    const r = await read(p.tree, {
+    const { value: r, slot } = await optionalRead(ctx, 'getQueueElements', p.tree, {
       outputQueue: slice(p, 'output'),
       inputQueue: slice(p, 'input'),
       addressQueue: slice(p, 'address'),

@@ -25,8 +25,7 @@ export const getQueueInfo = defineMethod({
   summary: 'Queue sizes of the batched (v2) trees',
   params: queueInfoParams,
   async handler(ctx, p) {
-    const { read, slot } = await optionalRead(ctx, 'getQueueInfo');
-    const queues = await read(p.trees ?? null);
+    const { value: queues, slot } = await optionalRead(ctx, 'getQueueInfo', p.trees ?? null);
     return {
       queues: queues.map((q) => ({ tree: b58(q.tree), queue: b58(q.queue), queueType: q.queueType, queueSize: u64(q.queueSize) })),
       slot: u64(slot),

@@ -4,12 +4,11 @@
  * Both non-empty: ValidationError; an empty list counts as absent (Photon checks `is_empty()`).
  */
 import bs58 from 'bs58';
-import { z } from 'zod';
 import { ADDRESS_TREE_V1 } from '../../light/constants.ts';
 import { encodeValidityProofV1 } from '../resultEncoding.ts';
 import { RpcError } from '../errors.ts';
-import { boundedArray, hash, optional, pubkey } from '../schemas.ts';
-import { addressWithTree } from './getMultipleNewAddressProofsV2.ts';
+import { boundedArray, optional, pubkey } from '../schemas.ts';
+import { validityProofParams } from './getValidityProofV2.ts';
 import { defineMethod } from './lib/define.ts';
 import { proveWithContext } from './lib/validityProof.ts';
 
@@ -20,21 +19,15 @@ export const getValidityProof = defineMethod({
   name: 'getValidityProof',
   snapshot: false, // waits on Solana / the prover: do not pin a read snapshot meanwhile
   summary: 'Groth16 validity proof for account hashes and/or new addresses (V1 result shape)',
-  params: z.strictObject({
-    hashes: optional(boundedArray(hash, 'hashes')),
-    newAddresses: optional(boundedArray(pubkey, 'addresses')),
-    newAddressesWithTrees: optional(boundedArray(addressWithTree, 'addresses')),
-  }),
+  params: validityProofParams.extend({ newAddresses: optional(boundedArray(pubkey, 'addresses')) }),
   async handler(ctx, p) {
-    const hashes = p.hashes ?? [];
     if (p.newAddresses?.length && p.newAddressesWithTrees?.length) {
       throw RpcError.validation('Cannot provide both newAddresses and newAddressesWithTree');
     }
     // Like Photon (`is_empty()`): an empty newAddressesWithTrees does not hide newAddresses.
     const newAddresses = p.newAddressesWithTrees?.length ? p.newAddressesWithTrees : (p.newAddresses ?? []).map((address) => ({ address, tree: AMT1 }));
-    if (hashes.length === 0 && newAddresses.length === 0) {
+    return proveWithContext(ctx, { hashes: p.hashes ?? [], newAddresses }, 'v1', encodeValidityProofV1, () => {
       throw RpcError.validation('No hashes or new addresses provided for proof generation');
-    }
-    return proveWithContext(ctx, { hashes, newAddresses }, 'v1', encodeValidityProofV1);
+    });
   },
 });

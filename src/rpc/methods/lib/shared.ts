@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Hash, Pubkey } from '../../../types.ts';
 import { type AccountView, type Awaitable, type RpcContext, isThenable } from '../../context.ts';
 import { RpcError } from '../../errors.ts';
+import { withContext } from '../../resultEncoding.ts';
 import { hash, optional, pubkey } from '../../schemas.ts';
 
 /**
@@ -35,18 +36,21 @@ export function indexedSlot(ctx: RpcContext): Awaitable<bigint> {
 }
 
 /**
- * An optional data-source read (the v2 queue methods), bound to its data source, with the indexed
- * slot for `context.slot`. Throws `RpcError.unavailable('<name> is not served by this data source')`
- * when the data source lacks it (checked before the slot), or as {@link requireSlot} does.
+ * An optional data-source read (the v2 queue methods): `ctx.data[name](...args)`, with the indexed
+ * slot for `context.slot` read before it. Throws `RpcError.unavailable('<name> is not served by this
+ * data source')` when the data source lacks it (checked before the slot), as {@link requireSlot}
+ * does, or as the read does.
  * @param name the data-source method, also the JSON-RPC method name in the error.
  */
 export async function optionalRead<K extends 'getQueueElements' | 'getQueueInfo'>(
   ctx: RpcContext,
   name: K,
-): Promise<{ read: NonNullable<RpcContext['data'][K]>; slot: bigint }> {
-  const read = ctx.data[name]?.bind(ctx.data) as NonNullable<RpcContext['data'][K]> | undefined;
+  ...args: Parameters<NonNullable<RpcContext['data'][K]>>
+): Promise<{ value: Awaited<ReturnType<NonNullable<RpcContext['data'][K]>>>; slot: bigint }> {
+  const read = ctx.data[name] as ((...a: typeof args) => ReturnType<NonNullable<RpcContext['data'][K]>>) | undefined;
   if (!read) throw RpcError.unavailable(`${name} is not served by this data source`);
-  return { read, slot: await requireSlot(ctx) };
+  const slot = await requireSlot(ctx);
+  return { value: await read.apply(ctx.data, args), slot };
 }
 
 /**
@@ -55,6 +59,23 @@ export async function optionalRead<K extends 'getQueueElements' | 'getQueueInfo'
  */
 export async function requireSlot(ctx: RpcContext): Promise<bigint> {
   return indexedSlot(ctx);
+}
+
+/**
+ * `{context: {slot}, value: encode(found)}` for a lookup that must find its record: the indexed slot
+ * first, then `lookup()`. Throws `RpcError.notFound(notFound)` when the lookup gives null or
+ * undefined, or as {@link requireSlot} does before anything is indexed.
+ */
+export async function foundInContext<T>(
+  ctx: RpcContext,
+  lookup: () => Awaitable<T | null | undefined>,
+  notFound: string,
+  encode: (found: T) => unknown,
+): Promise<ReturnType<typeof withContext>> {
+  const slot = await requireSlot(ctx);
+  const found = await lookup();
+  if (found === null || found === undefined) throw RpcError.notFound(notFound);
+  return withContext(slot, encode(found));
 }
 
 /**

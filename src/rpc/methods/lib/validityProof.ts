@@ -24,19 +24,23 @@ export function readSlot(record: ValidityProofRecord): bigint | undefined {
 }
 
 /**
- * `{context: {slot}, value: encode(proof)}` for a non-empty `request`, proved in `mode` ('v1' or
- * 'v2', see `ValidityProver`). context.slot is the prover's read slot (`readSlot`), else the indexed
- * slot. Errors, in this order: no prover (503, `requireProver`), nothing indexed when the request
- * has account hashes (`Record Not Found: No data has been indexed`; a request with only new addresses
- * is proved against the empty address trees, context slot 0), an unknown address tree (`Invalid
- * Public Key: field 'tree'`), then whatever the prover throws.
+ * `{context: {slot}, value: encode(proof)}` for `request`, proved in `mode` ('v1' or 'v2', see
+ * `ValidityProver`); a request with neither hashes nor new addresses answers `whenEmpty()` instead
+ * (V1 throws a validation error there, V2 answers an empty proof) before anything else is checked.
+ * context.slot is the prover's read slot (`readSlot`), else the indexed slot. Errors, in this order:
+ * no prover (503, `requireProver`), nothing indexed when the request has account hashes (`Record Not
+ * Found: No data has been indexed`; a request with only new addresses is proved against the empty
+ * address trees, context slot 0), an unknown address tree (`Invalid Public Key: field 'tree'`), then
+ * whatever the prover throws.
  */
 export async function proveWithContext<T>(
   ctx: RpcContext,
   request: ValidityProofRequest,
   mode: 'v1' | 'v2',
   encode: (proof: ValidityProofRecord) => T,
+  whenEmpty: () => unknown,
 ) {
+  if (request.hashes.length === 0 && request.newAddresses.length === 0) return whenEmpty();
   const prover = requireProver(ctx);
   const slot = request.hashes.length > 0 ? await requireSlot(ctx) : await slotOrZero(ctx);
   await checkAddressTrees(ctx, request.newAddresses);
