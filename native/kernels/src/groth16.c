@@ -1,6 +1,8 @@
 /* Groth16 prover over BN254 for snarkjs zkeys (see groth16.h). Field arithmetic from fr.h / fq.h,
- * MSMs from msm.c (msm_g1 / msm_g2, ffjavascript's point layout), NTTs from fft.c (fr_fft).
- * The hot Fr loops (witness conversion, coefficient pass, coset shift, H) are compiled for both
+ * MSMs from msm.c (msm_g1 / msm_g2, ffjavascript's point layout); the NTTs are coset_core's own
+ * (decimation-in-frequency iFFT and decimation-in-time FFT over the key's twiddle tables, the same
+ * butterflies as fft.c's fr_fft without its per-call twiddle and bit-reversal passes).
+ * The hot Fr loops (witness conversion, coefficient pass, NTTs, coset shift, H) are compiled for both
  * field multiplications (portable C and BMI2/ADX, the one msm.c chose) like fft.c. */
 #include "groth16.h"
 
@@ -17,7 +19,6 @@
 #include <sys/random.h>
 #endif
 
-#include "fft.h"
 #include "fq.h"
 #include "fr.h"
 #include "msm.h"
