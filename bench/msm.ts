@@ -1,7 +1,7 @@
 /**
  * Native MSM benchmark (native/kernels/src/msm.c): ns per point of `msmG1` / `msmG2` on ONE thread,
  * every bucket algorithm of the addon (`msmSelectAlgorithm`: "xyzz", the previous one,
- * "affine" and "glv" (affine with the GLV endomorphism on G1; G2 runs affine)) in the same run, so the ratio is measured under the same load.
+ * "affine" and "glv" (affine with the GLV endomorphism, on G1 and G2)) in the same run, so the ratio is measured under the same load.
  *
  *   node --import tsx bench/msm.ts [--from 13] [--to 17] [--rounds 3] [--groups G1,G2]
  *

@@ -1,6 +1,8 @@
 /* Groth16 prover over BN254 for snarkjs zkeys (see groth16.h). Field arithmetic from fr.h / fq.h,
- * MSMs from msm.c (msm_g1 / msm_g2, ffjavascript's point layout), NTTs from fft.c (fr_fft).
- * The hot Fr loops (witness conversion, coefficient pass, coset shift, H) are compiled for both
+ * MSMs from msm.c (msm_g1 / msm_g2, ffjavascript's point layout); the NTTs are coset_core's own
+ * (decimation-in-frequency iFFT and decimation-in-time FFT over the key's twiddle tables, the same
+ * butterflies as fft.c's fr_fft without its per-call twiddle and bit-reversal passes).
+ * The hot Fr loops (witness conversion, coefficient pass, NTTs, coset shift, H) are compiled for both
  * field multiplications (portable C and BMI2/ADX, the one msm.c chose) like fft.c. */
 #include "groth16.h"
 
@@ -17,7 +19,6 @@
 #include <sys/random.h>
 #endif
 
-#include "fft.h"
 #include "fq.h"
 #include "fr.h"
 #include "msm.h"
@@ -41,12 +42,17 @@ typedef struct {
 struct g16_key {
   uint32_t n_vars, n_public, domain, power, n_coefs;
   g16_coef *coefs;
-  uint8_t *a_ext;  /* (n_vars + 2) G1: A_i, α1, δ1 */
-  uint8_t *b1_ext; /* (n_vars + 2) G1: B1_i, β1, δ1 */
-  uint8_t *b2_ext; /* (n_vars + 2) G2: B2_i, β2, δ2 */
-  uint8_t *ch;     /* (n_vars − n_public − 1 + domain) G1: C_i (private signals), then H_j */
+  uint8_t *a_ext;  /* n_a G1: the finite A_i, α1, δ1 */
+  uint8_t *b1_ext; /* n_b G1: B1_i (B1_i or B2_i finite), β1, δ1 */
+  uint8_t *b2_ext; /* n_b G2: B2_i (same rows), β2, δ2 */
+  uint8_t *ch;     /* n_ch G1: the finite C_i (private signals), then the finite H_j */
   uint8_t delta1[64];
-  fe *shift;       /* domain: (1/n)·ω_2n^i, Montgomery */
+  /* the MSM tables without their points at infinity (key rows that no witness value reaches):
+   * idx[j] is the scalar (index into the prover's scalar array) of point j */
+  uint32_t n_a, n_b, n_ch;      /* points kept of a_ext, b1_ext / b2_ext (one map), ch */
+  uint32_t *a_idx, *b_idx, *ch_idx;
+  fe *shift_br;    /* domain: (1/n)·ω_2n^i at position bitrev(i), Montgomery */
+  fe *tw, *tw_inv; /* domain/2: ω_n^j, ω_n^-j (Montgomery), the FFTs' twiddles */
   fe root, root_inv; /* ω_n, ω_n^-1 (Montgomery) */
   size_t bytes;
 };
@@ -296,7 +302,12 @@ void g16_free(g16_key *k) {
   free(k->b1_ext);
   free(k->b2_ext);
   free(k->ch);
-  free(k->shift);
+  free(k->a_idx);
+  free(k->b_idx);
+  free(k->ch_idx);
+  free(k->shift_br);
+  free(k->tw);
+  free(k->tw_inv);
   free(k);
 }
 
@@ -458,27 +469,72 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
     return G16_EKEY;
   }
 
-  k->a_ext = xalloc(k, ((size_t)n_vars + 2) * 64);
-  k->b1_ext = xalloc(k, ((size_t)n_vars + 2) * 64);
-  k->b2_ext = xalloc(k, ((size_t)n_vars + 2) * 128);
-  k->ch = xalloc(k, ((size_t)n_c + domain) * 64);
-  k->shift = xalloc(k, sizeof(fe) * domain);
-  if (!k->a_ext || !k->b1_ext || !k->b2_ext || !k->ch || !k->shift) goto nomem;
-  memcpy(k->a_ext, sec[5].p, (size_t)n_vars * 64);
-  memcpy(k->a_ext + (size_t)n_vars * 64, alpha1, 64);
-  memcpy(k->a_ext + ((size_t)n_vars + 1) * 64, delta1, 64);
-  memcpy(k->b1_ext, sec[6].p, (size_t)n_vars * 64);
-  memcpy(k->b1_ext + (size_t)n_vars * 64, beta1, 64);
-  memcpy(k->b1_ext + ((size_t)n_vars + 1) * 64, delta1, 64);
-  memcpy(k->b2_ext, sec[7].p, (size_t)n_vars * 128);
-  memcpy(k->b2_ext + (size_t)n_vars * 128, beta2, 128);
-  memcpy(k->b2_ext + ((size_t)n_vars + 1) * 128, delta2, 128);
-  memcpy(k->ch, sec[8].p, (size_t)n_c * 64);
-  memcpy(k->ch + (size_t)n_c * 64, sec[9].p, (size_t)domain * 64);
+  /* The MSM tables keep only their finite points, with the index of each point's scalar: a point at
+   * infinity (a signal no A, B or C row reaches, ~1/3 of B1/B2 in our circuits) would cost every
+   * proof a scan and a scalar read for nothing. B1 and B2 share one map (a row is dropped when
+   * both are infinity). The verification-key points go last, at scalar indices n_vars (the
+   * constant 1) and n_vars + 1 (r or s); C and H index the private signals then the H scalars. */
+  static const uint8_t zero128[128] = {0};
+  const uint8_t *A = sec[5].p, *B1 = sec[6].p, *B2 = sec[7].p, *C = sec[8].p, *H = sec[9].p;
+  uint32_t na = 2, nb = 2, nch = 0;
+  for (uint32_t i = 0; i < n_vars; i++) {
+    na += memcmp(A + (size_t)i * 64, zero128, 64) != 0;
+    nb += memcmp(B1 + (size_t)i * 64, zero128, 64) != 0 || memcmp(B2 + (size_t)i * 128, zero128, 128) != 0;
+  }
+  for (uint64_t i = 0; i < n_c; i++) nch += memcmp(C + i * 64, zero128, 64) != 0;
+  for (uint32_t i = 0; i < domain; i++) nch += memcmp(H + (size_t)i * 64, zero128, 64) != 0;
+  k->a_ext = xalloc(k, (size_t)na * 64);
+  k->b1_ext = xalloc(k, (size_t)nb * 64);
+  k->b2_ext = xalloc(k, (size_t)nb * 128);
+  k->ch = xalloc(k, ((size_t)nch ? nch : 1) * 64);
+  k->a_idx = xalloc(k, (size_t)na * 4);
+  k->b_idx = xalloc(k, (size_t)nb * 4);
+  k->ch_idx = xalloc(k, ((size_t)nch ? nch : 1) * 4);
+  k->shift_br = xalloc(k, sizeof(fe) * domain);
+  k->tw = xalloc(k, sizeof(fe) * (domain / 2));
+  k->tw_inv = xalloc(k, sizeof(fe) * (domain / 2));
+  if (!k->a_ext || !k->b1_ext || !k->b2_ext || !k->ch || !k->a_idx || !k->b_idx || !k->ch_idx || !k->shift_br ||
+      !k->tw || !k->tw_inv)
+    goto nomem;
+  k->n_a = na;
+  k->n_b = nb;
+  k->n_ch = nch;
+  {
+    uint32_t ja = 0, jb = 0, jc = 0;
+    for (uint32_t i = 0; i < n_vars; i++) {
+      if (memcmp(A + (size_t)i * 64, zero128, 64) != 0) {
+        memcpy(k->a_ext + (size_t)ja * 64, A + (size_t)i * 64, 64);
+        k->a_idx[ja++] = i;
+      }
+      if (memcmp(B1 + (size_t)i * 64, zero128, 64) != 0 || memcmp(B2 + (size_t)i * 128, zero128, 128) != 0) {
+        memcpy(k->b1_ext + (size_t)jb * 64, B1 + (size_t)i * 64, 64);
+        memcpy(k->b2_ext + (size_t)jb * 128, B2 + (size_t)i * 128, 128);
+        k->b_idx[jb++] = i;
+      }
+    }
+    memcpy(k->a_ext + (size_t)ja * 64, alpha1, 64);
+    memcpy(k->a_ext + ((size_t)ja + 1) * 64, delta1, 64);
+    k->a_idx[ja] = n_vars;
+    k->a_idx[ja + 1] = n_vars + 1;
+    memcpy(k->b1_ext + (size_t)jb * 64, beta1, 64);
+    memcpy(k->b1_ext + ((size_t)jb + 1) * 64, delta1, 64);
+    memcpy(k->b2_ext + (size_t)jb * 128, beta2, 128);
+    memcpy(k->b2_ext + ((size_t)jb + 1) * 128, delta2, 128);
+    k->b_idx[jb] = n_vars;
+    k->b_idx[jb + 1] = n_vars + 1;
+    for (uint64_t i = 0; i < n_c + domain; i++) {
+      const uint8_t *p = i < n_c ? C + i * 64 : H + (i - n_c) * 64;
+      if (memcmp(p, zero128, 64) == 0) continue;
+      memcpy(k->ch + (size_t)jc * 64, p, 64);
+      k->ch_idx[jc++] = (uint32_t)i;
+    }
+  }
   memcpy(k->delta1, delta1, 64);
 
-  /* shift[i] = (1/n)·ω_2n^i: the iFFT's 1/n and snarkjs' batchApplyKey(1, ω_2n) in one factor */
-  fe inc, ninv, nm;
+  /* shift_br[bitrev(i)] = (1/n)·ω_2n^i: the iFFT's 1/n and snarkjs' batchApplyKey(1, ω_2n) in one
+   * factor, in the bit-reversed order the decimation-in-frequency iFFT leaves its output in (so
+   * that neither transform needs a bit-reversal pass); tw / tw_inv: ω_n^j, ω_n^-j for j < n/2 */
+  fe inc, ninv, nm, cur;
   if (!fr_root_of_unity(inc, power + 1)) {
     /* snarkjs uses Fr.shift when power == s; our circuits never get there */
     set_err(err, errlen, "zkey: domainSize 2^%u needs the 2^%u-th root of unity for the coset (unsupported)", power,
@@ -489,8 +545,19 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
   const uint64_t nplain[4] = {domain, 0, 0, 0};
   frm(nm, nplain, FR_R2_LIMBS);
   fr_inv(ninv, nm);
-  memcpy(k->shift[0], ninv, 32);
-  for (uint32_t i = 1; i < domain; i++) frm(k->shift[i], k->shift[i - 1], inc);
+  memcpy(cur, ninv, 32);
+  for (uint32_t i = 0; i < domain; i++) {
+    uint32_t j = 0;
+    for (unsigned b = 0; b < power; b++) j = (j << 1) | ((i >> b) & 1);
+    memcpy(k->shift_br[j], cur, 32);
+    frm(cur, cur, inc);
+  }
+  memcpy(k->tw[0], FR_ONE_M, 32);
+  memcpy(k->tw_inv[0], FR_ONE_M, 32);
+  for (uint32_t j = 1; j < domain / 2; j++) {
+    frm(k->tw[j], k->tw[j - 1], k->root);
+    frm(k->tw_inv[j], k->tw_inv[j - 1], k->root_inv);
+  }
   *out = k;
   return G16_OK;
 nomem:
@@ -554,11 +621,42 @@ FR_INLINE void abc_core(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b
   for (uint32_t i = 0; i < k->domain; i++) mul(c[i], a[i], b[i]);
 }
 
-/* x ← FFT(shift ⊙ iFFT(x)): evaluations on the domain → evaluations on the odd coset. */
+/* x ← FFT(shift ⊙ iFFT(x)): evaluations on the domain → evaluations on the odd coset. The iFFT is
+ * decimation in frequency (natural order in, bit-reversed out), the shift table is stored
+ * bit-reversed, and the FFT is decimation in time (bit-reversed in, natural out): no permutation
+ * pass, twiddles from the key. */
 FR_INLINE int coset_core(const g16_key *k, fe *x, fr_mul_fn mul) {
-  if (!fr_fft((uint8_t *)x, k->domain, (const uint8_t *)k->root_inv, NULL)) return 0;
-  for (uint32_t i = 0; i < k->domain; i++) mul(x[i], x[i], k->shift[i]);
-  return fr_fft((uint8_t *)x, k->domain, (const uint8_t *)k->root, NULL);
+  const size_t n = k->domain;
+  for (size_t len = n; len >= 2; len >>= 1) {
+    const size_t half = len >> 1, stride = n / len;
+    for (size_t start = 0; start < n; start += len)
+      for (size_t j = 0; j < half; j++) {
+        uint64_t *u = x[start + j], *v = x[start + j + half];
+        fe t;
+        mod_sub(t, u, v, FR_Q_LIMBS);
+        mod_add(u, u, v, FR_Q_LIMBS);
+        if (j == 0)
+          memcpy(v, t, sizeof(fe));
+        else
+          mul(v, t, k->tw_inv[j * stride]);
+      }
+  }
+  for (size_t i = 0; i < n; i++) mul(x[i], x[i], k->shift_br[i]);
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const size_t half = len >> 1, stride = n / len;
+    for (size_t start = 0; start < n; start += len)
+      for (size_t j = 0; j < half; j++) {
+        uint64_t *u = x[start + j], *v = x[start + j + half];
+        fe t;
+        if (j == 0)
+          memcpy(t, v, sizeof(fe));
+        else
+          mul(t, v, k->tw[j * stride]);
+        mod_sub(v, u, t, FR_Q_LIMBS);
+        mod_add(u, u, t, FR_Q_LIMBS);
+      }
+  }
+  return 1;
 }
 
 /* h[i] = plain(a[i]·b[i] − c[i]) as 32-byte LE scalars. */
@@ -666,6 +764,11 @@ int g16_random_scalar(uint8_t out[32]) {
   return 1;
 }
 
+/* dst[j] = src[idx[j]] for j < m (32-byte scalars). */
+static void gather(uint8_t *dst, const uint8_t *src, const uint32_t *idx, size_t m) {
+  for (size_t j = 0; j < m; j++) memcpy(dst + j * 32, src + (size_t)idx[j] * 32, 32);
+}
+
 int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint8_t *rs, unsigned threads,
               uint8_t out[256], uint8_t inf[3], g16_times *times, char *err, size_t errlen) {
   if (times) memset(times, 0, sizeof *times);
@@ -716,16 +819,19 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
     return G16_ENOMEM;
   }
 
-  /* --- scratch: wext (n_vars + 2 scalars), wM, a, b, c, ch scalars --- */
+  /* --- scratch: wext (n_vars + 2 scalars), wM, a, b, c, ch scalars, then the scalars gathered for
+   * the kept points of each MSM table (g16_load's maps) --- */
   const size_t n = k->domain, nv = k->n_vars, n_c = (size_t)k->n_vars - k->n_public - 1;
   const size_t off_wext = 0, off_wm = off_wext + (nv + 2) * 32, off_a = off_wm + nv * 32, off_b = off_a + n * 32,
-               off_c = off_b + n * 32, off_ch = off_c + n * 32, total = off_ch + (n_c + n) * 32;
+               off_c = off_b + n * 32, off_ch = off_c + n * 32, off_g = off_ch + (n_c + n) * 32,
+               n_g = k->n_a > k->n_b ? (k->n_a > k->n_ch ? k->n_a : k->n_ch) : (k->n_b > k->n_ch ? k->n_b : k->n_ch),
+               total = off_g + n_g * 32;
   uint8_t *mem = scratch_alloc(total);
   if (!mem) {
     set_err(err, errlen, "out of memory (%zu bytes of scratch)", total);
     return G16_ENOMEM;
   }
-  uint8_t *wext = mem + off_wext, *chs = mem + off_ch;
+  uint8_t *wext = mem + off_wext, *chs = mem + off_ch, *gs = mem + off_g;
   fe *wM = (fe *)(void *)(mem + off_wm), *a = (fe *)(void *)(mem + off_a), *b = (fe *)(void *)(mem + off_b),
      *c = (fe *)(void *)(mem + off_c);
   memcpy(wext, w, nv * 32);
@@ -774,14 +880,17 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
   uint8_t jac_a[96] = {0}, jac_b1[96] = {0}, jac_b2[192] = {0}, jac_ch[96] = {0}, jac_c[96] = {0};
   int m;
   memcpy(wext + (nv + 1) * 32, r, 32);
-  if ((m = msm_g1(k->a_ext, wext, 32, nv + 2, threads, jac_a)) < 0) goto oom;
+  gather(gs, wext, k->a_idx, k->n_a);
+  if ((m = msm_g1(k->a_ext, gs, 32, k->n_a, threads, jac_a)) < 0) goto oom;
   lap(times, G16_T_MSM_A, &st);
   memcpy(wext + (nv + 1) * 32, s, 32);
-  if ((m = msm_g1(k->b1_ext, wext, 32, nv + 2, threads, jac_b1)) < 0) goto oom;
+  gather(gs, wext, k->b_idx, k->n_b);
+  if ((m = msm_g1(k->b1_ext, gs, 32, k->n_b, threads, jac_b1)) < 0) goto oom;
   lap(times, G16_T_MSM_B1, &st);
-  if ((m = msm_g2(k->b2_ext, wext, 32, nv + 2, threads, jac_b2)) < 0) goto oom;
+  if ((m = msm_g2(k->b2_ext, gs, 32, k->n_b, threads, jac_b2)) < 0) goto oom;
   lap(times, G16_T_MSM_B2, &st);
-  if ((m = msm_g1(k->ch, chs, 32, n_c + n, threads, jac_ch)) < 0) goto oom;
+  gather(gs, chs, k->ch_idx, k->n_ch);
+  if (k->n_ch && (m = msm_g1(k->ch, gs, 32, k->n_ch, threads, jac_ch)) < 0) goto oom;
   lap(times, G16_T_MSM_CH, &st);
 
   /* --- π_C = CH + s·π_A + r·ρ − r·s·δ1 (one 4-point MSM over affine points) --- */

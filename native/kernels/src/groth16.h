@@ -6,9 +6,13 @@
  * key: points stay in ffjavascript's layout (affine, Montgomery, little-endian; all-zero = infinity),
  * which msm_g1 / msm_g2 take as they are, with the verification-key points the proof needs appended
  * to the A, B1 and B2 tables (α1, δ1 / β1, δ1 / β2, δ2) and the C and H tables stored back to back, so
- * a proof is four MSMs over resident tables plus one of four points. Coefficients are kept in
- * Montgomery form with ±1 flagged; the coset shift table ((1/n)·ω_2n^i) and the roots of unity are
- * precomputed.
+ * a proof is four MSMs over resident tables plus one of four points. The tables keep only their
+ * finite points, each with the index of its witness scalar (in our circuits ~1/3 of the B1/B2 rows
+ * and ~1 % of A are infinity), so a proof gathers the scalars it needs and the MSMs never see the
+ * rest. Coefficients are kept in Montgomery form with ±1 flagged; the coset shift table
+ * ((1/n)·ω_2n^i, stored in bit-reversed order), the FFT twiddles (ω_n^j, ω_n^-j, j < n/2) and the
+ * roots of unity are precomputed, so the iFFT (decimation in frequency) and FFT (decimation in
+ * time) of each coset chain need neither a twiddle pass nor a bit-reversal pass.
  *
  * g16_prove(key, wtns) is snarkjs' groth16_prove.js: A·w, B·w on the evaluation domain from the
  * coefficients (C = A·B pointwise), iFFT → coset shift by ω_2n^i → FFT for each, H = A·B − C on the

@@ -2,12 +2,14 @@
  * Pippenger with signed c-bit windows (2^(c−1) buckets per window), three bucket algorithms
  * (msm_select_algorithm): "xyzz" (XYZZ buckets, one window per task), "affine" (batch-affine
  * buckets, Montgomery's simultaneous inversion, several windows per batch, the scalar-1 points in a
- * pass of their own) and "glv" (affine plus the GLV split on G1; the default). Tasks (windows or
+ * pass of their own) and "glv" (affine plus the GLV split, on G1 and on G2; the default). Tasks (windows or
  * window groups) are shared by up to MSM_MAX_THREADS pthreads through an atomic counter. Compiled
  * twice, like the Poseidon permutation: portable C and BMI2/ADX field multiplication, the latter
  * chosen at first use when CPUID reports both extensions.
  * Measured with bench:msm (one thread, CPU time, n = 2^13 … 2^17): glv vs xyzz ×1.2–1.26 on G1 and
- * ×1.26–1.29 on G2 for uniform scalars, ×1.8–2.3 for Merkle-like ones (mostly 0/1). */
+ * ×1.26–1.29 on G2 for uniform scalars, ×1.8–2.3 for Merkle-like ones (mostly 0/1), before GLV
+ * reached G2; with it, G2 glv vs affine ×1.05–1.14 (uniform) and ×1.08–1.16 (Merkle-like), G2 glv vs
+ * xyzz ×1.35–1.46 and ×2.34–2.68 (n = 2^13 … 2^16, EPYC, adx). */
 #include "msm.h"
 
 #include <pthread.h>
@@ -140,6 +142,13 @@ static void msm_recode_idx(const uint8_t *scalars, size_t scalar_size, const uin
 static const uint64_t GLV_BETA_MONT[4] = {0x71930c11d782e155ULL, 0xa6bb947cffbe3323ULL, 0xaa303344d4741444ULL,
                                           0x2c3b3f0d26594943ULL};
 
+/* The same endomorphism on G2 (BN254's twist y² = x³ + 3/(9+u) over Fq2): (x, y) ↦ (β'·x, y) with β' ∈ Fq
+ * a cube root of unity acts on the order-r group G2 as a primitive cube root of unity mod r, λ or λ²;
+ * GLV_BETA2_MONT is the one (β² = the other cube root, as the Fq2 element β² + 0·u) that acts as λ,
+ * so msm_glv_split serves both groups (checked against the xyzz MSM in test/prover.msm.test.ts). */
+static const uint64_t GLV_BETA2_MONT[8] = {0x3350c88e13e80b9cULL, 0x7dce557cdb5e56b9ULL, 0x6001b4b8b615564aULL,
+                                           0x2682e617020217e0ULL, 0, 0, 0, 0};
+
 /* (k·g) >> 256 for k < 2^254 (4 limbs) and g < 2^130 (3 limbs): fits 128 bits. */
 static u128 msm_glv_mulhi(const uint64_t k[4], const uint64_t g[3]) {
   uint64_t p[7] = {0};
@@ -233,13 +242,13 @@ static unsigned msm_thread_count(unsigned requested, unsigned windows) {
 typedef int (*msm_fn)(const uint8_t *, const uint8_t *, size_t, size_t, unsigned, uint8_t *);
 typedef struct {
   const char *name;
-  msm_fn g1[3], g2[3]; /* [algorithm]: 0 = xyzz, 1 = affine, 2 = glv (G2: affine) */
+  msm_fn g1[3], g2[3]; /* [algorithm]: 0 = xyzz, 1 = affine, 2 = glv */
 } msm_impl_t;
 
-static const msm_impl_t impl_c = {"c", {g1_msm_c, g1_msm_ba_c, g1_msm_glv_c}, {g2_msm_c, g2_msm_ba_c, g2_msm_ba_c}};
+static const msm_impl_t impl_c = {"c", {g1_msm_c, g1_msm_ba_c, g1_msm_glv_c}, {g2_msm_c, g2_msm_ba_c, g2_msm_glv_c}};
 #ifdef FR_HAVE_ADX
 static const msm_impl_t impl_adx = {
-    "adx", {g1_msm_adx, g1_msm_ba_adx, g1_msm_glv_adx}, {g2_msm_adx, g2_msm_ba_adx, g2_msm_ba_adx}};
+    "adx", {g1_msm_adx, g1_msm_ba_adx, g1_msm_glv_adx}, {g2_msm_adx, g2_msm_ba_adx, g2_msm_glv_adx}};
 #endif
 static const char *const algorithm_names[3] = {"xyzz", "affine", "glv"};
 static volatile int selected_algorithm = 2; /* glv */

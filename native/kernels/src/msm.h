@@ -31,9 +31,9 @@ int msm_select_impl(const char *name);
  *           batched behind one field inversion (Montgomery's trick, ≈ 6 multiplications each),
  *           several windows per batch; the window width and count follow the remaining points and
  *           their longest scalar.
- *   glv     affine, and on G1 each remaining k·P is split into k1·P + k2·φ(P) with 127-bit k1, k2
- *           (BN254's endomorphism φ(x, y) = (β·x, y)): half the windows over twice the points.
- *           On G2 the same as affine. */
+ *   glv     affine, and each remaining k·P is split into k1·P + k2·φ(P) with 127-bit k1, k2
+ *           (BN254's endomorphism φ(x, y) = (β·x, y), on G2 with the cube root of unity β ∈ Fq that
+ *           acts as the same λ): half the windows over twice the points, on G1 and G2. */
 const char *msm_algorithm_name(void);
 /* Selects the algorithm by name for the process (tests, benchmarks); returns 0 for an unknown name. */
 int msm_select_algorithm(const char *name);

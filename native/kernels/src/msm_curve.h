@@ -3,7 +3,7 @@
  *   E                     coordinate field element type (fq_t / fq2_t)
  *   E_ADD/E_SUB/E_NEG/E_MUL/E_SQR(r, a[, b]), E_IS_ZERO(a), E_SET_ONE(r), E_INV(r, a) (a ≠ 0),
  *   E_MUL_LAZY(r, a, b) (a product that may stay unreduced, for values that only feed products),
- *   E_GLV_BETA (G1 only: β of the endomorphism, Montgomery form)
+ *   E_GLV_BETA (β of the endomorphism (x, y) ↦ (β·x, y) acting as λ, Montgomery form; G1 and G2)
  *   PN(name)              naming of this instance's functions
  * (all of which this file #undefs at its end)
  * Uses from msm.c: msm_window_bits(_ba), msm_recode(_idx), msm_thread_count, msm_enter/msm_leave,

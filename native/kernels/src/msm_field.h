@@ -96,6 +96,7 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_IS_ZERO(a) (fq_is_zero(&(a)->c0) && fq_is_zero(&(a)->c1))
 #define E_SET_ONE(r) ((r)->c0 = FQ_ONE, memset(&(r)->c1, 0, sizeof(fq_t)))
 #define PN(n) MSM_CAT(MSM_CAT(g2_, n), MSM_CAT(_, MSM_IMPL))
+#define E_GLV_BETA ((const fq2_t *)GLV_BETA2_MONT)
 #include "msm_curve.h"
 #undef FQM
 #undef FQ2M
