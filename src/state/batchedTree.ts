@@ -79,9 +79,12 @@ interface Plan {
   leaves: LeafWrite[];
   commit: (w: WriteView) => void;
   next: Pick<BatchTreeRecord, 'nextIndex' | 'nullifiedNextIndex'>;
+  /** BatchNullify: the hashes of the accounts it nullifies in the tree. */
+  nullified?: Bytes32[];
 }
 
-function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTreeRecord): Plan {
+/** `nullifiedAhead`: hex hashes of accounts that earlier events of a guessed run nullify (see {@link speculateRoots}). */
+function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTreeRecord, nullifiedAhead?: ReadonlySet<string>): Plan {
   const seq = e.sequenceNumber;
   if (e.oldNextIndex !== state.nextIndex) throw new Refusal(`BatchAppend seq ${seq}: old_next_index ${e.oldNextIndex} differs from the tree's next index ${state.nextIndex}`);
   const want = Number(e.newNextIndex - e.oldNextIndex);
@@ -94,7 +97,7 @@ function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTre
     if (!a?.v2) throw new Refusal(`BatchAppend seq ${seq}: queued hash ${b58(q.hash)} has no StateV2 account record`);
     accounts.push(a);
     // An account already nullified in the tree keeps its nullifier leaf (§2.5.2 BatchAppend step 4).
-    if (!a.v2.nullifiedInTree) leaves.push({ leafIndex: a.leafIndex, hash: a.hash, seq });
+    if (!a.v2.nullifiedInTree && !nullifiedAhead?.has(Buffer.from(a.hash).toString('hex'))) leaves.push({ leafIndex: a.leafIndex, hash: a.hash, seq });
   }
   return {
     leaves,
@@ -125,6 +128,7 @@ function planNullify(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTr
   return {
     leaves,
     next: { nextIndex: state.nextIndex, nullifiedNextIndex: e.newNextIndex },
+    nullified: accounts.map((x) => x.a.hash),
     commit: (w) => {
       for (const { a, queueIndex } of accounts) {
         w.deleteInputQueue(info.treeBytes, queueIndex);
@@ -209,16 +213,19 @@ function speculateRoots(w: WriteView, info: TreeInfo, sorted: readonly { event: 
   const planned: { seq: bigint; leaves: LeafWrite[] }[] = [];
   if (info.type !== 'StateV2') return new Map();
   let s = state;
+  // What the run's earlier BatchNullify events will have marked (an append then keeps the nullifier leaf).
+  const nullifiedAhead = new Set<string>();
   for (const { event: e } of sorted) {
     if (e.sequenceNumber <= s.seq) continue;
     if (e.sequenceNumber !== s.seq + 1n || e.kind === 'batchAddressAppend') break;
     let plan: Plan;
     try {
-      plan = e.kind === 'batchAppend' ? planAppend(w, info, e, s) : planNullify(w, info, e, s);
+      plan = e.kind === 'batchAppend' ? planAppend(w, info, e, s, nullifiedAhead) : planNullify(w, info, e, s);
     } catch (err) {
       if (err instanceof Refusal) break;
       throw err;
     }
+    for (const h of plan.nullified ?? []) nullifiedAhead.add(Buffer.from(h).toString('hex'));
     planned.push({ seq: e.sequenceNumber, leaves: plan.leaves });
     s = { ...s, seq: e.sequenceNumber, ...plan.next };
   }
