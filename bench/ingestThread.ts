@@ -9,6 +9,9 @@
  * `breakdown` times decoding alone and the same LMDB writes replayed alone, against the whole.
  * `formats` sets the legacy mix beside as many instruction-based (v2) transactions on the batched tree
  * HLKs5 (with the forester's BatchAppend / BatchNullify events), outputs per CPU-second for each.
+ * `v2Breakdown` splits the v2 passes' CPU per output into decode, parse, state rules, the store writes
+ * replayed, the batch events' root recomputation and the rest; `v2RootHashing` alternates the v2 passes
+ * with passes hashing every batch event's root on its own (the A/B of the level-by-level run hashing).
  *
  * Usage: npm run bench:ingest [-- --blocks N --txs-per-block N --batch-blocks N --out FILE]
  * (`--batch-blocks` defaults to DEFAULT_BATCH_TRANSACTIONS ÷ txs-per-block; `--out` defaults to
@@ -21,7 +24,10 @@ import { parseArgs } from 'node:util';
 import { resourceLimits, workerData } from 'node:worker_threads';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from '../src/ingest/importFiles.ts';
+import { selectBatchRootHashing } from '../src/state/batchedTree.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
+import { parseBlocks } from '../src/ingest/parse.ts';
+import { prepareBatch } from '../src/ingest/prepareBatch.ts';
 import { nativeAddon, poseidon2, poseidonBackend } from '../src/merkle/poseidon.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
@@ -79,6 +85,9 @@ interface Pass {
   txs: number;
   seconds: number;
   cpuSeconds: number;
+  /** Batch events' root recomputation (src/state/batchedTree.ts): Poseidon hashes and seconds. */
+  rootHashes: number;
+  rootSeconds: number;
 }
 /** Runs `fn` on a store in a fresh temporary directory (options `opts`), then closes and removes it. */
 async function withTempStore<T>(opts: Omit<StoreOptions, 'path'>, fn: (store: Store) => T): Promise<T> {
@@ -100,7 +109,7 @@ function ingestPass(upTo = blocks.length, record?: RecordedWrite[][], src = bloc
   const onWrite = record ? (db: string, key: Uint8Array, value: Uint8Array | null) => current.push({ db, key: key.slice(), value: value ? value.slice() : null }) : undefined;
   return withTempStore({ onWrite }, (store) => {
     const indexer = new Indexer(store, loadTreeRegistry());
-    const p: Pass = { outputs: 0, treeHashes: 0, rejected: 0, txs: 0, seconds: 0, cpuSeconds: 0 };
+    const p: Pass = { outputs: 0, treeHashes: 0, rejected: 0, txs: 0, seconds: 0, cpuSeconds: 0, rootHashes: 0, rootSeconds: 0 };
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     for (let i = 0; i < upTo; i += batchBlocks) {
@@ -110,6 +119,8 @@ function ingestPass(upTo = blocks.length, record?: RecordedWrite[][], src = bloc
       p.outputs += r.outputsInserted;
       p.treeHashes += r.treeHashes;
       p.rejected += r.rejected.length;
+      p.rootHashes += r.batchEvents.rootHashes;
+      p.rootSeconds += r.batchEvents.rootSeconds;
       p.txs += batch.reduce((s, x) => s + x.transactions.length, 0);
     }
     p.seconds = (performance.now() - t0) / 1000;
@@ -137,20 +148,20 @@ if (addon?.selectBatchImpl) addon.selectBatchImpl(kernels[0] ?? 'scalar');
 //    - storeWrites: the LMDB puts and deletes one ingest pass made, recorded (Store `onWrite`) and
 //      replayed alone into a fresh store, one write transaction per batch as recorded.
 //    Passes alternate (decode, replay, decode, replay) so drift hits both alike.
-function decodePass(): number {
+function decodePass(src = blocks): number {
   const cpu0 = process.cpuUsage();
   let n = 0;
-  for (const x of blocks) n += decodeBlockJson(JSON.parse(x.text), x.slot).transactions.length;
+  for (const x of src) n += decodeBlockJson(JSON.parse(x.text), x.slot).transactions.length;
   const cpu = process.cpuUsage(cpu0);
   if (n === 0) throw new Error('no transactions decoded');
   return (cpu.user + cpu.system) / 1e6;
 }
 const recorded: RecordedWrite[][] = [];
 await ingestPass(blocks.length, recorded);
-function replayPass(): Promise<number> {
+function replayPass(rec = recorded): Promise<number> {
   return withTempStore({}, (store) => {
     const cpu0 = process.cpuUsage();
-    for (const batch of recorded) store.applyRecordedWrites(batch);
+    for (const batch of rec) store.applyRecordedWrites(batch);
     const cpu = process.cpuUsage(cpu0);
     return (cpu.user + cpu.system) / 1e6;
   });
@@ -165,7 +176,53 @@ for (let i = 0; i < 2; i++) {
 }
 // 5. Formats (same run): the v2 blocks, a warm-up on their first fifth, then two passes with the default kernel.
 await ingestPass(Math.ceil(blocksV2.length / 5), undefined, blocksV2);
-const v2Passes = [await ingestPass(blocksV2.length, undefined, blocksV2), await ingestPass(blocksV2.length, undefined, blocksV2)];
+// Alternating with the per-event root hashing (the A/B of `v2RootHashing`): run, event, run, event.
+const v2Passes: Pass[] = [];
+const v2EventPasses: Pass[] = [];
+for (let i = 0; i < 2; i++) {
+  v2Passes.push(await ingestPass(blocksV2.length, undefined, blocksV2));
+  selectBatchRootHashing('event');
+  v2EventPasses.push(await ingestPass(blocksV2.length, undefined, blocksV2));
+  selectBatchRootHashing('run');
+}
+
+// 6. v2 breakdown (same run), as `breakdown` for the legacy mix, plus the stages between:
+//    - parse: parseBlocks (legacy + instruction-based parsers) of each batch, decoded beforehand (not timed);
+//    - stateRules: prepareBatch (parse + deriveStateUpdates: output hashes recomputed, queue entries) minus parse;
+//    - storeWrites: the v2 pass's LMDB puts and deletes replayed alone;
+//    - batchEventRoots: the batch events' root recomputation inside the v2 passes above (stored-node reads + Poseidon);
+//    - rest: total − all of the above (account / queue / node record reads and encoding, event planning, GC).
+function parsePass(src = blocksV2): { parse: number; prepare: number } {
+  const registry = loadTreeRegistry();
+  let parse = 0;
+  let prepare = 0;
+  for (let i = 0; i < src.length; i += batchBlocks) {
+    const batch = src.slice(i, i + batchBlocks).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
+    let c0 = process.cpuUsage();
+    if (parseBlocks(batch).parsed.length === 0) throw new Error('no transactions parsed');
+    let c = process.cpuUsage(c0);
+    parse += (c.user + c.system) / 1e6;
+    c0 = process.cpuUsage();
+    if (prepareBatch(batch, registry).rejected.length) throw new Error('v2 transactions rejected');
+    c = process.cpuUsage(c0);
+    prepare += (c.user + c.system) / 1e6;
+  }
+  return { parse, prepare };
+}
+const recordedV2: RecordedWrite[][] = [];
+await ingestPass(blocksV2.length, recordedV2, blocksV2);
+parsePass();
+const v2Decode: number[] = [];
+const v2Parse: number[] = [];
+const v2Prepare: number[] = [];
+const v2Replay: number[] = [];
+for (let i = 0; i < 2; i++) {
+  v2Decode.push(decodePass(blocksV2));
+  const pp = parsePass();
+  v2Parse.push(pp.parse);
+  v2Prepare.push(pp.prepare);
+  v2Replay.push(await replayPass(recordedV2));
+}
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const summary = (ps: Pass[]) => ({
@@ -177,7 +234,7 @@ const main = passes.filter((x) => x.kernel === kernels[0]).map((x) => x.pass);
 const first = main[0]!;
 const outputs = first.outputs;
 const treeHashes = first.treeHashes;
-const rejected = passes.reduce((a, x) => a + x.pass.rejected, 0) + v2Passes.reduce((a, p) => a + p.rejected, 0);
+const rejected = passes.reduce((a, x) => a + x.pass.rejected, 0) + [...v2Passes, ...v2EventPasses].reduce((a, p) => a + p.rejected, 0);
 const formatSummary = (ps: Pass[]) => ({
   transactions: ps[0]!.txs,
   outputs: ps[0]!.outputs,
@@ -185,6 +242,30 @@ const formatSummary = (ps: Pass[]) => ({
   cpuSeconds: +mean(ps.map((p) => p.cpuSeconds)).toFixed(3),
   outputsPerCpuSecond: Math.round(mean(ps.map((p) => p.outputs / p.cpuSeconds))),
 });
+/** The v2 breakdown (section 6) in CPU µs per output of the v2 passes `ps`. */
+function v2BreakdownOf(ps: Pass[]) {
+  const n = ps[0]!.outputs;
+  const us = (sec: number) => +((sec / n) * 1e6).toFixed(1);
+  const total = mean(ps.map((p) => p.cpuSeconds));
+  const decode = mean(v2Decode);
+  const parse = mean(v2Parse);
+  const stateRules = mean(v2Prepare) - parse;
+  const storeWrites = mean(v2Replay);
+  const roots = mean(ps.map((p) => p.rootSeconds));
+  return {
+    about:
+      'CPU µs per output of the v2 passes of `formats`, same run. decode: JSON.parse + decodeBlockJson alone. parse: parseBlocks alone (instruction-based and noop parsers). stateRules: prepareBatch − parse (output hashes recomputed in one batched Poseidon pass, queue entries). storeWrites: the LMDB puts and deletes of one v2 pass replayed alone. batchEventRoots: the batch events\' root recomputation (stored-node reads + Poseidon, every new_root checked), timed inside the passes (wall ≈ CPU, one thread). rest: total − the others (store reads, record encoding, event planning, GC).',
+    totalUsPerOutput: us(total),
+    decodeUsPerOutput: us(decode),
+    parseUsPerOutput: us(parse),
+    stateRulesUsPerOutput: us(stateRules),
+    storeWritesUsPerOutput: us(storeWrites),
+    batchEventRootsUsPerOutput: us(roots),
+    restUsPerOutput: us(total - decode - parse - stateRules - storeWrites - roots),
+    rootHashesPerOutput: +(ps[0]!.rootHashes / n).toFixed(2),
+    writesPerOutput: +(recordedV2.reduce((a, b) => a + b.length, 0) / n).toFixed(2),
+  };
+}
 const txs = first.txs;
 const seconds = mean(main.map((p) => p.seconds));
 const cpuSeconds = mean(main.map((p) => p.cpuSeconds));
@@ -236,6 +317,14 @@ const result = {
       'Outputs per CPU-second by transaction format, same run, same blocks × transactions per block, default kernel, mean of 2 passes each. legacy: the mix of `ingest` (noop events on the v1 trees smt1/amt1). v2: instruction-based transactions only (light-system invoke + insert_into_queues) on the batched tree HLKs5 — compress (1–2 outputs) and transfer (1 input, 2 outputs) into its output / input queues — with the forester BatchAppend / BatchNullify events (zkp batch 10, new_root checked) among them.',
     legacy: formatSummary(main),
     v2: formatSummary(v2Passes),
+  },
+  v2Breakdown: v2BreakdownOf(v2Passes),
+  v2RootHashing: {
+    about:
+      'The v2 passes of `formats` (run: a StateV2 tree\'s in-sequence batch events of one block batch hashed level by level together, the default) alternated with as many passes hashing each event\'s root on its own (event: the previous code path). Same blocks, same roots and writes.',
+    run: { ...formatSummary(v2Passes), batchEventRootsUsPerOutput: +((mean(v2Passes.map((p) => p.rootSeconds)) / v2Passes[0]!.outputs) * 1e6).toFixed(1) },
+    event: { ...formatSummary(v2EventPasses), batchEventRootsUsPerOutput: +((mean(v2EventPasses.map((p) => p.rootSeconds)) / v2EventPasses[0]!.outputs) * 1e6).toFixed(1) },
+    cpuRatioRunOverEvent: +(mean(v2Passes.map((p) => p.outputs / p.cpuSeconds)) / mean(v2EventPasses.map((p) => p.outputs / p.cpuSeconds))).toFixed(2),
   },
   target: { outputsPerSecondPerCore: 20_000, usPerOutput: 50 },
 };

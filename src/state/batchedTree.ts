@@ -17,7 +17,7 @@ import { ZERO_BYTES } from '../merkle/zeroValues.ts';
 import type { AccountRecord, BatchTreeRecord, IndexedElementRecord, NodeRecord } from '../store/records.ts';
 import type { WriteView } from '../store/store.ts';
 import type { BatchEvent, Bytes32 } from '../types.ts';
-import { type LeafWrite, computeLeafNodes } from './stateTree.ts';
+import { type LeafWrite, computeLeafNodes, computeLeafNodesSequence } from './stateTree.ts';
 
 /** A batch event with the transaction that carried it. */
 export interface BatchEventInput {
@@ -46,6 +46,10 @@ export interface BatchEventsOutcome {
   /** Held back by a sequence gap (stored; applied once the missing events arrive). */
   held: { tree: string; seq: bigint; expected: bigint; signature: string }[];
   refused: RefusedBatchEvent[];
+  /** Poseidon hashes computed for the events' roots (applied and refused events alike). */
+  rootHashes: number;
+  /** Wall-clock seconds spent computing those roots (stored-node reads and hashing; one thread, so ≈ CPU); for bench:ingest's v2 breakdown. */
+  rootSeconds: number;
 }
 
 /** The zeroeth element of an AddressV2 tree (photon.md §2.6): value 0, next index 0, next value 2^248−1, seq 0. */
@@ -75,9 +79,12 @@ interface Plan {
   leaves: LeafWrite[];
   commit: (w: WriteView) => void;
   next: Pick<BatchTreeRecord, 'nextIndex' | 'nullifiedNextIndex'>;
+  /** BatchNullify: the hashes of the accounts it nullifies in the tree. */
+  nullified?: Bytes32[];
 }
 
-function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTreeRecord): Plan {
+/** `nullifiedAhead`: hex hashes of accounts that earlier events of a guessed run nullify (see {@link speculateRoots}). */
+function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTreeRecord, nullifiedAhead?: ReadonlySet<string>): Plan {
   const seq = e.sequenceNumber;
   if (e.oldNextIndex !== state.nextIndex) throw new Refusal(`BatchAppend seq ${seq}: old_next_index ${e.oldNextIndex} differs from the tree's next index ${state.nextIndex}`);
   const want = Number(e.newNextIndex - e.oldNextIndex);
@@ -90,7 +97,7 @@ function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTre
     if (!a?.v2) throw new Refusal(`BatchAppend seq ${seq}: queued hash ${b58(q.hash)} has no StateV2 account record`);
     accounts.push(a);
     // An account already nullified in the tree keeps its nullifier leaf (§2.5.2 BatchAppend step 4).
-    if (!a.v2.nullifiedInTree) leaves.push({ leafIndex: a.leafIndex, hash: a.hash, seq });
+    if (!a.v2.nullifiedInTree && !nullifiedAhead?.has(Buffer.from(a.hash).toString('hex'))) leaves.push({ leafIndex: a.leafIndex, hash: a.hash, seq });
   }
   return {
     leaves,
@@ -121,6 +128,7 @@ function planNullify(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTr
   return {
     leaves,
     next: { nextIndex: state.nextIndex, nullifiedNextIndex: e.newNextIndex },
+    nullified: accounts.map((x) => x.a.hash),
     commit: (w) => {
       for (const { a, queueIndex } of accounts) {
         w.deleteInputQueue(info.treeBytes, queueIndex);
@@ -174,10 +182,78 @@ function planAddressAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: B
   };
 }
 
-/** Applies one in-sequence event: plan, compute the root, compare with `new_root`, then write. */
-function applyEvent(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTreeRecord): BatchTreeRecord {
+let rootHashing: 'run' | 'event' = 'run';
+/**
+ * How batch events' roots are hashed: `run` (default) hashes a StateV2 tree's run of in-sequence events
+ * of one batch level by level together ({@link speculateRoots}); `event` hashes each event on its own.
+ * Same roots and writes either way; for bench:ingest's A/B and tests.
+ */
+export function selectBatchRootHashing(mode: 'run' | 'event'): void {
+  rootHashing = mode;
+}
+
+/** Nodes of one event computed ahead (see {@link speculateRoots}) from the leaves it was planned with. */
+interface Speculated {
+  leaves: LeafWrite[];
+  nodes: Map<number, NodeRecord>;
+}
+
+const sameLeaves = (a: readonly LeafWrite[], b: readonly LeafWrite[]) => a.length === b.length && a.every((x, i) => x.leafIndex === b[i]!.leafIndex && x.seq === b[i]!.seq && eq(x.hash, b[i]!.hash));
+
+/**
+ * The nodes of a StateV2 tree's run of in-sequence events (`sorted`, from the tree's `state`), planned
+ * against the store as it is now and hashed together (stateTree.ts `computeLeafNodesSequence`: one batched
+ * Poseidon call per level for the whole run instead of one scalar hash per level and event on the upper
+ * path). Keyed by sequence number. Only a guess: {@link applyEvent} uses an event's entry only when the
+ * event's real plan (made after the previous events' writes) has the same leaves and every earlier event
+ * of the run was applied from its entry, which makes the entry exactly what it would compute itself.
+ * AddressV2 runs are not guessed (each event's low elements depend on the previous event's writes).
+ */
+function speculateRoots(w: WriteView, info: TreeInfo, sorted: readonly { event: BatchEvent }[], state: BatchTreeRecord, out: BatchEventsOutcome): Map<bigint, Speculated> {
+  const planned: { seq: bigint; leaves: LeafWrite[] }[] = [];
+  if (info.type !== 'StateV2') return new Map();
+  let s = state;
+  // What the run's earlier BatchNullify events will have marked (an append then keeps the nullifier leaf).
+  const nullifiedAhead = new Set<string>();
+  for (const { event: e } of sorted) {
+    if (e.sequenceNumber <= s.seq) continue;
+    if (e.sequenceNumber !== s.seq + 1n || e.kind === 'batchAddressAppend') break;
+    let plan: Plan;
+    try {
+      plan = e.kind === 'batchAppend' ? planAppend(w, info, e, s, nullifiedAhead) : planNullify(w, info, e, s);
+    } catch (err) {
+      if (err instanceof Refusal) break;
+      throw err;
+    }
+    for (const h of plan.nullified ?? []) nullifiedAhead.add(Buffer.from(h).toString('hex'));
+    planned.push({ seq: e.sequenceNumber, leaves: plan.leaves });
+    s = { ...s, seq: e.sequenceNumber, ...plan.next };
+  }
+  if (planned.length < 2) return new Map();
+  const t0 = performance.now();
+  const computed = computeLeafNodesSequence(w, info.treeBytes, info.height, planned.map((p) => p.leaves));
+  out.rootSeconds += (performance.now() - t0) / 1000;
+  for (const c of computed) out.rootHashes += c.hashes;
+  return new Map(planned.map((p, j) => [p.seq, { leaves: p.leaves, nodes: computed[j]!.nodes }]));
+}
+
+/**
+ * Applies one in-sequence event: plan, compute the root (or take `spec`'s nodes when planned with the
+ * same leaves), compare with `new_root`, then write. The root computation's hashes and seconds are added
+ * to `out` (also when the event is refused). Returns the tree's new state and whether `spec` was used.
+ */
+function applyEvent(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTreeRecord, out: BatchEventsOutcome, spec?: Speculated): { state: BatchTreeRecord; usedSpec: boolean } {
   const plan = e.kind === 'batchAppend' ? planAppend(w, info, e, state) : e.kind === 'batchNullify' ? planNullify(w, info, e, state) : planAddressAppend(w, info, e, state);
-  const { nodes } = computeLeafNodes(w, info.treeBytes, info.height, plan.leaves);
+  const usedSpec = spec !== undefined && sameLeaves(plan.leaves, spec.leaves);
+  let nodes: Map<number, NodeRecord>;
+  if (usedSpec) nodes = spec.nodes;
+  else {
+    const t0 = performance.now();
+    const c = computeLeafNodes(w, info.treeBytes, info.height, plan.leaves);
+    nodes = c.nodes;
+    out.rootHashes += c.hashes;
+    out.rootSeconds += (performance.now() - t0) / 1000;
+  }
   const root: NodeRecord = nodes.get(1) ?? w.node(info.treeBytes, 1n) ?? { hash: ZERO_BYTES[info.height]!, seq: 0n };
   if (!eq(root.hash, e.newRoot)) {
     throw new Refusal(`${e.kind} seq ${e.sequenceNumber}: computed root ${b58(root.hash)} of ${info.tree} differs from the event's new_root ${b58(e.newRoot)}`, {
@@ -191,7 +267,7 @@ function applyEvent(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTre
   plan.commit(w);
   const next: BatchTreeRecord = { seq: e.sequenceNumber, root: Buffer.from(root.hash), rootIndex: e.rootIndex, ...plan.next };
   w.putBatchTree(info.treeBytes, next);
-  return next;
+  return { state: next, usedSpec };
 }
 
 /** Re-index of an already applied BatchAddressAppend: drop queue rows below `new_next_index − 1` (§2.5.2). */
@@ -210,7 +286,7 @@ function cleanAddressQueue(w: WriteView, info: TreeInfo, e: BatchEvent): void {
  * Duplicate sequence numbers keep the first event. Runs inside the caller's write transaction.
  */
 export function persistBatchEvents(w: WriteView, inputs: readonly BatchEventInput[]): BatchEventsOutcome {
-  const out: BatchEventsOutcome = { applied: 0, skipped: 0, held: [], refused: [] };
+  const out: BatchEventsOutcome = { applied: 0, skipped: 0, held: [], refused: [], rootHashes: 0, rootSeconds: 0 };
   const byTree = new Map<string, { info: TreeInfo; events: Map<bigint, BatchEventInput & { pending: boolean }> }>();
   for (const x of inputs) {
     let t = byTree.get(x.tree.tree);
@@ -224,6 +300,8 @@ export function persistBatchEvents(w: WriteView, inputs: readonly BatchEventInpu
     }
     let state = w.batchTree(info.treeBytes) ?? initialBatchTree(info);
     const sorted = [...events.values()].sort((a, b) => (a.event.sequenceNumber < b.event.sequenceNumber ? -1 : 1));
+    const spec = rootHashing === 'run' ? speculateRoots(w, info, sorted, state, out) : new Map<bigint, Speculated>();
+    let specValid = spec.size > 0;
     for (const x of sorted) {
       const e = x.event;
       if (e.sequenceNumber <= state.seq) {
@@ -237,8 +315,13 @@ export function persistBatchEvents(w: WriteView, inputs: readonly BatchEventInpu
         out.held.push({ tree: info.tree, seq: e.sequenceNumber, expected: state.seq + 1n, signature: x.signature });
         continue;
       }
+      // A guessed entry holds only while every earlier event of the run was applied from its own entry.
+      const guess = specValid ? spec.get(e.sequenceNumber) : undefined;
+      specValid = false;
       try {
-        state = applyEvent(w, info, e, state);
+        const applied = applyEvent(w, info, e, state, out, guess);
+        state = applied.state;
+        specValid = applied.usedSpec;
         out.applied++;
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;

@@ -49,7 +49,7 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     leavesWritten: 0,
     treeHashes: 0,
     unknownBatchInputs: [],
-    batchEvents: { applied: 0, skipped: 0, held: [], refused: [] },
+    batchEvents: { applied: 0, skipped: 0, held: [], refused: [], rootHashes: 0, rootSeconds: 0 },
   };
   const batchEvents: BatchEventInput[] = [];
   for (const b of blocks) w.insertBlock(b);

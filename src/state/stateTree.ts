@@ -78,3 +78,72 @@ export function computeLeafNodes(r: ReadView, tree: Bytes32, depth: number, leav
   }
   return { nodes: mem, hashes };
 }
+
+/**
+ * {@link computeLeafNodes} for a sequence of leaf sets applied one after the other (the batch events of
+ * one tree): element j is exactly what `computeLeafNodes` returns for set j once the nodes of sets
+ * 0..j−1 are written, but every level of every set is hashed in ONE batched Poseidon call, so the
+ * sets' single-hash upper paths share the eight-lane kernel instead of running one scalar hash each.
+ * Reads the stored nodes through `r` (the state before set 0). Writes nothing.
+ */
+export function computeLeafNodesSequence(r: ReadView, tree: Bytes32, depth: number, sets: readonly (readonly LeafWrite[])[]): { nodes: Map<number, NodeRecord>; hashes: number }[] {
+  const base = 2 ** depth;
+  // Nodes of the sets before the one at hand: leaves while the leaves are chosen, then each level's
+  // nodes added set by set during that level's pass (a lookup at level L only asks for level-L nodes).
+  const leafOverlay = new Map<number, NodeRecord>();
+  const overlay = new Map<number, NodeRecord>();
+  const stored = (idx: number): NodeRecord | undefined => overlay.get(idx) ?? r.node(tree, BigInt(idx));
+  const mems: Map<number, NodeRecord>[] = [];
+  const frontiers: number[][] = [];
+  const hashes: number[] = sets.map(() => 0);
+  for (const leaves of sets) {
+    const mem = new Map<number, NodeRecord>();
+    const sorted = [...leaves].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+    const previousLeaf = new Map<number, NodeRecord | undefined>();
+    for (const leaf of sorted) {
+      const idx = base + leaf.leafIndex;
+      if (!previousLeaf.has(idx)) previousLeaf.set(idx, leafOverlay.get(idx) ?? r.node(tree, BigInt(idx)));
+      const existingSeq = previousLeaf.get(idx)?.seq ?? 0n;
+      if (leaf.seq >= existingSeq) mem.set(idx, { hash: leaf.hash, seq: leaf.seq });
+    }
+    for (const [idx, node] of mem) leafOverlay.set(idx, node);
+    mems.push(mem);
+    frontiers.push([...mem.keys()].sort((a, b) => a - b));
+  }
+  for (let level = 0; level < depth; level++) {
+    const parentsOf: number[][] = [];
+    const seqs: bigint[] = [];
+    const chunks: Uint8Array[] = [];
+    for (let j = 0; j < sets.length; j++) {
+      const mem = mems[j]!;
+      const parents: number[] = [];
+      for (const n of frontiers[j]!) {
+        const p = Math.floor(n / 2);
+        if (parents.length === 0 || parents[parents.length - 1] !== p) parents.push(p);
+      }
+      for (const p of parents) {
+        const l = mem.get(2 * p) ?? stored(2 * p) ?? { hash: ZERO_BYTES[level]!, seq: 0n };
+        const rt = mem.get(2 * p + 1) ?? stored(2 * p + 1) ?? { hash: ZERO_BYTES[level]!, seq: 0n };
+        chunks.push(l.hash, rt.hash);
+        seqs.push(l.seq > rt.seq ? l.seq : rt.seq);
+      }
+      // Set j's nodes of this level are what later sets see below them.
+      for (const n of frontiers[j]!) overlay.set(n, mem.get(n)!);
+      parentsOf.push(parents);
+    }
+    const pairs = Buffer.allocUnsafe(chunks.length * 32);
+    chunks.forEach((c, i) => pairs.set(c, i * 32));
+    const out = poseidon2Batch(pairs);
+    let k = 0;
+    for (let j = 0; j < sets.length; j++) {
+      const mem = mems[j]!;
+      for (const p of parentsOf[j]!) {
+        mem.set(p, { hash: out.subarray(k * 32, k * 32 + 32), seq: seqs[k]! });
+        k++;
+      }
+      hashes[j]! += parentsOf[j]!.length;
+      frontiers[j] = parentsOf[j]!;
+    }
+  }
+  return mems.map((nodes, j) => ({ nodes, hashes: hashes[j]! }));
+}
