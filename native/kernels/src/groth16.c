@@ -40,7 +40,7 @@ typedef struct {
 } g16_coef;
 
 struct g16_key {
-  uint32_t n_vars, n_public, domain, power, n_coefs;
+  uint32_t n_vars, n_public, domain, n_coefs;
   g16_coef *coefs;
   uint8_t *a_ext;  /* n_a G1: the finite A_i, α1, δ1 */
   uint8_t *b1_ext; /* n_b G1: B1_i (B1_i or B2_i finite), β1, δ1 */
@@ -53,7 +53,6 @@ struct g16_key {
   uint32_t *a_idx, *b_idx, *ch_idx;
   fe *shift_br;    /* domain: (1/n)·ω_2n^i at position bitrev(i), Montgomery */
   fe *tw, *tw_inv; /* domain/2: ω_n^j, ω_n^-j (Montgomery), the FFTs' twiddles */
-  fe root, root_inv; /* ω_n, ω_n^-1 (Montgomery) */
   size_t bytes;
 };
 
@@ -400,14 +399,14 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
   k->n_vars = n_vars;
   k->n_public = n_public;
   k->domain = domain;
-  k->power = power;
   k->n_coefs = n_coefs;
-  if (!fr_root_of_unity(k->root, power)) {
+  fe root, root_inv; /* ω_n, ω_n^-1 (Montgomery): only the twiddle tables below keep them */
+  if (!fr_root_of_unity(root, power)) {
     set_err(err, errlen, "zkey: domainSize 2^%u exceeds BN254 Fr's 2-adicity", power);
     g16_free(k);
     return G16_EKEY;
   }
-  fr_inv(k->root_inv, k->root);
+  fr_inv(root_inv, root);
 
   /* coefficients: the file holds the integer coef·R² mod r (snarkjs writes Fr.mul(coef, R²) out of
    * Montgomery form so that Fr.mul(bytes, plain witness) lands in Montgomery form); we keep coef·R,
@@ -555,8 +554,8 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
   memcpy(k->tw[0], FR_ONE_M, 32);
   memcpy(k->tw_inv[0], FR_ONE_M, 32);
   for (uint32_t j = 1; j < domain / 2; j++) {
-    frm(k->tw[j], k->tw[j - 1], k->root);
-    frm(k->tw_inv[j], k->tw_inv[j - 1], k->root_inv);
+    frm(k->tw[j], k->tw[j - 1], root);
+    frm(k->tw_inv[j], k->tw_inv[j - 1], root_inv);
   }
   *out = k;
   return G16_OK;
@@ -625,7 +624,7 @@ FR_INLINE void abc_core(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b
  * decimation in frequency (natural order in, bit-reversed out), the shift table is stored
  * bit-reversed, and the FFT is decimation in time (bit-reversed in, natural out): no permutation
  * pass, twiddles from the key. */
-FR_INLINE int coset_core(const g16_key *k, fe *x, fr_mul_fn mul) {
+FR_INLINE void coset_core(const g16_key *k, fe *x, fr_mul_fn mul) {
   const size_t n = k->domain;
   for (size_t len = n; len >= 2; len >>= 1) {
     const size_t half = len >> 1, stride = n / len;
@@ -656,7 +655,6 @@ FR_INLINE int coset_core(const g16_key *k, fe *x, fr_mul_fn mul) {
         mod_add(u, u, t, FR_Q_LIMBS);
       }
   }
-  return 1;
 }
 
 /* h[i] = plain(a[i]·b[i] − c[i]) as 32-byte LE scalars. */
@@ -671,13 +669,13 @@ FR_INLINE void join_core(const g16_key *k, const fe *a, const fe *b, const fe *c
 }
 
 static void abc_c(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b, fe *c) { abc_core(k, w, wM, a, b, c, fr_mul_c); }
-static int coset_c(const g16_key *k, fe *x) { return coset_core(k, x, fr_mul_c); }
+static void coset_c(const g16_key *k, fe *x) { coset_core(k, x, fr_mul_c); }
 static void join_c(const g16_key *k, const fe *a, const fe *b, const fe *c, uint8_t *h) { join_core(k, a, b, c, h, fr_mul_c); }
 #ifdef FR_HAVE_ADX
 static void abc_adx(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b, fe *c) {
   abc_core(k, w, wM, a, b, c, fr_mul_adx);
 }
-static int coset_adx(const g16_key *k, fe *x) { return coset_core(k, x, fr_mul_adx); }
+static void coset_adx(const g16_key *k, fe *x) { coset_core(k, x, fr_mul_adx); }
 static void join_adx(const g16_key *k, const fe *a, const fe *b, const fe *c, uint8_t *h) {
   join_core(k, a, b, c, h, fr_mul_adx);
 }
@@ -688,26 +686,25 @@ typedef struct {
   const g16_key *k;
   fe *x;
   int adx;
-  int ok;
 } coset_job;
 
 static void *coset_run(void *arg) {
   coset_job *j = arg;
 #ifdef FR_HAVE_ADX
   if (j->adx) {
-    j->ok = coset_adx(j->k, j->x);
+    coset_adx(j->k, j->x);
     return NULL;
   }
 #endif
-  j->ok = coset_c(j->k, j->x);
+  coset_c(j->k, j->x);
   return NULL;
 }
 
-/* The three coset chains (A, B, C): on up to `par` threads (the caller's included), 1 = in turn.
- * Returns 0 when out of memory. */
-static int coset_all(const g16_key *k, fe *polys[3], int adx, unsigned par) {
+/* The three coset chains (A, B, C): on up to `par` threads (the caller's included), 1 = in turn
+ * (also when a thread cannot be started). They allocate nothing, so they cannot fail. */
+static void coset_all(const g16_key *k, fe *polys[3], int adx, unsigned par) {
   coset_job jobs[3];
-  for (int p = 0; p < 3; p++) jobs[p] = (coset_job){k, polys[p], adx, 0};
+  for (int p = 0; p < 3; p++) jobs[p] = (coset_job){k, polys[p], adx};
   pthread_t tids[2];
   int started[2] = {0, 0};
   /* par 2: a helper takes B while this thread does A then C; par ≥ 3: helpers take B and C */
@@ -720,10 +717,10 @@ static int coset_all(const g16_key *k, fe *polys[3], int adx, unsigned par) {
     else coset_run(&jobs[1 + h]); /* no thread: do it here */
   }
   if (helpers == 0) coset_run(&jobs[1]);
-  return jobs[0].ok && jobs[1].ok && jobs[2].ok;
 }
 
-int g16_random_scalar(uint8_t out[32]) {
+/* 64 bytes from the OS CSPRNG reduced mod r into a plain LE 32-byte scalar (bias < 2^-250). */
+static int g16_random_scalar(uint8_t out[32]) {
   uint8_t buf[64];
   size_t got = 0;
 #if defined(__linux__)
@@ -863,11 +860,7 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
     if (jobs < 1) jobs = 1;
     par = (unsigned)(cpus / jobs);
   }
-  if (!coset_all(k, polys, adx, par)) {
-    rc = G16_ENOMEM;
-    set_err(err, errlen, "out of memory in the FFT");
-    goto done;
-  }
+  coset_all(k, polys, adx, par);
 #ifdef FR_HAVE_ADX
   if (adx)
     join_adx(k, a, b, c, chs + n_c * 32);

@@ -74,7 +74,4 @@ size_t g16_key_bytes(const g16_key *key);
 int g16_prove(const g16_key *key, const uint8_t *wtns, size_t wtns_len, const uint8_t *rs, unsigned threads,
               uint8_t out[256], uint8_t inf[3], g16_times *times, char *err, size_t errlen);
 
-/* 64 bytes from the OS CSPRNG reduced mod r into a plain LE 32-byte scalar (bias < 2^-250). */
-int g16_random_scalar(uint8_t out[32]);
-
 #endif
