@@ -5,7 +5,7 @@
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { TREE_TYPE_CODE, type V2LightTransaction, encodeBatchEvent, encodeInsertIntoQueues, v2InstructionGroup } from '../src/light/encodeV2.ts';
+import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, encodeInsertIntoQueues, v2InstructionGroup } from '../src/light/encodeV2.ts';
 import { decodeMerkleTreeEvent } from '../src/light/events.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
 import { decodeInsertIntoQueues, eventsFromLightInstructions } from '../src/light/parserV2.ts';
@@ -30,8 +30,8 @@ function sample(): { t: V2LightTransaction; inAcc: CompressedAccount; inHash: Ui
     outputs: outs,
     iiqAccounts: [HLKS5.queue, HLKS5.tree],
     nullifiers: [{ accountHash: inHash, leafIndex: 3, treeIndex: 1, queueIndex: 0, proveByIndex: true }],
-    outputSeqs: [{ tree: HLKS5.treeBytes, queue: HLKS5.queueBytes, treeType: TREE_TYPE_CODE.StateV2, seq: 7n }],
-    inputSeqs: [{ tree: HLKS5.treeBytes, queue: HLKS5.queueBytes, treeType: TREE_TYPE_CODE.StateV2, seq: 4n }],
+    outputSeqs: [{ tree: HLKS5.treeBytes, queue: HLKS5.queueBytes, treeType: TREE_TYPE_U64.StateV2, seq: 7n }],
+    inputSeqs: [{ tree: HLKS5.treeBytes, queue: HLKS5.queueBytes, treeType: TREE_TYPE_U64.StateV2, seq: 4n }],
   };
   return { t, inAcc, inHash };
 }
@@ -108,7 +108,7 @@ describe('encodeV2', () => {
       remaining: [...t.remaining, EZKE8.tree],
       iiqAccounts: [...t.iiqAccounts, EZKE8.tree],
       newAddresses: [key(21), key(22)].map((address, i) => ({ seed: key(30 + i), address, remainingQueueIndex: 2, remainingTreeIndex: 2, iiqTreeIndex: 2, iiqQueueIndex: 2 })),
-      addressSeqs: [{ tree: EZKE8.treeBytes, queue: EZKE8.treeBytes, treeType: TREE_TYPE_CODE.AddressV2, seq: 40n }],
+      addressSeqs: [{ tree: EZKE8.treeBytes, queue: EZKE8.treeBytes, treeType: TREE_TYPE_U64.AddressV2, seq: 40n }],
     };
     const d = decodeInsertIntoQueues(encodeInsertIntoQueues(withAddr));
     expect(d.numAddressQueues).toBe(1);

@@ -18,7 +18,7 @@ import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_REGISTRY_PROGRAM_ID, NOOP_PROGRAM
 import { encodeNullifierEvent } from '../src/light/encodeEvents.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import { TREE_TYPE_CODE as TREE_TYPE, type V2LightTransaction, v2InstructionGroup } from '../src/light/encodeV2.ts';
+import { TREE_TYPE_U64 as TREE_TYPE, type V2LightTransaction, v2InstructionGroup } from '../src/light/encodeV2.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo, Bytes32, CompressedAccount, TransactionInfo } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';

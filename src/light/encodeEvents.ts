@@ -6,9 +6,11 @@
 import { serialize, type Schema } from 'borsh';
 import type { IndexedMerkleTreeEvent, NullifierEvent, PublicTransactionEvent } from '../types.ts';
 
-const B32: Schema = { array: { type: 'u8', len: 32 } };
+/** Borsh `[u8; 32]` (pubkeys and hashes). */
+export const B32: Schema = { array: { type: 'u8', len: 32 } };
 const BYTES: Schema = { array: { type: 'u8' } };
-const COMPRESSED_ACCOUNT: Schema = {
+/** Borsh `CompressedAccount` (owner, lamports, address?, data?), shared with the v2 encoders. */
+export const COMPRESSED_ACCOUNT: Schema = {
   struct: {
     owner: B32,
     lamports: 'u64',

@@ -9,9 +9,11 @@ import { serialize, type Schema } from 'borsh';
 import type { BatchEvent, Bytes32, CompressedAccount, InstructionInfo } from '../types.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA, SYSTEM_PROGRAM_ID } from './constants.ts';
 import { DISCRIMINATORS, type QueueSequenceNumber } from './parserV2.ts';
+import { B32, COMPRESSED_ACCOUNT } from './encodeEvents.ts';
+import { TREE_TYPE_CODE, type TreeType } from '../config/trees.ts';
 
-/** Light `TreeType` codes as written in `insert_into_queues` sequence-number entries. */
-export const TREE_TYPE_CODE = { StateV1: 1n, AddressV1: 2n, StateV2: 3n, AddressV2: 4n } as const;
+/** Light `TreeType` codes (config/trees.ts `TREE_TYPE_CODE`) as the u64s of `insert_into_queues` sequence-number entries. */
+export const TREE_TYPE_U64 = Object.fromEntries(Object.entries(TREE_TYPE_CODE).map(([k, v]) => [k, BigInt(v)])) as Readonly<Record<TreeType, bigint>>;
 
 /** An input of the light-system `invoke` (`PackedCompressedAccountWithMerkleContext`). */
 export interface V2InvokeInput {
@@ -85,15 +87,6 @@ export interface V2LightTransaction {
   isCompress?: boolean;
 }
 
-const B32: Schema = { array: { type: 'u8', len: 32 } };
-const COMPRESSED_ACCOUNT: Schema = {
-  struct: {
-    owner: B32,
-    lamports: 'u64',
-    address: { option: B32 },
-    data: { option: { struct: { discriminator: { array: { type: 'u8', len: 8 } }, data: { array: { type: 'u8' } }, dataHash: B32 } } },
-  },
-};
 const OUTPUT: Schema = { struct: { compressedAccount: COMPRESSED_ACCOUNT, merkleTreeIndex: 'u8' } };
 /** `InstructionDataInvoke` (photon.md §1.5 step 4). */
 const INVOKE: Schema = {

@@ -32,7 +32,7 @@ import {
   SYSTEM_PROGRAM_ID,
 } from '../light/constants.ts';
 import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from '../light/encodeEvents.ts';
-import { TREE_TYPE_CODE, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from '../light/encodeV2.ts';
+import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from '../light/encodeV2.ts';
 import { compressedAccountHash, indexedLeafHashV2, nullifierHash } from '../light/hashing.ts';
 import { HIGHEST_ADDRESS_PLUS_ONE, elementHashV1 } from '../merkle/indexedConstants.ts';
 import { poseidon2 } from '../merkle/poseidon.ts';
@@ -530,7 +530,7 @@ export class LightTxGenerator {
         const r = t.remaining.length - 1;
         const q = t.iiqAccounts.length - 1;
         t.newAddresses = [{ seed, address, remainingQueueIndex: r, remainingTreeIndex: r, iiqTreeIndex: q, iiqQueueIndex: q }];
-        t.addressSeqs = [{ tree: this.v2AddressTreeBytes, queue: this.v2AddressTreeBytes, treeType: TREE_TYPE_CODE.AddressV2, seq: BigInt(queueIndex) }];
+        t.addressSeqs = [{ tree: this.v2AddressTreeBytes, queue: this.v2AddressTreeBytes, treeType: TREE_TYPE_U64.AddressV2, seq: BigInt(queueIndex) }];
         return { json: this.v2UserTx(slot, t), kind: k, outputs: 1 };
       }
       case 'batchAddressAppend': {
@@ -656,7 +656,7 @@ export class LightTxGenerator {
    */
   private v2Transaction(inputs: HeldV2[], outs: (HeldV2 & { account: CompressedAccount })[]): V2LightTransaction {
     const txHash = this.fieldBytes();
-    const seqEntry = (seq: number) => ({ tree: this.v2TreeBytes, queue: this.v2QueueBytes, treeType: TREE_TYPE_CODE.StateV2, seq: BigInt(seq) });
+    const seqEntry = (seq: number) => ({ tree: this.v2TreeBytes, queue: this.v2QueueBytes, treeType: TREE_TYPE_U64.StateV2, seq: BigInt(seq) });
     const inputSeqs = inputs.length ? [seqEntry(this.v2InputNext)] : [];
     for (const h of inputs) this.v2InputQueue.set(this.v2InputNext++, { leafIndex: h.leafIndex, nullifier: Buffer.from(nullifierHash(h.hash, h.leafIndex, txHash)) });
     return {
