@@ -200,9 +200,7 @@ describe('without the addon (REFRACT_BASE58=js)', () => {
 const BS58_IMPORTERS: Readonly<Record<string, string>> = {
   'src/config/trees.ts': 'config sits below the codecs and may not import src/solana/',
   'src/query/validityProofPaths.ts': 'validity-proof path, being reworked separately: migrate after it lands',
-  'src/rpc/lmdbDataSource.ts': 'validity-proof path, being reworked separately: migrate after it lands',
   'src/rpc/methods/getValidityProof.ts': 'validity-proof path, being reworked separately: migrate after it lands',
-  'src/rpc/validityProver.ts': 'validity-proof path, being reworked separately: migrate after it lands',
 };
 
 describe('one base58 module', () => {

@@ -17,8 +17,7 @@
  * but resume after the cursor account's position instead of Photon's `hash > cursor` filter, which
  * skips and repeats items (context.ts `listAccountsByOwner`).
  */
-import bs58 from 'bs58';
-import type { TreeRegistry } from '../config/trees.ts';
+import type { TreeInfo, TreeRegistry } from '../config/trees.ts';
 import { TREE_TYPE_CODE } from '../config/trees.ts';
 import type { TokenData } from '../light/tokenData.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
@@ -54,6 +53,7 @@ import type {
 } from './context.ts';
 import { RpcError } from './errors.ts';
 import { rawJson } from './exactJson.ts';
+import { b58 } from './resultEncoding.ts';
 
 /** Fetches a Solana `getTransaction` result (base64 encoding). */
 export interface TransactionFetcher {
@@ -355,10 +355,20 @@ export class LmdbDataSource implements RpcDataSource {
     });
   }
 
+  /**
+   * The registered tree whose TREE pubkey is `tree` (TreeRegistry.getTreeBytes); otherwise a validation
+   * error led by `field`, naming the tree a queue pubkey belongs to.
+   */
+  private indexedTree(tree: Bytes32, field: string): TreeInfo {
+    const info = this.registry.getTreeBytes(tree);
+    if (info) return info;
+    const queueOf = this.registry.getBytes(tree);
+    throw validationError(`${field} ${b58(tree)} is not a tree Refract indexes${queueOf ? ` (it is the queue of tree ${queueOf.tree})` : ''}`);
+  }
+
   /** Queue slices of batched tree `tree` (src/query/queueElements.ts); unknown trees are a validation error. */
   getQueueElements(tree: Bytes32, request: QueueElementsRequest): { stateQueue?: StateQueueSlice; addressQueue?: AddressQueueSlice } {
-    const info = this.registry.getBytes(tree);
-    if (!info || !sameBytes(info.treeBytes, tree)) throw validationError(`tree ${bs58.encode(tree)} is not a tree Refract indexes${info ? ` (it is the queue of tree ${info.tree})` : ''}`);
+    const info = this.indexedTree(tree, 'tree');
     return this.read((r) => getQueueElements(r, info, request));
   }
 
@@ -366,8 +376,7 @@ export class LmdbDataSource implements RpcDataSource {
   getQueueInfo(trees: Bytes32[] | null): QueueSize[] {
     const infos = trees
       ? trees.map((t, i) => {
-          const info = this.registry.getBytes(t);
-          if (!info || !sameBytes(info.treeBytes, t)) throw validationError(`trees[${i}]: ${bs58.encode(t)} is not a tree Refract indexes${info ? ` (it is the queue of tree ${info.tree})` : ''}`);
+          const info = this.indexedTree(t, `trees[${i}]:`);
           if (info.type !== 'StateV2' && info.type !== 'AddressV2') throw validationError(`trees[${i}]: ${info.tree} is ${article(info.type)} ${info.type} tree, which has no batched queues`);
           return info;
         })

@@ -33,11 +33,11 @@
  * The returned record also carries `slot` (the read's slot) so the method's `context.slot`
  * matches the data.
  */
-import bs58 from 'bs58';
 import type { TreeRegistry } from '../config/trees.ts';
 import { getValidityProofPaths, type ValidityProofPaths } from '../query/validityProofPaths.ts';
 import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from './context.ts';
 import { RpcError } from './errors.ts';
+import { b58 } from './resultEncoding.ts';
 import type { ReadView, Store } from '../store/store.ts';
 import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
@@ -66,7 +66,6 @@ export interface RefractValidityProverOptions {
   unavailableReason?: () => string;
 }
 
-const b58 = (b: Uint8Array) => bs58.encode(b);
 
 /**
  * Maps a ProverError to the JSON-RPC error the methods answer with (module comment, step 4).
