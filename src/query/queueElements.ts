@@ -26,16 +26,16 @@ import { emptyTreeAddressProof, getNewAddressProof } from './addressProofs.ts';
 import { QueryError, validationError } from './errors.ts';
 
 /** Most state-queue elements per request (Photon `MAX_QUEUE_ELEMENTS`). */
-export const MAX_QUEUE_ELEMENTS = 30_000;
+const MAX_QUEUE_ELEMENTS = 30_000;
 /** Most address-queue elements per request (Photon `MAX_ADDRESSES` of the new-address proofs). */
-export const MAX_QUEUE_ADDRESSES = 1000;
+const MAX_QUEUE_ADDRESSES = 1000;
 /** Default ZKP batch size of state queues when the request gives none (light `DEFAULT_ZKP_BATCH_SIZE`). */
-export const DEFAULT_ZKP_BATCH_SIZE = 500;
+const DEFAULT_ZKP_BATCH_SIZE = 500;
 /** Default ZKP batch size of the address queue's hash chains (light `DEFAULT_ADDRESS_ZKP_BATCH_SIZE`). */
-export const DEFAULT_ADDRESS_ZKP_BATCH_SIZE = 250;
+const DEFAULT_ADDRESS_ZKP_BATCH_SIZE = 250;
 
 /** Light's `QueueType` codes of the v2 queues (`light_compressed_account::QueueType`). */
-export const QUEUE_TYPE = { InputStateV2: 3, AddressV2: 4, OutputStateV2: 5 } as const;
+const QUEUE_TYPE = { InputStateV2: 3, AddressV2: 4, OutputStateV2: 5 } as const;
 
 /** One queue slice of a request: first queue index (inclusive), max elements, ZKP batch size. */
 export interface QueueSliceRequest {
@@ -141,12 +141,12 @@ function leafAt(r: ReadView, info: TreeInfo, leafIndex: number): Buffer {
 }
 
 /** Node id of the forester's extras: `(level << 56) | position` (Photon `encode_node_index`). */
-export const encodeNodeIndex = (level: number, position: number): bigint => (BigInt(level) << 56n) | BigInt(position);
+const encodeNodeIndex = (level: number, position: number): bigint => (BigInt(level) << 56n) | BigInt(position);
 
 /**
  * Light's `create_hash_chain_from_slice`: zeros for no value, else `c = v[0]`, then `c = Poseidon(c, v[i])`.
  */
-export function hashChain(values: readonly Uint8Array[]): Buffer {
+function hashChain(values: readonly Uint8Array[]): Buffer {
   if (values.length === 0) return Buffer.alloc(32);
   let c: Uint8Array = values[0]!;
   for (let i = 1; i < values.length; i++) c = poseidon2(c, values[i]!);

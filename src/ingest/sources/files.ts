@@ -15,9 +15,6 @@ export interface TransactionFile {
   transaction: TransactionInfo;
 }
 
-/** Files of `dir` (not hidden), sorted by name (the bottom helper src/listFiles.ts, re-exported). */
-export { listFiles };
-
 /** Orders files by base name (the tie-breaker of the import order). */
 const byName = (a: string, b: string): number => {
   const x = basename(a);

@@ -12,9 +12,6 @@ import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../../light/
 import { type DecodedTree, TREE_ACCOUNT_HEADER_BYTES, TreeAccountError, decodeTreeAccount } from '../../light/treeAccounts.ts';
 import type { SolanaRpc } from '../../solana/rpcClient.ts';
 
-/** The tree owner Photon keeps (a Light constant: light/constants.ts), re-exported for the sync's callers. */
-export { DEFAULT_TREE_OWNER };
-
 /** How long `TreeResolver` remembers that a pubkey is not a usable tree (default 10 minutes). */
 export const DEFAULT_NEGATIVE_TTL_MS = 10 * 60_000;
 
