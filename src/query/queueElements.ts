@@ -134,12 +134,6 @@ function currentRoot(r: ReadView, info: TreeInfo): { root: Buffer; seq: bigint }
   return { root: Buffer.from(ZERO_BYTES[info.height]!), seq: 0n };
 }
 
-/** The current leaf at `leafIndex` (zeros where none). */
-function leafAt(r: ReadView, info: TreeInfo, leafIndex: number): Buffer {
-  const n = r.node(info.treeBytes, BigInt(2 ** info.height + leafIndex));
-  return Buffer.from(n ? n.hash : ZERO_BYTES[0]!);
-}
-
 /** Node id of the forester's extras: `(level << 56) | position` (Photon `encode_node_index`). */
 const encodeNodeIndex = (level: number, position: number): bigint => (BigInt(level) << 56n) | BigInt(position);
 
@@ -249,7 +243,7 @@ function readOutputQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): O
   return {
     leafIndices: rows.map((q) => q.leafIndex),
     accountHashes,
-    leaves: rows.map((q) => leafAt(r, info, q.leafIndex)),
+    leaves: rows.map((q) => nodeAt(r, info, 0, q.leafIndex)),
     firstQueueIndex: first,
     nextIndex: first,
     leavesHashChains: batchHashChains(accountHashes, zkpSize(req.zkpBatchSize)),
@@ -274,7 +268,7 @@ function readInputQueue(r: ReadView, info: TreeInfo, req: QueueSliceRequest): In
     if (!v2.txHash) throw new QueryError('Unexpected', `Missing tx_hash for spent queue element at index ${i} (leaf_index=${a.leafIndex})`);
     out.leafIndices.push(a.leafIndex);
     out.accountHashes.push(Buffer.from(q.hash));
-    out.leaves.push(leafAt(r, info, a.leafIndex));
+    out.leaves.push(nodeAt(r, info, 0, a.leafIndex));
     out.txHashes.push(Buffer.from(v2.txHash));
     out.nullifiers.push(Buffer.from(v2.nullifier));
   }
