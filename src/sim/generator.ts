@@ -71,7 +71,17 @@ const V2_HEIGHT = 32;
 /** Height of a batched address tree. */
 const V2_ADDRESS_HEIGHT = 40;
 /** 2^248 − 1: the zeroeth element's next value, and the next value of the largest element of a v2 indexed tree. */
-const HIGHEST = BigInt(`0x${Buffer.from(HIGHEST_ADDRESS_PLUS_ONE).toString('hex')}`);
+const HIGHEST = toBigint(HIGHEST_ADDRESS_PLUS_ONE);
+
+/** Big-endian bytes → bigint. */
+function toBigint(bytes: Uint8Array): bigint {
+  return BigInt(`0x${Buffer.from(bytes).toString('hex')}`);
+}
+
+/** bigint (< 2^256) → 32 bytes big-endian. */
+function toBytes32(v: bigint): Buffer {
+  return Buffer.from(v.toString(16).padStart(64, '0'), 'hex');
+}
 
 /** Generator options. */
 export interface GeneratorOptions {
@@ -227,6 +237,12 @@ export class LightTxGenerator {
   private readonly msgEncoder = getCompiledTransactionMessageEncoder();
   // Batched (v2) state tree: queues, forester progress and the reference tree for new_root.
   private v2Enabled: boolean;
+  /** Checked options (defaults applied once): ZKP batch size, root-history capacities, model bounds. */
+  private readonly zkp: number;
+  private readonly v2RootCap: number;
+  private readonly v2AddressRootCap: number;
+  private readonly maxV2Leaves: number;
+  private readonly maxV2Addresses: number;
   private readonly v2TreeB58: string;
   private readonly v2QueueB58: string;
   private readonly v2TreeBytes: Uint8Array;
@@ -279,12 +295,17 @@ export class LightTxGenerator {
     const cap = opts.v2RootHistoryCapacity ?? 20;
     if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`generator v2RootHistoryCapacity must be an integer ≥ 1, got ${cap}`);
     this.v2Enabled = v2Weight > 0;
+    this.zkp = zkp;
+    this.v2RootCap = cap;
+    this.maxV2Leaves = opts.maxV2Leaves ?? 65_536;
+    this.maxV2Addresses = opts.maxV2Addresses ?? 65_536;
     this.v2TreeB58 = opts.v2Tree ?? DEFAULT_V2_TREE;
     this.v2QueueB58 = opts.v2Queue ?? DEFAULT_V2_QUEUE;
     this.v2TreeBytes = base58.decode(this.v2TreeB58);
     this.v2QueueBytes = base58.decode(this.v2QueueB58);
     const addrCap = opts.v2AddressRootHistoryCapacity ?? 200;
     if (!Number.isSafeInteger(addrCap) || addrCap < 1) throw new RangeError(`generator v2AddressRootHistoryCapacity must be an integer ≥ 1, got ${addrCap}`);
+    this.v2AddressRootCap = addrCap;
     this.v2AddressTreeB58 = opts.v2AddressTree ?? DEFAULT_V2_ADDRESS_TREE;
     this.v2AddressTreeBytes = base58.decode(this.v2AddressTreeB58);
   }
@@ -516,7 +537,7 @@ export class LightTxGenerator {
         return { json: this.v2UserTx(slot, this.v2Transaction([input], outs)), kind: k, outputs: 2 };
       }
       case 'v2CreateAddress': {
-        if (!this.v2Room(1) || this.v2AddrNext >= (this.opts.maxV2Addresses ?? 65_536)) return this.next(slot, 'v2Compress');
+        if (!this.v2Room(1) || this.v2AddrNext >= this.maxV2Addresses) return this.next(slot, 'v2Compress');
         // One output in the batched state tree carrying the new address, created in the batched address tree.
         const address = this.fieldBytes();
         const seed = this.fieldBytes();
@@ -534,7 +555,7 @@ export class LightTxGenerator {
         return { json: this.v2UserTx(slot, t), kind: k, outputs: 1 };
       }
       case 'batchAddressAppend': {
-        const zkp = this.opts.zkpBatchSize ?? 10;
+        const zkp = this.zkp;
         if (this.v2AddrNext - this.v2AddrAppended < zkp) return this.next(slot);
         const oldNext = this.v2AddrAppended + 1;
         for (let q = this.v2AddrAppended; q < this.v2AddrAppended + zkp; q++) {
@@ -553,14 +574,14 @@ export class LightTxGenerator {
           oldNextIndex: BigInt(oldNext),
           newNextIndex: BigInt(oldNext + zkp),
           newRoot: this.v2AddressModel().root(),
-          rootIndex: Number(seq % BigInt(this.opts.v2AddressRootHistoryCapacity ?? 200)),
+          rootIndex: Number(seq % BigInt(this.v2AddressRootCap)),
           sequenceNumber: seq,
           outputQueuePubkey: null,
         };
         return { json: this.foresterTx(slot, encodeBatchEvent(event), this.v2AddressTreeB58), kind: k, outputs: 0 };
       }
       case 'batchAppend': {
-        const zkp = this.opts.zkpBatchSize ?? 10;
+        const zkp = this.zkp;
         if (this.v2NextLeaf - this.v2Appended < zkp) return this.next(slot);
         const old = this.v2Appended;
         const tree = this.v2Model();
@@ -573,7 +594,7 @@ export class LightTxGenerator {
         return { json: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchAppend', old, this.v2Appended)), this.v2TreeB58), kind: k, outputs: 0 };
       }
       case 'batchNullify': {
-        const zkp = this.opts.zkpBatchSize ?? 10;
+        const zkp = this.zkp;
         if (this.v2InputNext - this.v2Nullified < zkp) return this.next(slot);
         const old = this.v2Nullified;
         const tree = this.v2Model();
@@ -591,11 +612,11 @@ export class LightTxGenerator {
 
   /** True when v2 is enabled and `n` more v2 outputs stay within maxV2Leaves. */
   private v2Room(n: number): boolean {
-    return this.v2Enabled && this.v2NextLeaf + n <= (this.opts.maxV2Leaves ?? 65_536);
+    return this.v2Enabled && this.v2NextLeaf + n <= this.maxV2Leaves;
   }
 
   private v2Model(): DenseMerkleTree {
-    return (this.v2TreeModel ??= new DenseMerkleTree(V2_HEIGHT, this.opts.maxV2Leaves ?? 65_536));
+    return (this.v2TreeModel ??= new DenseMerkleTree(V2_HEIGHT, this.maxV2Leaves));
   }
 
   /**
@@ -618,7 +639,7 @@ export class LightTxGenerator {
   /** The reference height-40 indexed tree of the batched address tree, created with its zeroeth element `{0 → 2^248−1}` at leaf 0. */
   private v2AddressModel(): DenseMerkleTree {
     if (!this.v2AddrModel) {
-      this.v2AddrModel = new DenseMerkleTree(V2_ADDRESS_HEIGHT, (this.opts.maxV2Addresses ?? 65_536) + 1);
+      this.v2AddrModel = new DenseMerkleTree(V2_ADDRESS_HEIGHT, this.maxV2Addresses + 1);
       this.v2AddrModel.set(0, indexedLeafHashV2(new Uint8Array(32), HIGHEST_ADDRESS_PLUS_ONE));
     }
     return this.v2AddrModel;
@@ -630,7 +651,7 @@ export class LightTxGenerator {
    * are rehashed (v2 leaf = Poseidon(value, next value)).
    */
   private v2AddressInsert(address: Uint8Array, leafIndex: number): void {
-    const value = BigInt(`0x${Buffer.from(address).toString('hex')}`);
+    const value = toBigint(address);
     const sorted = this.v2AddrSorted;
     let lo = 0;
     let hi = sorted.length;
@@ -642,10 +663,9 @@ export class LightTxGenerator {
     if (sorted[lo]?.value === value) throw new Error(`generator: address ${base58.encode(address)} queued twice`);
     const low = sorted[lo - 1]!;
     const next = sorted[lo]?.value ?? HIGHEST;
-    const b32 = (v: bigint) => Buffer.from(v.toString(16).padStart(64, '0'), 'hex');
     const tree = this.v2AddressModel();
-    tree.set(leafIndex, indexedLeafHashV2(address, b32(next)));
-    tree.set(low.leafIndex, indexedLeafHashV2(b32(low.value), address));
+    tree.set(leafIndex, indexedLeafHashV2(address, toBytes32(next)));
+    tree.set(low.leafIndex, indexedLeafHashV2(toBytes32(low.value), address));
     sorted.splice(lo, 0, { value, leafIndex });
   }
 
@@ -683,7 +703,7 @@ export class LightTxGenerator {
    * capacity. Batches of 5 zkp batches, two alternating (batch_index, zkp_batch_index).
    */
   private v2BatchEvent(kind: 'batchAppend' | 'batchNullify', oldNext: number, newNext: number): BatchEvent {
-    const zkp = this.opts.zkpBatchSize ?? 10;
+    const zkp = this.zkp;
     const seq = ++this.v2Seq;
     const batchSize = 5 * zkp;
     return {
@@ -695,7 +715,7 @@ export class LightTxGenerator {
       oldNextIndex: BigInt(oldNext),
       newNextIndex: BigInt(newNext),
       newRoot: this.v2Model().root(),
-      rootIndex: Number(seq % BigInt(this.opts.v2RootHistoryCapacity ?? 20)),
+      rootIndex: Number(seq % BigInt(this.v2RootCap)),
       sequenceNumber: seq,
       outputQueuePubkey: kind === 'batchAppend' ? this.v2QueueBytes : null,
     };
@@ -708,7 +728,7 @@ export class LightTxGenerator {
 
   private chooseKind(): TxKind {
     // v2 checks draw from the PRNG only once v2 transactions exist: with v2Weight 0 the stream is the legacy one.
-    const zkp = this.opts.zkpBatchSize ?? 10;
+    const zkp = this.zkp;
     if (this.v2NextLeaf - this.v2Appended >= zkp && this.rand() < 0.5) return 'batchAppend';
     if (this.v2AddrNext - this.v2AddrAppended >= zkp && this.rand() < 0.5) return 'batchAddressAppend';
     if (this.v2InputNext - this.v2Nullified >= zkp && this.rand() < 0.5) return 'batchNullify';
@@ -730,7 +750,7 @@ export class LightTxGenerator {
 
   /** Inserts `value` into the v1 indexed tree and returns the encoded IndexedMerkleTreeEvent. */
   private addressUpdate(valueBytes: Uint8Array): Uint8Array {
-    const value = BigInt(`0x${Buffer.from(valueBytes).toString('hex')}`);
+    const value = toBigint(valueBytes);
     let low = this.itree[0]!;
     for (const e of this.itree) if (e.value < value && e.value >= low.value) low = e;
     const newIndex = this.itree.length;
@@ -738,9 +758,8 @@ export class LightTxGenerator {
     low.nextIndex = newIndex;
     low.nextValue = value;
     this.itree.push(high);
-    const b32 = (v: bigint) => Buffer.from(v.toString(16).padStart(64, '0'), 'hex');
-    const raw = (e: typeof low) => ({ value: b32(e.value), nextIndex: BigInt(e.nextIndex), nextValue: b32(e.nextValue), index: BigInt(e.leafIndex) });
-    const hash = (e: typeof low) => elementHashV1({ value: b32(e.value), nextIndex: e.nextIndex, nextValue: b32(e.nextValue) });
+    const raw = (e: typeof low) => ({ value: toBytes32(e.value), nextIndex: BigInt(e.nextIndex), nextValue: toBytes32(e.nextValue), index: BigInt(e.leafIndex) });
+    const hash = (e: typeof low) => elementHashV1({ value: toBytes32(e.value), nextIndex: e.nextIndex, nextValue: toBytes32(e.nextValue) });
     const seq = this.addressSeq;
     this.addressSeq += 2n;
     return encodeIndexedMerkleTreeEvent({
