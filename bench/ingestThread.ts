@@ -27,7 +27,7 @@ import { DEFAULT_BATCH_TRANSACTIONS } from '../src/ingest/importFiles.ts';
 import { selectBatchRootHashing } from '../src/state/batchedTree.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseBlocks } from '../src/ingest/parse.ts';
-import { prepareBatch } from '../src/ingest/prepareBatch.ts';
+import { deriveStateUpdates } from '../src/state/stateUpdate.ts';
 import { nativeAddon, poseidon2, poseidonBackend } from '../src/merkle/poseidon.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
@@ -188,39 +188,41 @@ for (let i = 0; i < 2; i++) {
 
 // 6. v2 breakdown (same run), as `breakdown` for the legacy mix, plus the stages between:
 //    - parse: parseBlocks (legacy + instruction-based parsers) of each batch, decoded beforehand (not timed);
-//    - stateRules: prepareBatch (parse + deriveStateUpdates: output hashes recomputed, queue entries) minus parse;
+//    - stateRules: deriveStateUpdates on the parsed transactions (output hashes recomputed, queue entries), timed alone;
 //    - storeWrites: the v2 pass's LMDB puts and deletes replayed alone;
 //    - batchEventRoots: the batch events' root recomputation inside the v2 passes above (stored-node reads + Poseidon);
 //    - rest: total − all of the above (account / queue / node record reads and encoding, event planning, GC).
-function parsePass(src = blocksV2): { parse: number; prepare: number } {
+function parsePass(src = blocksV2): { parse: number; stateRules: number } {
   const registry = loadTreeRegistry();
   let parse = 0;
-  let prepare = 0;
+  let stateRules = 0;
   for (let i = 0; i < src.length; i += batchBlocks) {
     const batch = src.slice(i, i + batchBlocks).map((x) => decodeBlockJson(JSON.parse(x.text), x.slot));
     let c0 = process.cpuUsage();
-    if (parseBlocks(batch).parsed.length === 0) throw new Error('no transactions parsed');
+    const { parsed } = parseBlocks(batch);
+    if (parsed.length === 0) throw new Error('no transactions parsed');
     let c = process.cpuUsage(c0);
     parse += (c.user + c.system) / 1e6;
+    // The state rules on the parsed transactions (prepareBatch's second half), timed alone.
     c0 = process.cpuUsage();
-    if (prepareBatch(batch, registry).rejected.length) throw new Error('v2 transactions rejected');
+    if (deriveStateUpdates(parsed, registry).some((o) => o.rejected)) throw new Error('v2 transactions rejected');
     c = process.cpuUsage(c0);
-    prepare += (c.user + c.system) / 1e6;
+    stateRules += (c.user + c.system) / 1e6;
   }
-  return { parse, prepare };
+  return { parse, stateRules };
 }
 const recordedV2: RecordedWrite[][] = [];
 await ingestPass(blocksV2.length, recordedV2, blocksV2);
 parsePass();
 const v2Decode: number[] = [];
 const v2Parse: number[] = [];
-const v2Prepare: number[] = [];
+const v2StateRules: number[] = [];
 const v2Replay: number[] = [];
 for (let i = 0; i < 2; i++) {
   v2Decode.push(decodePass(blocksV2));
   const pp = parsePass();
   v2Parse.push(pp.parse);
-  v2Prepare.push(pp.prepare);
+  v2StateRules.push(pp.stateRules);
   v2Replay.push(await replayPass(recordedV2));
 }
 
@@ -249,12 +251,12 @@ function v2BreakdownOf(ps: Pass[]) {
   const total = mean(ps.map((p) => p.cpuSeconds));
   const decode = mean(v2Decode);
   const parse = mean(v2Parse);
-  const stateRules = mean(v2Prepare) - parse;
+  const stateRules = mean(v2StateRules);
   const storeWrites = mean(v2Replay);
   const roots = mean(ps.map((p) => p.rootSeconds));
   return {
     about:
-      'CPU µs per output of the v2 passes of `formats`, same run. decode: JSON.parse + decodeBlockJson alone. parse: parseBlocks alone (instruction-based and noop parsers). stateRules: prepareBatch − parse (output hashes recomputed in one batched Poseidon pass, queue entries). storeWrites: the LMDB puts and deletes of one v2 pass replayed alone. batchEventRoots: the batch events\' root recomputation (stored-node reads + Poseidon, every new_root checked), timed inside the passes (wall ≈ CPU, one thread). rest: total − the others (store reads, record encoding, event planning, GC).',
+      'CPU µs per output of the v2 passes of `formats`, same run. decode: JSON.parse + decodeBlockJson alone. parse: parseBlocks alone (instruction-based and noop parsers). stateRules: deriveStateUpdates on the parsed transactions, timed alone (output hashes recomputed in one batched Poseidon pass, queue entries). storeWrites: the LMDB puts and deletes of one v2 pass replayed alone. batchEventRoots: the batch events\' root recomputation (stored-node reads + Poseidon, every new_root checked), timed inside the passes (wall ≈ CPU, one thread). rest: total − the others (store reads, record encoding, event planning, GC).',
     totalUsPerOutput: us(total),
     decodeUsPerOutput: us(decode),
     parseUsPerOutput: us(parse),
