@@ -17,10 +17,7 @@ FR_INLINE int fft_core(fe *a, size_t n, const uint64_t root[4], const uint64_t *
   const size_t tw_bytes = sizeof(fe) * (n / 2);
   fe *tw = scratch_alloc(tw_bytes);
   if (!tw) return 0;
-  /* Montgomery 1 = 2^256 mod r */
-  static const uint64_t one[4] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
-                                  0x0e0a77c19a07df2fULL};
-  memcpy(tw[0], one, sizeof(fe));
+  memcpy(tw[0], FR_ONE_LIMBS, sizeof(fe));
   for (size_t i = 1; i < n / 2; i++) mul(tw[i], tw[i - 1], root);
 
   /* bit-reversal permutation */

@@ -30,6 +30,8 @@ typedef uint64_t fe[4];
 
 static const uint64_t FR_Q_LIMBS[4] = FR_Q;
 static const uint64_t FR_R2_LIMBS[4] = FR_R2;
+/* Montgomery 1 in Fr: 2^256 mod r. */
+static const uint64_t FR_ONE_LIMBS[4] = FR_ONE;
 static const uint64_t FR_NINV_WORD = FR_NINV;
 
 #if defined(__x86_64__)

@@ -24,9 +24,6 @@
 #include "msm.h"
 #include "scratch.h"
 
-/* Montgomery 1 in Fr: 2^256 mod r. */
-static const uint64_t FR_ONE_M[4] = {0xac96341c4ffffffbULL, 0x36fc76959f60cd29ULL, 0x666ea36f7879462eULL,
-                                     0x0e0a77c19a07df2fULL};
 static const uint64_t PLAIN_ONE[4] = {1, 0, 0, 0};
 
 enum { COEF_GENERAL = 0, COEF_ONE = 1, COEF_MINUS_ONE = 2 };
@@ -72,7 +69,7 @@ static void frm(uint64_t r[4], const uint64_t a[4], const uint64_t b[4]) { fr_mu
 /* a^e for a Montgomery a and a plain 256-bit exponent e. */
 static void fr_pow(uint64_t r[4], const uint64_t a[4], const uint64_t e[4]) {
   fe acc, base;
-  memcpy(acc, FR_ONE_M, 32);
+  memcpy(acc, FR_ONE_LIMBS, 32);
   memcpy(base, a, 32);
   for (int i = 0; i < 256; i++) {
     if ((e[i >> 6] >> (i & 63)) & 1) frm(acc, acc, base);
@@ -115,7 +112,7 @@ static int fr_root_of_unity(uint64_t out[4], unsigned power) {
   if (power > s) return 0;
   fe nqr, p, minus_one;
   const uint64_t zero[4] = {0, 0, 0, 0};
-  mod_sub(minus_one, zero, FR_ONE_M, FR_Q_LIMBS);
+  mod_sub(minus_one, zero, FR_ONE_LIMBS, FR_Q_LIMBS);
   for (uint64_t k = 2;; k++) {
     const uint64_t kk[4] = {k, 0, 0, 0};
     frm(nqr, kk, FR_R2_LIMBS); /* Montgomery k */
@@ -416,7 +413,7 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
   fe minus_one;
   {
     const uint64_t zero[4] = {0, 0, 0, 0};
-    mod_sub(minus_one, zero, FR_ONE_M, FR_Q_LIMBS);
+    mod_sub(minus_one, zero, FR_ONE_LIMBS, FR_Q_LIMBS);
   }
   for (uint32_t i = 0; i < n_coefs; i++) {
     const uint8_t *c = sec[4].p + 4 + (size_t)i * 44;
@@ -433,7 +430,7 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
       return G16_EKEY;
     }
     frm(o->v, v, PLAIN_ONE); /* coef·R²·R⁻¹ = coef·R */
-    o->kind = fe_eq(v, FR_ONE_M) ? COEF_ONE : fe_eq(v, minus_one) ? COEF_MINUS_ONE : COEF_GENERAL;
+    o->kind = fe_eq(v, FR_ONE_LIMBS) ? COEF_ONE : fe_eq(v, minus_one) ? COEF_MINUS_ONE : COEF_GENERAL;
   }
 
   fq_t three;
@@ -551,8 +548,8 @@ int g16_load(const uint8_t *z, size_t len, g16_key **out, char *err, size_t errl
     memcpy(k->shift_br[j], cur, 32);
     frm(cur, cur, inc);
   }
-  memcpy(k->tw[0], FR_ONE_M, 32);
-  memcpy(k->tw_inv[0], FR_ONE_M, 32);
+  memcpy(k->tw[0], FR_ONE_LIMBS, 32);
+  memcpy(k->tw_inv[0], FR_ONE_LIMBS, 32);
   for (uint32_t j = 1; j < domain / 2; j++) {
     frm(k->tw[j], k->tw[j - 1], root);
     frm(k->tw_inv[j], k->tw_inv[j - 1], root_inv);
@@ -609,7 +606,7 @@ FR_INLINE void abc_core(const g16_key *k, const uint8_t *w, fe *wM, fe *a, fe *b
       mod_add(dst, dst, x, FR_Q_LIMBS);
     } else if (cf->kind == COEF_MINUS_ONE) {
       mod_sub(dst, dst, x, FR_Q_LIMBS);
-    } else if (fe_eq(x, FR_ONE_M)) {
+    } else if (fe_eq(x, FR_ONE_LIMBS)) {
       mod_add(dst, dst, cf->v, FR_Q_LIMBS);
     } else {
       fe t;
