@@ -38,36 +38,42 @@ static unsigned msm_window_bits(size_t n) {
   return best;
 }
 
-/* Signed base-2^c digits: digits[w·n + i] ∈ [−2^(c−1) + 1, 2^(c−1)], Σ_w digit·2^(c·w) = scalar_i;
- * all zero for a base at infinity (all-zero bytes). `windows` = scalar_size·8/c + 1 leaves room for
- * the last carry. */
+/* The signed base-2^c digits of one scalar (scalar_size ≤ 36 bytes, little-endian), written at
+ * digits[w·stride] for w < windows: each in [−2^(c−1) + 1, 2^(c−1)], Σ_w digit·2^(c·w) = scalar. */
+static inline void msm_recode_one(const uint8_t *scalar, size_t scalar_size, unsigned c, unsigned windows, int16_t *digits,
+                                  size_t stride) {
+  const uint32_t mask = (1u << c) - 1, half = 1u << (c - 1);
+  uint8_t s[40] = {0};
+  memcpy(s, scalar, scalar_size);
+  uint32_t carry = 0;
+  for (unsigned w = 0; w < windows; w++) {
+    const unsigned bit = w * c, byte = bit >> 3;
+    uint32_t word = 0;
+    if (byte < 36) memcpy(&word, s + byte, 4); /* little-endian host (x86-64, arm64) */
+    uint32_t d = ((word >> (bit & 7)) & mask) + carry;
+    int v;
+    if (d > half) {
+      v = (int)d - (int)(1u << c);
+      carry = 1;
+    } else {
+      v = (int)d;
+      carry = 0;
+    }
+    digits[(size_t)w * stride] = (int16_t)v;
+  }
+}
+
+/* Signed base-2^c digits: digits[w·n + i] (msm_recode_one); all zero for a base at infinity
+ * (all-zero bytes). `windows` = scalar_size·8/c + 1 leaves room for the last carry. */
 static void msm_recode(const uint8_t *bases, size_t point_size, const uint8_t *scalars, size_t scalar_size,
                        size_t n, unsigned c, unsigned windows, int16_t *digits) {
   static const uint8_t zero[128] = {0};
-  const uint32_t mask = (1u << c) - 1, half = 1u << (c - 1);
   for (size_t i = 0; i < n; i++) {
     if (memcmp(bases + i * point_size, zero, point_size) == 0) {
       for (unsigned w = 0; w < windows; w++) digits[(size_t)w * n + i] = 0;
       continue;
     }
-    uint8_t s[40] = {0};
-    memcpy(s, scalars + i * scalar_size, scalar_size);
-    uint32_t carry = 0;
-    for (unsigned w = 0; w < windows; w++) {
-      const unsigned bit = w * c, byte = bit >> 3;
-      uint32_t word = 0;
-      if (byte < 36) memcpy(&word, s + byte, 4); /* little-endian host (x86-64, arm64) */
-      uint32_t d = ((word >> (bit & 7)) & mask) + carry;
-      int v;
-      if (d > half) {
-        v = (int)d - (int)(1u << c);
-        carry = 1;
-      } else {
-        v = (int)d;
-        carry = 0;
-      }
-      digits[(size_t)w * n + i] = (int16_t)v;
-    }
+    msm_recode_one(scalars + i * scalar_size, scalar_size, c, windows, digits + i, n);
   }
 }
 
@@ -98,27 +104,7 @@ static unsigned msm_window_bits_ba(size_t m, unsigned bits) {
 /* msm_recode for the points idx[0..m) (none at infinity): digits[w·m + j] of scalar idx[j]. */
 static void msm_recode_idx(const uint8_t *scalars, size_t scalar_size, const uint32_t *idx, size_t m, unsigned c,
                            unsigned windows, int16_t *digits) {
-  const uint32_t mask = (1u << c) - 1, half = 1u << (c - 1);
-  for (size_t j = 0; j < m; j++) {
-    uint8_t s[40] = {0};
-    memcpy(s, scalars + (size_t)idx[j] * scalar_size, scalar_size);
-    uint32_t carry = 0;
-    for (unsigned w = 0; w < windows; w++) {
-      const unsigned bit = w * c, byte = bit >> 3;
-      uint32_t word = 0;
-      if (byte < 36) memcpy(&word, s + byte, 4);
-      uint32_t d = ((word >> (bit & 7)) & mask) + carry;
-      int v;
-      if (d > half) {
-        v = (int)d - (int)(1u << c);
-        carry = 1;
-      } else {
-        v = (int)d;
-        carry = 0;
-      }
-      digits[(size_t)w * m + j] = (int16_t)v;
-    }
-  }
+  for (size_t j = 0; j < m; j++) msm_recode_one(scalars + (size_t)idx[j] * scalar_size, scalar_size, c, windows, digits + j, m);
 }
 
 /* Batch-affine tuning: batch capacity = buckets / MSM_BA_CAP_DIV (≤ MSM_BA_CAP_MAX); windows
