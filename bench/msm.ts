@@ -42,9 +42,22 @@ if (!addon?.msmG1 || !addon.msmSelectAlgorithm) {
   console.error(`bench:msm needs the native addon with msmSelectAlgorithm (${nativeAddonError ?? 'older build'})`);
   process.exit(1);
 }
-const ALGORITHMS = ['xyzz', 'affine', 'glv'].filter((a) => addon.msmSelectAlgorithm!(a));
 const defaultAlgorithm = 'glv';
-addon.msmSelectAlgorithm(defaultAlgorithm);
+const defaultImpl = addon.msmImpl!();
+/** Scalar field multiplication (the ADX one where the CPU has it, else portable C) for every algorithm. */
+const scalarImpl = (['adx', 'c'] as const).find((i) => addon.msmSelectImpl!(i))!;
+/** The paths timed in one run: each bucket algorithm on the scalar multiplication, then "glv+ifma"
+ * (glv with the batch-affine flush on eight AVX-512 IFMA lanes) where the CPU has IFMA. */
+const PATHS = [
+  ...['xyzz', 'affine', 'glv'].filter((a) => addon.msmSelectAlgorithm!(a)).map((a) => ({ name: a, impl: scalarImpl, algorithm: a })),
+  ...(addon.msmSelectImpl!('ifma') ? [{ name: 'glv+ifma', impl: 'ifma' as const, algorithm: 'glv' }] : []),
+];
+const ALGORITHMS = PATHS.map((p) => p.name);
+function selectPath(name: string) {
+  const p = PATHS.find((x) => x.name === name)!;
+  addon!.msmSelectImpl!(p.impl);
+  addon!.msmSelectAlgorithm!(p.algorithm);
+}
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
@@ -143,14 +156,14 @@ for (const group of GROUPS) {
       const wall: Record<string, number[]> = {};
       let reference: Uint8Array | null = null;
       for (const a of ALGORITHMS) {
-        addon.msmSelectAlgorithm!(a);
+        selectPath(a);
         msm(b, s, new Uint8Array(outLen)); // warm-up
         cpu[a] = [];
         wall[a] = [];
       }
       for (let r = 0; r < ROUNDS; r++) {
         for (const a of ALGORITHMS) {
-          addon.msmSelectAlgorithm!(a);
+          selectPath(a);
           const out = new Uint8Array(outLen);
           const c0 = process.cpuUsage();
           const w0 = process.hrtime.bigint();
@@ -179,12 +192,13 @@ for (const group of GROUPS) {
           speedupVsXyzz: Number.isFinite(base) ? +(base / m).toFixed(2) : null,
         });
         const r = rows[rows.length - 1]!;
-        console.error(`${group} 2^${bits} ${kind.padEnd(6)} ${a.padEnd(7)} ${String(r.cpuNsPerPointMedian).padStart(6)} ns/pt CPU  ${r.cpuMsMedian} ms  ×${r.speedupVsXyzz}`);
+        console.error(`${group} 2^${bits} ${kind.padEnd(6)} ${a.padEnd(8)} ${String(r.cpuNsPerPointMedian).padStart(6)} ns/pt CPU  ${r.cpuMsMedian} ms  ×${r.speedupVsXyzz}`);
       }
     }
   }
 }
 addon.msmSelectAlgorithm(defaultAlgorithm);
+addon.msmSelectImpl!(defaultImpl);
 await curve.terminate();
 
 const cpus = os.cpus();
@@ -206,7 +220,7 @@ const report = {
     scalars: { random: 'uniform in [0, r)', merkle: '48% zero, 48% one, 4% uniform' },
     statistic: 'median of rounds of process CPU time (user+sys) per point; speedup = xyzz CPU / algorithm CPU',
   },
-  refract: { fieldMultiply: addon.msmImpl?.() ?? null, algorithms: ALGORITHMS, default: defaultAlgorithm },
+  refract: { fieldMultiply: scalarImpl, paths: PATHS, default: `${defaultAlgorithm} on ${defaultImpl}` },
   results: rows,
 };
 const outDir = path.join(here, 'results');
@@ -214,7 +228,7 @@ mkdirSync(outDir, { recursive: true });
 writeFileSync(path.join(outDir, 'msm.json'), JSON.stringify(report, null, 2) + '\n');
 
 const pad = (s: string, k: number) => s.padEnd(k);
-console.log(`MSM on ${report.machine.cpuModel} ×${report.machine.cpuCount}, ${addon.msmImpl?.()} multiply, 1 thread, median of ${ROUNDS} rounds (CPU ns per point)`);
+console.log(`MSM on ${report.machine.cpuModel} ×${report.machine.cpuCount}, ${scalarImpl} multiply (glv+ifma: IFMA flush), 1 thread, median of ${ROUNDS} rounds (CPU ns per point)`);
 console.log(`${pad('group', 6)}${pad('n', 8)}${pad('scalars', 9)}${ALGORITHMS.map((a) => pad(a, 10)).join('')}speedup`);
 for (const group of GROUPS)
   for (let bits = FROM; bits <= TO; bits++)

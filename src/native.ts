@@ -32,7 +32,7 @@ export interface NativeAddon {
   msmG2?(bases: Uint8Array, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
   /** Adds `delta` to the process-wide open-job count that automatic MSM thread counts divide the CPUs by. */
   msmJobs?(delta: number): number;
-  msmImpl?(): 'adx' | 'c';
+  msmImpl?(): 'ifma' | 'adx' | 'c';
   /**
    * In-place radix-2 NTT over BN254 Fr in ffjavascript's layout (native/kernels/src/fft.h): `buf`
    * n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements, `root` a primitive
@@ -43,7 +43,7 @@ export interface NativeAddon {
   /** glibc `malloc_trim(0)`: free arena memory back to the kernel; false when nothing was released or no glibc. */
   mallocTrim?(): boolean;
   /** Forces the MSM's and frFft's field multiplication (tests); false when unavailable. */
-  msmSelectImpl?(name: 'adx' | 'c'): boolean;
+  msmSelectImpl?(name: 'ifma' | 'adx' | 'c'): boolean;
   /**
    * Refract's Groth16 prover (native/kernels/src/groth16.h): parses a snarkjs BN254 Groth16 zkey
    * once into an addon-owned key and returns its opaque handle (freed when garbage-collected).

@@ -99,7 +99,8 @@ describeNative('native MSM equals ffjavascript', () => {
 
   /** Runs `body` once per (field multiplication, bucket algorithm), restoring the defaults after. */
   async function eachPath(body: (path: string) => Promise<void> | void) {
-    const impls = (['adx', 'c'] as const).filter((i) => addon!.msmSelectImpl!(i));
+    // 'ifma' (ADX + the eight-lane batch-affine flush) where the CPU has AVX-512 IFMA, the default there
+    const impls = (['ifma', 'adx', 'c'] as const).filter((i) => addon!.msmSelectImpl!(i));
     try {
       for (const impl of impls)
         for (const alg of ALGORITHMS) {

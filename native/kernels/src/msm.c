@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fq.h"
+#include "msm_ifma.h"
 #include "scratch.h"
 
 #define MSM_MAX_THREADS 64
@@ -225,6 +226,17 @@ static unsigned msm_thread_count(unsigned requested, unsigned windows) {
 #undef FQ_MONT_MUL_LAZY
 #endif
 
+#if defined(FR_HAVE_ADX) && defined(REFRACT_HAVE_IFMA)
+#define MSM_HAVE_IFMA 1
+#define MSM_IMPL ifma
+#define MSM_IFMA 1
+#define FQ_MONT_MUL_LAZY(r, a, b) mont_mul_adx_lazy((r), (a), (b), FQ_Q_LIMBS, &FQ_NINV_WORD)
+#include "msm_field.h"
+#undef MSM_IMPL
+#undef MSM_IFMA
+#undef FQ_MONT_MUL_LAZY
+#endif
+
 typedef int (*msm_fn)(const uint8_t *, const uint8_t *, size_t, size_t, unsigned, uint8_t *);
 typedef struct {
   const char *name;
@@ -235,6 +247,11 @@ static const msm_impl_t impl_c = {"c", {g1_msm_c, g1_msm_ba_c, g1_msm_glv_c}, {g
 #ifdef FR_HAVE_ADX
 static const msm_impl_t impl_adx = {
     "adx", {g1_msm_adx, g1_msm_ba_adx, g1_msm_glv_adx}, {g2_msm_adx, g2_msm_ba_adx, g2_msm_glv_adx}};
+#endif
+#ifdef MSM_HAVE_IFMA
+static const msm_impl_t impl_ifma = {
+    "ifma", {g1_msm_ifma, g1_msm_ba_ifma, g1_msm_glv_ifma}, {g2_msm_ifma, g2_msm_ba_ifma, g2_msm_glv_ifma}};
+static int msm_cpu_has_ifma(void) { return fr_cpu_has_adx() && ifma52_cpu_ok(); }
 #endif
 static const char *const algorithm_names[3] = {"xyzz", "affine", "glv"};
 static volatile int selected_algorithm = 2; /* glv */
@@ -247,6 +264,9 @@ static const msm_impl_t *impl(void) {
   t = &impl_c;
 #ifdef FR_HAVE_ADX
   if (fr_cpu_has_adx()) t = &impl_adx;
+#endif
+#ifdef MSM_HAVE_IFMA
+  if (msm_cpu_has_ifma()) t = &impl_ifma;
 #endif
   selected_impl = t;
   return t;
@@ -272,6 +292,12 @@ int msm_select_impl(const char *name) {
 #ifdef FR_HAVE_ADX
   if (strcmp(name, "adx") == 0 && fr_cpu_has_adx()) {
     selected_impl = &impl_adx;
+    return 1;
+  }
+#endif
+#ifdef MSM_HAVE_IFMA
+  if (strcmp(name, "ifma") == 0 && msm_cpu_has_ifma()) {
+    selected_impl = &impl_ifma;
     return 1;
   }
 #endif

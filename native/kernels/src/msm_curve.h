@@ -276,36 +276,135 @@ typedef struct {
   PN(aff_t) * op_p; /* batch: the point added */
   E *den, *pre;     /* batch: denominators, prefix products */
   unsigned cap;     /* batch capacity */
+#ifdef PN_IFMA
+  VE *vden, *vpre; /* the eight-lane flush's denominators and prefix products, cap/8 rounded up */
+#endif
 } PN(ba_t);
 
+/* Batch slots: the capacity rounded up to whole groups of eight lanes (PN(ba_flush_ifma) pads). */
+#define BA_SLOTS(cap) (((size_t)(cap) + 7) & ~(size_t)7)
+
 static size_t PN(ba_bytes)(unsigned nb, unsigned cap) {
-  return (sizeof(PN(aff_t)) + sizeof(PN(xyzz_t)) + 1) * (size_t)nb + 64 +
-         (sizeof(uint32_t) + sizeof(PN(aff_t)) + 2 * sizeof(E)) * (size_t)cap;
+  size_t bytes = (sizeof(PN(aff_t)) + sizeof(PN(xyzz_t)) + 1) * (size_t)nb + 64 +
+                 (sizeof(uint32_t) + sizeof(PN(aff_t)) + 2 * sizeof(E)) * BA_SLOTS(cap);
+#ifdef PN_IFMA
+  bytes += 2 * sizeof(VE) * (BA_SLOTS(cap) / 8);
+#endif
+  return bytes;
 }
 
-/* Carves the scratch block of PN(ba_bytes)(nb, cap) bytes (page-aligned from scratch_alloc). */
+/* Carves the scratch block of PN(ba_bytes)(nb, cap) bytes (page-aligned from scratch_alloc; the
+ * 64-byte vectors first). */
 static void PN(ba_init)(PN(ba_t) * s, void *mem, unsigned nb, unsigned cap) {
   uint8_t *p = mem;
+#ifdef PN_IFMA
+  s->vden = (VE *)(void *)p;
+  p += sizeof(VE) * (BA_SLOTS(cap) / 8);
+  s->vpre = (VE *)(void *)p;
+  p += sizeof(VE) * (BA_SLOTS(cap) / 8);
+#endif
   s->bk = (PN(aff_t) *)p;
   p += sizeof(PN(aff_t)) * (size_t)nb;
   s->ext = (PN(xyzz_t) *)p;
   p += sizeof(PN(xyzz_t)) * (size_t)nb;
   s->op_p = (PN(aff_t) *)p;
-  p += sizeof(PN(aff_t)) * (size_t)cap;
+  p += sizeof(PN(aff_t)) * BA_SLOTS(cap);
   s->den = (E *)p;
-  p += sizeof(E) * (size_t)cap;
+  p += sizeof(E) * BA_SLOTS(cap);
   s->pre = (E *)p;
-  p += sizeof(E) * (size_t)cap;
+  p += sizeof(E) * BA_SLOTS(cap);
   s->op_b = (uint32_t *)p;
-  p += sizeof(uint32_t) * (size_t)cap;
+  p += sizeof(uint32_t) * BA_SLOTS(cap);
   s->state = p;
   s->cap = cap;
 }
+
+#ifdef PN_IFMA
+/* PN(ba_flush) on eight AVX-512 IFMA lanes (msm_ifma.h; VE = v8 for G1, v8x2 for G2, whose
+ * VE_(step) functions carry the bounds): addition j runs in lane j % 8 of group j / 8. Per lane,
+ * the denominators' prefix products; the eight lane totals are inverted together on the scalar side
+ * (Montgomery's trick, one E_INV); then per group, from the last: the lane inverses, λ, x3 and y3,
+ * stored into the buckets. The tail group is padded with denominator 1 and bucket 0, and its dead
+ * lanes are never stored. */
+/* log2 of the words per coordinate (4 for Fq, 8 for Fq2); a point is twice that */
+#define VE_WSHIFT (sizeof(E) == 32 ? 2 : 3)
+IFMA_TARGET static void PN(ba_flush_ifma)(PN(ba_t) * s, unsigned k) {
+  const unsigned groups = (k + 7) / 8;
+  for (unsigned j = k; j < groups * 8; j++) {
+    E_SET_ONE(&s->den[j]);
+    s->op_b[j] = 0;
+  }
+  const uint64_t *den = (const uint64_t *)s->den, *opp = (const uint64_t *)s->op_p;
+  uint64_t *bk = (uint64_t *)s->bk;
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  VE *vden = s->vden, *vpre = s->vpre;
+  for (unsigned g = 0; g < groups; g++) {
+    const __m512i j = _mm512_add_epi64(_mm512_set1_epi64((long long)g * 8), lane);
+    VE_(gather16)(&vden[g], den, _mm512_slli_epi64(j, VE_WSHIFT));
+    if (g)
+      VE_(mul)(&vpre[g], &vpre[g - 1], &vden[g]);
+    else
+      vpre[0] = vden[0];
+  }
+  /* the lane totals' inverses, Montgomery's trick over the eight lanes */
+  E tot[8], pfx[8], inv, linv[8];
+  VE_(lanes_out)((uint64_t *)tot, &vpre[groups - 1]);
+  pfx[0] = tot[0];
+  for (int l = 1; l < 8; l++) E_MUL(&pfx[l], &pfx[l - 1], &tot[l]);
+  E_INV(&inv, &pfx[7]);
+  for (int l = 7; l > 0; l--) {
+    E_MUL(&linv[l], &inv, &pfx[l - 1]);
+    E_MUL(&inv, &inv, &tot[l]);
+  }
+  linv[0] = inv;
+  VE vinv, di, num, lam, t, x3, d, y3, x1, y1, x2, y2;
+  VE_(gather16)(&vinv, (const uint64_t *)linv, _mm512_slli_epi64(lane, VE_WSHIFT));
+  for (unsigned g = groups; g-- > 0;) {
+    if (g) {
+      VE_(mul)(&di, &vinv, &vpre[g - 1]);
+      VE_(mul)(&vinv, &vinv, &vden[g]);
+    } else {
+      di = vinv;
+    }
+    const __m512i ob = _mm512_cvtepu32_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(s->op_b + (size_t)g * 8)));
+    const __mmask8 dbl = _mm512_test_epi64_mask(ob, _mm512_set1_epi64(BA_DBL));
+    const __m512i bidx = _mm512_slli_epi64(_mm512_and_si512(ob, _mm512_set1_epi64(~BA_DBL & 0xffffffffu)), VE_WSHIFT + 1);
+    const __m512i pidx = _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)g * 8), lane), VE_WSHIFT + 1);
+    const __m512i yoff = _mm512_set1_epi64((long long)1 << VE_WSHIFT);
+    const unsigned live_n = k - g * 8 < 8 ? k - g * 8 : 8;
+    const __mmask8 live = (__mmask8)((1u << live_n) - 1);
+    VE_(gather16)(&x1, bk, bidx);
+    VE_(gather16)(&y1, bk, _mm512_add_epi64(bidx, yoff));
+    VE_(gather16)(&x2, opp, pidx);
+    VE_(gather16)(&y2, opp, _mm512_add_epi64(pidx, yoff));
+    VE_(ba_num)(&num, &y2, &y1);
+    if (dbl & live) { /* doublings (the bucket held the point itself): num = 3·x1² in those lanes */
+      VE n3;
+      VE_(ba_dbl)(&n3, &x1);
+      VE_(blend)(&num, dbl, &n3);
+    }
+    VE_(mul)(&lam, &num, &di);
+    VE_(mul)(&t, &lam, &lam);
+    VE_(ba_x3)(&x3, &t, &x1, &x2);
+    VE_(ba_d)(&d, &x1, &x3);
+    VE_(mul)(&t, &lam, &d);
+    VE_(ba_y3)(&y3, &t, &y1);
+    VE_(store)(bk, bidx, live, &x3);
+    VE_(store)(bk, _mm512_add_epi64(bidx, yoff), live, &y3);
+  }
+  for (unsigned j = 0; j < k; j++) s->state[s->op_b[j] & ~BA_DBL] &= (uint8_t)~BA_BUSY;
+}
+#undef VE_WSHIFT
+#endif
 
 /* Completes the k additions of the batch: one inversion for all denominators, then per addition
  * λ = num/den, x3 = λ² − x1 − x2, y3 = λ(x1 − x3) − y1 into the bucket. */
 static void PN(ba_flush)(PN(ba_t) * s, unsigned k) {
   if (k == 0) return;
+#ifdef PN_IFMA
+  PN(ba_flush_ifma)(s, k);
+  return;
+#endif
   E *den = s->den, *pre = s->pre;
   pre[0] = den[0];
   /* pre, inv, di and λ only feed multiplications (and E_INV): G1 leaves them in [0, 2q) */
@@ -683,3 +782,7 @@ static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scal
 #undef E_IS_ZERO
 #undef E_SET_ONE
 #undef PN
+#undef PN_IFMA
+#undef VE
+#undef VE_
+#undef BA_SLOTS

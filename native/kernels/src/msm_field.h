@@ -2,6 +2,7 @@
  * (msm_curve.h) built on it. Before including, define
  *   MSM_IMPL                 backend suffix token (c / adx)
  *   FQ_MONT_MUL_LAZY(r,a,b)  Montgomery product on uint64_t[4], r < 2q for a, b < q
+ *   MSM_IFMA                 (optional) the batch-affine flush on eight AVX-512 IFMA lanes (G1 and G2)
  * Defines (static): msm_g1_<impl>, msm_g2_<impl>. */
 #define MSM_CAT_(a, b) a##b
 #define MSM_CAT(a, b) MSM_CAT_(a, b)
@@ -82,6 +83,11 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_SET_ONE(r) (*(r) = FQ_ONE)
 #define PN(n) MSM_CAT(MSM_CAT(g1_, n), MSM_CAT(_, MSM_IMPL))
 #define E_GLV_BETA ((const fq_t *)GLV_BETA_MONT)
+#ifdef MSM_IFMA
+#define PN_IFMA 1 /* the eight-lane flush (msm_ifma.h) */
+#define VE v8
+#define VE_(n) fq8_##n
+#endif
 #include "msm_curve.h"
 
 /* ---- G2: coordinates in Fq2 ---- */
@@ -97,6 +103,11 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_SET_ONE(r) ((r)->c0 = FQ_ONE, memset(&(r)->c1, 0, sizeof(fq_t)))
 #define PN(n) MSM_CAT(MSM_CAT(g2_, n), MSM_CAT(_, MSM_IMPL))
 #define E_GLV_BETA ((const fq2_t *)GLV_BETA2_MONT)
+#ifdef MSM_IFMA
+#define PN_IFMA 1
+#define VE v8x2
+#define VE_(n) fq2x8_##n
+#endif
 #include "msm_curve.h"
 #undef FQM
 #undef FQ2M

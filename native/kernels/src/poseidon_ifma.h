@@ -19,20 +19,11 @@
  * moved from R = 2^256 to R = 2^260 (× 16 mod q) once, at first use. Selected at run time when the
  * CPU reports AVX-512F and AVX-512 IFMA (and the OS saves zmm state, checked by
  * __builtin_cpu_supports). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(REFRACT_NO_ASM) && \
-    (__GNUC__ >= 8 || defined(__clang__))
+#include "ifma52.h"
+#ifdef REFRACT_HAVE_IFMA
 #define POSEIDON_HAVE_IFMA 1
-#include <immintrin.h>
 #include <pthread.h>
 #include <stdlib.h>
-
-#define IFMA_TARGET __attribute__((target("avx512f,avx512ifma")))
-#define IFMA_INLINE static inline __attribute__((always_inline, target("avx512f,avx512ifma")))
-#define IFMA_LANES 8
-
-typedef struct {
-  __m512i l[5];
-} v8;
 
 /* An Fr element as five 52-bit limbs, Montgomery form R = 2^260 (constants). */
 typedef uint64_t fe52[5];
@@ -45,61 +36,8 @@ static const fe52 IFMA_R2 = {0xb852d16da6f5ULL, 0xc621620cddce3ULL, 0xaf1b95343f
                              0x281528fa122ULL}; /* 2^520 mod q: mul by it enters Montgomery form */
 #define IFMA_NINV 0x1f593efffffffULL          /* −q^-1 mod 2^52 */
 #define IFMA_TOP16 0x30644e72e131bULL         /* ⌈16q / 2^208⌉: top limb ≥ this ⇒ value ≥ 16q */
-#define IFMA_MASK52 0xfffffffffffffULL
 
-IFMA_INLINE __m512i ifma_bc(uint64_t x) { return _mm512_set1_epi64((long long)x); }
-
-/* Carry-normalise: limbs 0..3 into [0, 2^52), the rest (possibly after borrows) into limb 4. */
-IFMA_INLINE void v8_norm(v8 *x) {
-  const __m512i m = ifma_bc(IFMA_MASK52);
-  for (int j = 0; j < 4; j++) {
-    x->l[j + 1] = _mm512_add_epi64(x->l[j + 1], _mm512_srai_epi64(x->l[j], 52));
-    x->l[j] = _mm512_and_si512(x->l[j], m);
-  }
-}
-
-/* r = a·b·2^-260 (mod q), normalised; a's limbs come from `ai(i)` so a may be a broadcast constant. */
-#define IFMA_MUL_BODY(AI)                                                           \
-  const __m512i zero = _mm512_setzero_si512();                                      \
-  const __m512i ninv = ifma_bc(IFMA_NINV);                                          \
-  __m512i t0 = zero, t1 = zero, t2 = zero, t3 = zero, t4 = zero, t5 = zero;         \
-  for (int i = 0; i < 5; i++) {                                                     \
-    const __m512i ai = (AI);                                                        \
-    t0 = _mm512_madd52lo_epu64(t0, ai, b->l[0]);                                    \
-    t1 = _mm512_madd52hi_epu64(t1, ai, b->l[0]);                                    \
-    t1 = _mm512_madd52lo_epu64(t1, ai, b->l[1]);                                    \
-    t2 = _mm512_madd52hi_epu64(t2, ai, b->l[1]);                                    \
-    t2 = _mm512_madd52lo_epu64(t2, ai, b->l[2]);                                    \
-    t3 = _mm512_madd52hi_epu64(t3, ai, b->l[2]);                                    \
-    t3 = _mm512_madd52lo_epu64(t3, ai, b->l[3]);                                    \
-    t4 = _mm512_madd52hi_epu64(t4, ai, b->l[3]);                                    \
-    t4 = _mm512_madd52lo_epu64(t4, ai, b->l[4]);                                    \
-    t5 = _mm512_madd52hi_epu64(t5, ai, b->l[4]);                                    \
-    const __m512i m = _mm512_madd52lo_epu64(zero, t0, ninv);                        \
-    t0 = _mm512_madd52lo_epu64(t0, m, ifma_bc(IFMA_Q[0]));                          \
-    t1 = _mm512_madd52hi_epu64(t1, m, ifma_bc(IFMA_Q[0]));                          \
-    t1 = _mm512_madd52lo_epu64(t1, m, ifma_bc(IFMA_Q[1]));                          \
-    t2 = _mm512_madd52hi_epu64(t2, m, ifma_bc(IFMA_Q[1]));                          \
-    t2 = _mm512_madd52lo_epu64(t2, m, ifma_bc(IFMA_Q[2]));                          \
-    t3 = _mm512_madd52hi_epu64(t3, m, ifma_bc(IFMA_Q[2]));                          \
-    t3 = _mm512_madd52lo_epu64(t3, m, ifma_bc(IFMA_Q[3]));                          \
-    t4 = _mm512_madd52hi_epu64(t4, m, ifma_bc(IFMA_Q[3]));                          \
-    t4 = _mm512_madd52lo_epu64(t4, m, ifma_bc(IFMA_Q[4]));                          \
-    t5 = _mm512_madd52hi_epu64(t5, m, ifma_bc(IFMA_Q[4]));                          \
-    /* t0 ≡ 0 (mod 2^52): shift the accumulator down one limb */                    \
-    t0 = _mm512_add_epi64(t1, _mm512_srli_epi64(t0, 52));                           \
-    t1 = t2;                                                                        \
-    t2 = t3;                                                                        \
-    t3 = t4;                                                                        \
-    t4 = t5;                                                                        \
-    t5 = zero;                                                                      \
-  }                                                                                 \
-  r->l[0] = t0;                                                                     \
-  r->l[1] = t1;                                                                     \
-  r->l[2] = t2;                                                                     \
-  r->l[3] = t3;                                                                     \
-  r->l[4] = t4;                                                                     \
-  v8_norm(r)
+#define IFMA_MUL_BODY(AI) IFMA52_MUL_BODY(AI, IFMA_Q, IFMA_NINV)
 
 /* r = a·b·2^-260 (mod q) for eight lanes (r may alias a or b). */
 IFMA_INLINE void v8_mul(v8 *r, const v8 *a_, const v8 *b_) {
@@ -201,8 +139,7 @@ static fe52 *ifma_convert_table(const uint64_t (*in)[4], size_t n) {
   } while (0)
 
 static void ifma_init(void) {
-  __builtin_cpu_init(); /* idempotent; needed before __builtin_cpu_supports in some load orders */
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512ifma")) return;
+  if (!ifma52_cpu_ok()) return;
   IFMA_TABLE(2);
   IFMA_TABLE(3);
   IFMA_TABLE(4);

@@ -1,0 +1,87 @@
+/* Eight-lane radix-2^52 Montgomery arithmetic on AVX-512 IFMA (vpmadd52luq / vpmadd52huq), shared
+ * by the Poseidon batch kernel (poseidon_ifma.h, Fr) and the batch-affine MSM (msm_ifma.h, Fq).
+ *
+ * Representation: an element is five 52-bit limbs in Montgomery form with R = 2^260; a `v8` holds
+ * eight independent elements, limb j of lane k in l[j] lane k. Multiplication is radix-2^52
+ * operand-scanning Montgomery (CIOS); for a modulus m < 2^254 and a, b < 2^260 with normalised
+ * limbs (each < 2^52) it gives a·b/2^260 + m, carry-normalised. Callers keep their own bounds.
+ * Compiled only where GCC ≥ 8 / clang target x86-64; used only after ifma52_cpu_ok(). */
+#ifndef REFRACT_IFMA52_H
+#define REFRACT_IFMA52_H
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(REFRACT_NO_ASM) && \
+    (__GNUC__ >= 8 || defined(__clang__))
+#define REFRACT_HAVE_IFMA 1
+#include <immintrin.h>
+#include <stdint.h>
+
+#define IFMA_TARGET __attribute__((target("avx512f,avx512ifma")))
+#define IFMA_INLINE static inline __attribute__((always_inline, target("avx512f,avx512ifma")))
+#define IFMA_LANES 8
+#define IFMA_MASK52 0xfffffffffffffULL
+
+typedef struct {
+  __m512i l[5];
+} v8;
+
+IFMA_INLINE __m512i ifma_bc(uint64_t x) { return _mm512_set1_epi64((long long)x); }
+
+/* Carry-normalise: limbs 0..3 into [0, 2^52), the rest (possibly after borrows) into limb 4. */
+IFMA_INLINE void v8_norm(v8 *x) {
+  const __m512i m = ifma_bc(IFMA_MASK52);
+  for (int j = 0; j < 4; j++) {
+    x->l[j + 1] = _mm512_add_epi64(x->l[j + 1], _mm512_srai_epi64(x->l[j], 52));
+    x->l[j] = _mm512_and_si512(x->l[j], m);
+  }
+}
+
+/* r = a·b·2^-260 (mod MOD), normalised; a's limb i comes from `AI` (so a may be a broadcast
+ * constant), b is `const v8 *b`; MOD is a uint64_t[5] of 52-bit limbs, NINV = −MOD^-1 mod 2^52. */
+#define IFMA52_MUL_BODY(AI, MOD, NINV)                                              \
+  const __m512i zero = _mm512_setzero_si512();                                      \
+  const __m512i ninv = ifma_bc(NINV);                                               \
+  __m512i t0 = zero, t1 = zero, t2 = zero, t3 = zero, t4 = zero, t5 = zero;         \
+  for (int i = 0; i < 5; i++) {                                                     \
+    const __m512i ai = (AI);                                                        \
+    t0 = _mm512_madd52lo_epu64(t0, ai, b->l[0]);                                    \
+    t1 = _mm512_madd52hi_epu64(t1, ai, b->l[0]);                                    \
+    t1 = _mm512_madd52lo_epu64(t1, ai, b->l[1]);                                    \
+    t2 = _mm512_madd52hi_epu64(t2, ai, b->l[1]);                                    \
+    t2 = _mm512_madd52lo_epu64(t2, ai, b->l[2]);                                    \
+    t3 = _mm512_madd52hi_epu64(t3, ai, b->l[2]);                                    \
+    t3 = _mm512_madd52lo_epu64(t3, ai, b->l[3]);                                    \
+    t4 = _mm512_madd52hi_epu64(t4, ai, b->l[3]);                                    \
+    t4 = _mm512_madd52lo_epu64(t4, ai, b->l[4]);                                    \
+    t5 = _mm512_madd52hi_epu64(t5, ai, b->l[4]);                                    \
+    const __m512i m = _mm512_madd52lo_epu64(zero, t0, ninv);                        \
+    t0 = _mm512_madd52lo_epu64(t0, m, ifma_bc((MOD)[0]));                           \
+    t1 = _mm512_madd52hi_epu64(t1, m, ifma_bc((MOD)[0]));                           \
+    t1 = _mm512_madd52lo_epu64(t1, m, ifma_bc((MOD)[1]));                           \
+    t2 = _mm512_madd52hi_epu64(t2, m, ifma_bc((MOD)[1]));                           \
+    t2 = _mm512_madd52lo_epu64(t2, m, ifma_bc((MOD)[2]));                           \
+    t3 = _mm512_madd52hi_epu64(t3, m, ifma_bc((MOD)[2]));                           \
+    t3 = _mm512_madd52lo_epu64(t3, m, ifma_bc((MOD)[3]));                           \
+    t4 = _mm512_madd52hi_epu64(t4, m, ifma_bc((MOD)[3]));                           \
+    t4 = _mm512_madd52lo_epu64(t4, m, ifma_bc((MOD)[4]));                           \
+    t5 = _mm512_madd52hi_epu64(t5, m, ifma_bc((MOD)[4]));                           \
+    /* t0 ≡ 0 (mod 2^52): shift the accumulator down one limb */                    \
+    t0 = _mm512_add_epi64(t1, _mm512_srli_epi64(t0, 52));                           \
+    t1 = t2;                                                                        \
+    t2 = t3;                                                                        \
+    t3 = t4;                                                                        \
+    t4 = t5;                                                                        \
+    t5 = zero;                                                                      \
+  }                                                                                 \
+  r->l[0] = t0;                                                                     \
+  r->l[1] = t1;                                                                     \
+  r->l[2] = t2;                                                                     \
+  r->l[3] = t3;                                                                     \
+  r->l[4] = t4;                                                                     \
+  v8_norm(r)
+
+/* 1 when the CPU has AVX-512F and AVX-512 IFMA and the OS saves zmm state. */
+static inline int ifma52_cpu_ok(void) {
+  __builtin_cpu_init(); /* idempotent; needed before __builtin_cpu_supports in some load orders */
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+}
+#endif
+#endif
