@@ -79,16 +79,22 @@ static void msm_recode(const uint8_t *bases, size_t point_size, const uint8_t *s
 }
 
 /* Window width for the batch-affine MSM over m points of scalars below 2^bits: c ∈ [2, 15]
- * minimising (bits/c + 1)·(m + 2^c), a point's batched affine addition against the madd and general
- * addition that sum each of a window's 2^(c−1) buckets. The weights are measured, not counted:
- * an addition in a batch costs about 10 multiplications' time (6 multiplications, the inversion's
- * share, overflow madds, memory), and widths above the counted optimum were up to 5 % faster at
- * n = 2^13 … 2^17 (c = 10, 11, 12, 13, 13; MSM_BA_C_BIAS shifts c in tuning builds). */
+ * minimising Σ over windows of (points + 2^c), a point's batched affine addition against the two
+ * batched additions that reduce each of a window's 2^(c−1) buckets (PN(reduce_ba)), with the top
+ * window's points weighted up when its few buckets crowd (see below). Measured with bench:msm
+ * (glv+ifma, one thread): against the plain (bits/c + 1)·(m + 2^c), G1 2^14 ×1.1, G2 2^13 ×1.06,
+ * 2^14 ×1.15, the rest even (MSM_BA_C_BIAS shifts c in tuning builds). */
 static unsigned msm_window_bits_ba(size_t m, unsigned bits) {
   unsigned best = 2;
   double best_cost = 0;
   for (unsigned c = 2; c <= 15; c++) {
-    const double cost = (double)(bits / c + 1) * ((double)m + (double)(1u << c));
+    /* the top window holds the last bits % c bits (and the carry): when its 2^top buckets are
+     * fewer than an eighth of the others', a batch meets its buckets waiting and the excess goes
+     * to the overflow buckets at about three times the cost */
+    const unsigned top = bits - (bits / c) * c;
+    const double crowd = 1.0 - 8.0 * (double)(1u << top) / (double)(1u << (c - 1));
+    const double cost = (double)(bits / c) * ((double)m + (double)(1u << c)) +
+                        (double)m * (1.0 + 2.0 * (crowd > 0 ? crowd : 0)) + (double)(1u << top);
     if (c == 2 || cost < best_cost) {
       best = c;
       best_cost = cost;

@@ -266,6 +266,7 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
 #define BA_SET 1u  /* the affine bucket holds a point */
 #define BA_BUSY 2u /* an addition into it waits in the batch */
 #define BA_EXT 4u  /* the overflow bucket holds a point */
+#define BA_PEND 8u /* a point for it waits in the pending list (at most one: a crowded bucket overflows) */
 #define BA_DBL 0x80000000u
 
 typedef struct {
@@ -276,6 +277,9 @@ typedef struct {
   PN(aff_t) * op_p; /* batch: the point added */
   E *den, *pre;     /* batch: denominators, prefix products */
   unsigned cap;     /* batch capacity */
+  uint32_t *pend_b, *pend2_b; /* points that met a waiting bucket: bucket, point (pending, draining) */
+  PN(aff_t) *pend_p, *pend2_p;
+  unsigned npend, pcap; /* pending count, capacity (0: straight to the overflow bucket) */
 #ifdef PN_IFMA
   VE *vden, *vpre; /* the eight-lane flush's denominators and prefix products, cap/8 rounded up */
 #endif
@@ -286,7 +290,8 @@ typedef struct {
 
 static size_t PN(ba_bytes)(unsigned nb, unsigned cap) {
   size_t bytes = (sizeof(PN(aff_t)) + sizeof(PN(xyzz_t)) + 1) * (size_t)nb + 64 +
-                 (sizeof(uint32_t) + sizeof(PN(aff_t)) + 2 * sizeof(E)) * BA_SLOTS(cap);
+                 (sizeof(uint32_t) + sizeof(PN(aff_t)) + 2 * sizeof(E)) * BA_SLOTS(cap) +
+                 2 * (sizeof(uint32_t) + sizeof(PN(aff_t))) * (size_t)cap;
 #ifdef PN_IFMA
   bytes += 2 * sizeof(VE) * (BA_SLOTS(cap) / 8);
 #endif
@@ -313,8 +318,18 @@ static void PN(ba_init)(PN(ba_t) * s, void *mem, unsigned nb, unsigned cap) {
   p += sizeof(E) * BA_SLOTS(cap);
   s->pre = (E *)p;
   p += sizeof(E) * BA_SLOTS(cap);
+  s->pend_p = (PN(aff_t) *)p;
+  p += sizeof(PN(aff_t)) * (size_t)cap;
+  s->pend2_p = (PN(aff_t) *)p;
+  p += sizeof(PN(aff_t)) * (size_t)cap;
   s->op_b = (uint32_t *)p;
   p += sizeof(uint32_t) * BA_SLOTS(cap);
+  s->pend_b = (uint32_t *)p;
+  p += sizeof(uint32_t) * (size_t)cap;
+  s->pend2_b = (uint32_t *)p;
+  p += sizeof(uint32_t) * (size_t)cap;
+  s->npend = 0;
+  s->pcap = cap;
   s->state = p;
   s->cap = cap;
 }
@@ -442,7 +457,8 @@ static void PN(ba_flush)(PN(ba_t) * s, unsigned k) {
 }
 
 /* Adds the affine point (x, y) (not infinity) to bucket b: set it when empty, queue an affine
- * addition, or madd it into the overflow bucket when b already waits in this batch. */
+ * addition, or, when b already waits in this batch, keep the point for the next batch (pending,
+ * PN(ba_drain)) or, with the pending list full, madd it into the overflow bucket. */
 FR_INLINE void PN(ba_put)(PN(ba_t) * s, unsigned *k, unsigned b, const E *x, const E *y) {
   const uint8_t st = s->state[b];
   PN(aff_t) *B = &s->bk[b];
@@ -453,6 +469,14 @@ FR_INLINE void PN(ba_put)(PN(ba_t) * s, unsigned *k, unsigned b, const E *x, con
     return;
   }
   if (st & BA_BUSY) {
+    if (!(st & BA_PEND) && s->npend < s->pcap) {
+      const unsigned i = s->npend++;
+      s->pend_b[i] = b;
+      s->pend_p[i].x = *x;
+      s->pend_p[i].y = *y;
+      s->state[b] = (uint8_t)(st | BA_PEND);
+      return;
+    }
     if (st & BA_EXT) {
       PN(madd)(&s->ext[b], x, y);
     } else {
@@ -485,13 +509,128 @@ FR_INLINE void PN(ba_put)(PN(ba_t) * s, unsigned *k, unsigned b, const E *x, con
   *k = j + 1;
 }
 
+/* Puts the pending points again (after a flush, when no bucket waits): each either joins the
+ * batch (flushed when full) or, meeting a bucket that now waits again, stays pending. */
+static void PN(ba_drain)(PN(ba_t) * s, unsigned *k) {
+  const unsigned n = s->npend;
+  if (n == 0) return;
+  uint32_t *tb = s->pend_b;
+  PN(aff_t) *tp = s->pend_p;
+  s->pend_b = s->pend2_b;
+  s->pend_p = s->pend2_p;
+  s->pend2_b = tb;
+  s->pend2_p = tp;
+  s->npend = 0;
+  for (unsigned i = 0; i < n; i++) s->state[tb[i]] &= (uint8_t)~BA_PEND;
+  for (unsigned i = 0; i < n; i++) {
+    PN(ba_put)(s, k, tb[i], &tp[i].x, &tp[i].y);
+    if (*k == s->cap) {
+      PN(ba_flush)(s, *k);
+      *k = 0;
+    }
+  }
+}
+
 #define BA_PREFETCH 8
+/* Chains of the batch-affine bucket reduction (PN(reduce_ba)): at most this many per group. */
+#define BA_CHAINS 256
+
+/* Moves every overflow (XYZZ) bucket of the nbt buckets into its affine bucket: the overflow
+ * points go affine in chunks of cap/2 with one inversion per chunk (Montgomery's trick over their
+ * ZZ and ZZZ), then join the buckets as one batch through the pending list. No bucket waits. */
+static void PN(ext_fold)(PN(ba_t) * s, unsigned nbt) {
+  const unsigned chunk = s->cap / 2 > 0 ? s->cap / 2 : 1, pcap = s->pcap;
+  E *den = s->den, *pre = s->pre;
+  unsigned b = 0, k = 0;
+  s->pcap = 0;
+  for (;;) {
+    unsigned n = 0;
+    for (; b < nbt && n < chunk; b++) {
+      if (!(s->state[b] & BA_EXT)) continue;
+      s->state[b] &= (uint8_t)~BA_EXT;
+      if (PN(is_inf)(&s->ext[b])) continue; /* it summed to infinity */
+      s->pend_b[n] = b;
+      den[2 * n] = s->ext[b].zz;
+      den[2 * n + 1] = s->ext[b].zzz;
+      n++;
+    }
+    if (n == 0) break;
+    pre[0] = den[0];
+    for (unsigned j = 1; j < 2 * n; j++) E_MUL(&pre[j], &pre[j - 1], &den[j]);
+    E inv, t;
+    E_INV(&inv, &pre[2 * n - 1]);
+    for (unsigned j = 2 * n; j-- > 1;) {
+      E_MUL(&t, &inv, &pre[j - 1]);
+      E_MUL(&inv, &inv, &den[j]);
+      den[j] = t;
+    }
+    den[0] = inv;
+    for (unsigned i = 0; i < n; i++) {
+      const PN(xyzz_t) *X = &s->ext[s->pend_b[i]];
+      E_MUL(&s->pend_p[i].x, &X->x, &den[2 * i]);
+      E_MUL(&s->pend_p[i].y, &X->y, &den[2 * i + 1]);
+    }
+    s->npend = n;
+    PN(ba_drain)(s, &k);
+    PN(ba_flush)(s, k);
+    k = 0;
+  }
+  s->pcap = pcap;
+}
+
+/* out[v] = Σ_b (b + 1)·bucket_{v·nb + b} for the g windows whose buckets s holds (overflow buckets
+ * first folded in, PN(ext_fold)), with batch-affine additions instead of the XYZZ running sum: each window's nb buckets are cut into S segments of
+ * L = nb/S (S a power of two, g·S ≤ BA_CHAINS chains); chain (v, j) walks its segment from the top,
+ * R += bucket, then O += R, every chain's step in one batch (cs: 2·g·S accumulators, R then O), so
+ * that R = Σ bucket and O = Σ (i + 1)·bucket_{jL+i}; then out[v] = Σ_j O_j + L·Σ_j j·R_j (a running
+ * sum over the S chains and log2 L doublings). */
+static void PN(reduce_ba)(PN(ba_t) * s, PN(ba_t) * cs, void *cmem, unsigned g, unsigned nb, PN(xyzz_t) * out) {
+  unsigned S = BA_CHAINS / g;
+  if (S > nb / 4) S = nb / 4;
+  unsigned p2 = 1;
+  while (p2 * 2 <= S) p2 *= 2;
+  S = p2;
+  const unsigned L = nb / S, C = g * S;
+  PN(ext_fold)(s, g * nb);
+  PN(ba_init)(cs, cmem, 2 * C, C);
+  memset(cs->state, 0, 2 * C);
+  unsigned k = 0;
+  for (unsigned i = L; i-- > 0;) {
+    for (unsigned c = 0; c < C; c++) {
+      const unsigned b = (c / S) * nb + (c % S) * L + i;
+      if (s->state[b] & BA_SET) PN(ba_put)(cs, &k, c, &s->bk[b].x, &s->bk[b].y);
+    }
+    PN(ba_flush)(cs, k);
+    k = 0;
+    for (unsigned c = 0; c < C; c++)
+      if (cs->state[c] & BA_SET) PN(ba_put)(cs, &k, C + c, &cs->bk[c].x, &cs->bk[c].y);
+    PN(ba_flush)(cs, k);
+    k = 0;
+  }
+  for (unsigned v = 0; v < g; v++) {
+    PN(xyzz_t) acc, t;
+    PN(set_inf)(&acc);
+    PN(set_inf)(&t);
+    for (unsigned j = S; j-- > 1;) {
+      const unsigned c = v * S + j;
+      if (cs->state[c] & BA_SET) PN(madd)(&t, &cs->bk[c].x, &cs->bk[c].y);
+      PN(add)(&acc, &t);
+    }
+    for (unsigned d = L; d > 1; d >>= 1) PN(dbl)(&acc);
+    for (unsigned j = 0; j < S; j++) {
+      const unsigned c = C + v * S + j;
+      if (cs->state[c] & BA_SET) PN(madd)(&acc, &cs->bk[c].x, &cs->bk[c].y);
+    }
+    out[v] = acc;
+  }
+}
+
 /* A group of g windows over the same m points, in one pass over the points, with the g·nb buckets
  * side by side (window v's bucket b at v·nb + b) so that one batch, and one inversion, serves all
  * of them: out[v] = Σ_j digits[v·m + j] · base_{idx[j]} with digits in [−nb, nb] (weighted); with
  * digits == NULL (g = 1) the plain sum Σ_j base_{idx[j]}, the points dealt to the nb buckets in turn. */
 static void PN(window_ba)(const uint8_t *bases, const uint32_t *idx, const int16_t *digits, size_t m, unsigned g,
-                          unsigned nb, PN(ba_t) * s, PN(xyzz_t) * out) {
+                          unsigned nb, PN(ba_t) * s, PN(ba_t) * cs, void *cmem, PN(xyzz_t) * out) {
   const unsigned nbt = g * nb;
   memset(s->state, 0, nbt);
   unsigned k = 0, b_ = 0;
@@ -531,11 +670,22 @@ static void PN(window_ba)(const uint8_t *bases, const uint32_t *idx, const int16
       if (k == s->cap) {
         PN(ba_flush)(s, k);
         k = 0;
+        PN(ba_drain)(s, &k);
       }
     }
   }
+  /* the last batch, then the pending points once more, now with the overflow buckets for those
+   * that meet a waiting bucket again (no chain of small batches for a crowded bucket) */
+  PN(ba_flush)(s, k);
+  k = 0;
+  s->pcap = 0;
+  PN(ba_drain)(s, &k);
   PN(ba_flush)(s, k);
 
+  if (digits && cmem && nb >= 16) {
+    PN(reduce_ba)(s, cs, cmem, g, nb, out);
+    return;
+  }
   for (unsigned v = 0; v < g; v++) {
     const uint8_t *state = s->state + v * nb;
     const PN(aff_t) *bk = s->bk + v * nb;
@@ -582,27 +732,32 @@ static void *PN(ba_worker)(void *arg) {
   const unsigned cap = PN(ba_cap)(nbt) > job->nb_ones ? PN(ba_cap)(nbt) : job->nb_ones;
   const size_t bytes = PN(ba_bytes)(nbmax, cap);
   void *mem = scratch_alloc(bytes);
-  if (!mem) {
+  const size_t cbytes = PN(ba_bytes)(2 * BA_CHAINS, BA_CHAINS);
+  void *cmem = scratch_alloc(cbytes);
+  if (!mem || !cmem) {
+    scratch_free(mem, bytes);
+    scratch_free(cmem, cbytes);
     atomic_store(&job->failed, 1);
     return NULL;
   }
-  PN(ba_t) s;
+  PN(ba_t) s, cs;
   const unsigned first = job->ones ? 1 : 0;
   for (;;) {
     const unsigned t = atomic_fetch_add(&job->next, 1);
     if (t >= job->tasks) break;
     if (t < first) {
       PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
-      PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, &job->results[0]);
+      PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, NULL, NULL, &job->results[0]);
     } else {
       const unsigned w0 = (t - first) * job->group;
       const unsigned g = job->windows - w0 < job->group ? job->windows - w0 : job->group;
       PN(ba_init)(&s, mem, g * job->nb, PN(ba_cap)(g * job->nb));
-      PN(window_ba)(job->bases, job->idx, job->digits + (size_t)w0 * job->m, job->m, g, job->nb, &s,
+      PN(window_ba)(job->bases, job->idx, job->digits + (size_t)w0 * job->m, job->m, g, job->nb, &s, &cs, cmem,
                     &job->results[1 + w0]);
     }
   }
   scratch_free(mem, bytes);
+  scratch_free(cmem, cbytes);
   return NULL;
 }
 
@@ -786,3 +941,4 @@ static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scal
 #undef VE
 #undef VE_
 #undef BA_SLOTS
+#undef BA_CHAINS
