@@ -130,7 +130,7 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
 
   test.each(IDS)('%s: for fixed r, s the native A, B, C are snarkjs\' A, B, C', async (id) => {
     const c = circuits[id]!;
-    // threads 1 / 0 (automatic) / 3: the three coset FFT chains in turn, on two threads, on three
+    // threads 1 / 0 (automatic: 2 here) / 3: everything in turn; the FFT chains and MSMs as tasks on two and three threads
     for (const [r, s, threads] of [
       [randomScalar(), randomScalar(), 1],
       [0n, 0n, 0],

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -678,7 +679,7 @@ static void join_adx(const g16_key *k, const fe *a, const fe *b, const fe *c, ui
 }
 #endif
 
-/* One coset chain (coset_core) on its own thread. */
+/* One coset chain (coset_core): a task of g16_tasks or a step of coset_all. */
 typedef struct {
   const g16_key *k;
   fe *x;
@@ -697,23 +698,112 @@ static void *coset_run(void *arg) {
   return NULL;
 }
 
-/* The three coset chains (A, B, C): on up to `par` threads (the caller's included), 1 = in turn
- * (also when a thread cannot be started). They allocate nothing, so they cannot fail. */
-static void coset_all(const g16_key *k, fe *polys[3], int adx, unsigned par) {
-  coset_job jobs[3];
-  for (int p = 0; p < 3; p++) jobs[p] = (coset_job){k, polys[p], adx};
-  pthread_t tids[2];
-  int started[2] = {0, 0};
-  /* par 2: a helper takes B while this thread does A then C; par ≥ 3: helpers take B and C */
-  const int helpers = par >= 3 ? 2 : par == 2 ? 1 : 0;
-  for (int h = 0; h < helpers; h++) started[h] = pthread_create(&tids[h], NULL, coset_run, &jobs[1 + h]) == 0;
-  coset_run(&jobs[0]);
-  if (helpers < 2) coset_run(&jobs[2]);
-  for (int h = 0; h < helpers; h++) {
-    if (started[h]) pthread_join(tids[h], NULL);
-    else coset_run(&jobs[1 + h]); /* no thread: do it here */
+/* The three coset chains (A, B, C) in turn on this thread (g16_tasks runs them side by side). */
+static void coset_all(const g16_key *k, fe *polys[3], int adx) {
+  for (int p = 0; p < 3; p++) {
+    coset_job j = {k, polys[p], adx};
+    coset_run(&j);
   }
-  if (helpers == 0) coset_run(&jobs[1]);
+}
+
+/* dst[j] = src[idx[j]] for j < m (32-byte scalars). */
+static void gather(uint8_t *dst, const uint8_t *src, const uint32_t *idx, size_t m) {
+  for (size_t j = 0; j < m; j++) memcpy(dst + j * 32, src + (size_t)idx[j] * 32, 32);
+}
+
+/* One proof's work after A·w, B·w as tasks on `par` threads (the caller's included): the three
+ * coset chains, then (on the thread that ends the last chain) H and the C+H MSM, and beside them
+ * the B2, A and B1 MSMs, each MSM on one thread. Tasks are taken in that order, the longest
+ * first, so that on two cores the C+H MSM (the longest, after the chains) runs beside B2 then A.
+ * Per-task thread CPU and wall times go to `t` (summed per stage by the caller). */
+typedef struct {
+  const g16_key *k;
+  fe *polys[3];
+  int adx;
+  uint8_t *chs, *gs_ch;          /* C+H scalars (H written by the join), their gather buffer */
+  const uint8_t *gs_a, *gs_b;    /* gathered scalars of A and B (B1 and B2) */
+  size_t n_c;                    /* private signals: H starts at chs + 32·n_c */
+  uint8_t *jac_a, *jac_b1, *jac_b2, *jac_ch;
+  atomic_uint next, chains_done;
+  atomic_int failed;
+  double cpu[G16_T_COUNT][4], wall[G16_T_COUNT][4]; /* per stage, per task slot (FFT: the chains, join) */
+} g16_tasks;
+
+static void g16_task_time(g16_tasks *T, int stage, int slot, stamp_t *s0) {
+  const stamp_t n = stamp();
+  T->cpu[stage][slot] = n.cpu - s0->cpu;
+  T->wall[stage][slot] = n.wall - s0->wall;
+}
+
+static void *g16_task_worker(void *arg) {
+  g16_tasks *T = arg;
+  for (;;) {
+    const unsigned t = atomic_fetch_add(&T->next, 1);
+    if (t >= 6) break;
+    stamp_t s0 = stamp();
+    if (t < 3) {
+      coset_job j = {T->k, T->polys[t], T->adx};
+      coset_run(&j);
+      g16_task_time(T, G16_T_FFT, (int)t, &s0);
+      if (atomic_fetch_add(&T->chains_done, 1) + 1 == 3) {
+        s0 = stamp();
+#ifdef FR_HAVE_ADX
+        if (T->adx)
+          join_adx(T->k, T->polys[0], T->polys[1], T->polys[2], T->chs + T->n_c * 32);
+        else
+#endif
+          join_c(T->k, T->polys[0], T->polys[1], T->polys[2], T->chs + T->n_c * 32);
+        g16_task_time(T, G16_T_FFT, 3, &s0);
+        s0 = stamp();
+        gather(T->gs_ch, T->chs, T->k->ch_idx, T->k->n_ch);
+        if (T->k->n_ch && msm_g1(T->k->ch, T->gs_ch, 32, T->k->n_ch, 1, T->jac_ch) < 0) atomic_store(&T->failed, 1);
+        g16_task_time(T, G16_T_MSM_CH, 0, &s0);
+      }
+    } else if (t == 3) {
+      if (msm_g2(T->k->b2_ext, T->gs_b, 32, T->k->n_b, 1, T->jac_b2) < 0) atomic_store(&T->failed, 1);
+      g16_task_time(T, G16_T_MSM_B2, 0, &s0);
+    } else if (t == 4) {
+      if (msm_g1(T->k->a_ext, T->gs_a, 32, T->k->n_a, 1, T->jac_a) < 0) atomic_store(&T->failed, 1);
+      g16_task_time(T, G16_T_MSM_A, 0, &s0);
+    } else {
+      if (msm_g1(T->k->b1_ext, T->gs_b, 32, T->k->n_b, 1, T->jac_b1) < 0) atomic_store(&T->failed, 1);
+      g16_task_time(T, G16_T_MSM_B1, 0, &s0);
+    }
+  }
+  return NULL;
+}
+
+/* Runs g16_tasks on par threads; 0, or −1 when an MSM ran out of memory. Stage times: CPU summed
+ * over the tasks, wall = the longest task of the stage (the FFT: chains in parallel, then the join). */
+static int g16_run_tasks(g16_tasks *T, unsigned par, g16_times *times) {
+  atomic_init(&T->next, 0);
+  atomic_init(&T->chains_done, 0);
+  atomic_init(&T->failed, 0);
+  memset(T->cpu, 0, sizeof T->cpu);
+  memset(T->wall, 0, sizeof T->wall);
+  pthread_t tids[5];
+  unsigned started = 0;
+  if (par > 6) par = 6;
+  for (; started + 1 < par; started++)
+    if (pthread_create(&tids[started], NULL, g16_task_worker, T) != 0) break;
+  g16_task_worker(T);
+  for (unsigned i = 0; i < started; i++) pthread_join(tids[i], NULL);
+  if (times)
+    for (int st = G16_T_FFT; st <= G16_T_MSM_CH; st++) {
+      double cpu = 0, wall = 0;
+      for (int slot = 0; slot < 4; slot++) {
+        cpu += T->cpu[st][slot];
+        if (st != G16_T_FFT && T->wall[st][slot] > wall) wall = T->wall[st][slot];
+      }
+      if (st == G16_T_FFT) {
+        for (int slot = 0; slot < 3; slot++)
+          if (T->wall[st][slot] > wall) wall = T->wall[st][slot];
+        wall += T->wall[st][3];
+      }
+      times->cpu_ms[st] += cpu;
+      times->wall_ms[st] += wall;
+    }
+  return atomic_load(&T->failed) ? -1 : 0;
 }
 
 /* 64 bytes from the OS CSPRNG reduced mod r into a plain LE 32-byte scalar (bias < 2^-250). */
@@ -758,10 +848,6 @@ static int g16_random_scalar(uint8_t out[32]) {
   return 1;
 }
 
-/* dst[j] = src[idx[j]] for j < m (32-byte scalars). */
-static void gather(uint8_t *dst, const uint8_t *src, const uint32_t *idx, size_t m) {
-  for (size_t j = 0; j < m; j++) memcpy(dst + j * 32, src + (size_t)idx[j] * 32, 32);
-}
 
 int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint8_t *rs, unsigned threads,
               uint8_t out[256], uint8_t inf[3], g16_times *times, char *err, size_t errlen) {
@@ -814,18 +900,18 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
   }
 
   /* --- scratch: wext (n_vars + 2 scalars), wM, a, b, c, ch scalars, then the scalars gathered for
-   * the kept points of each MSM table (g16_load's maps) --- */
+   * the kept points of each MSM table (g16_load's maps): A's, B's (B1 and B2), C+H's --- */
   const size_t n = k->domain, nv = k->n_vars, n_c = (size_t)k->n_vars - k->n_public - 1;
   const size_t off_wext = 0, off_wm = off_wext + (nv + 2) * 32, off_a = off_wm + nv * 32, off_b = off_a + n * 32,
                off_c = off_b + n * 32, off_ch = off_c + n * 32, off_g = off_ch + (n_c + n) * 32,
-               n_g = k->n_a > k->n_b ? (k->n_a > k->n_ch ? k->n_a : k->n_ch) : (k->n_b > k->n_ch ? k->n_b : k->n_ch),
-               total = off_g + n_g * 32;
+               n_g = (size_t)k->n_a + k->n_b + k->n_ch, total = off_g + n_g * 32;
   uint8_t *mem = scratch_alloc(total);
   if (!mem) {
     set_err(err, errlen, "out of memory (%zu bytes of scratch)", total);
     return G16_ENOMEM;
   }
-  uint8_t *wext = mem + off_wext, *chs = mem + off_ch, *gs = mem + off_g;
+  uint8_t *wext = mem + off_wext, *chs = mem + off_ch, *gs_a = mem + off_g, *gs_b = gs_a + (size_t)k->n_a * 32,
+          *gs_ch = gs_b + (size_t)k->n_b * 32;
   fe *wM = (fe *)(void *)(mem + off_wm), *a = (fe *)(void *)(mem + off_a), *b = (fe *)(void *)(mem + off_b),
      *c = (fe *)(void *)(mem + off_c);
   memcpy(wext, w, nv * 32);
@@ -847,8 +933,8 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
     abc_c(k, w, wM, a, b, c);
   lap(times, G16_T_ABC, &st);
   fe *polys[3] = {a, b, c};
-  /* the chains run side by side when the CPUs are free: `threads` when given, else the online CPUs
-   * shared by the open proofs (msm_jobs), like the MSMs' automatic thread count */
+  /* `threads` when given, else the online CPUs shared by the open proofs (msm_jobs), like the
+   * MSMs' automatic thread count */
   unsigned par = threads;
   if (par == 0) {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -857,31 +943,37 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
     if (jobs < 1) jobs = 1;
     par = (unsigned)(cpus / jobs);
   }
-  coset_all(k, polys, adx, par);
-#ifdef FR_HAVE_ADX
-  if (adx)
-    join_adx(k, a, b, c, chs + n_c * 32);
-  else
-#endif
-    join_c(k, a, b, c, chs + n_c * 32);
-  lap(times, G16_T_FFT, &st);
-
-  /* --- MSMs --- */
   uint8_t jac_a[96] = {0}, jac_b1[96] = {0}, jac_b2[192] = {0}, jac_ch[96] = {0}, jac_c[96] = {0};
   int m;
   memcpy(wext + (nv + 1) * 32, r, 32);
-  gather(gs, wext, k->a_idx, k->n_a);
-  if ((m = msm_g1(k->a_ext, gs, 32, k->n_a, threads, jac_a)) < 0) goto oom;
-  lap(times, G16_T_MSM_A, &st);
+  gather(gs_a, wext, k->a_idx, k->n_a);
   memcpy(wext + (nv + 1) * 32, s, 32);
-  gather(gs, wext, k->b_idx, k->n_b);
-  if ((m = msm_g1(k->b1_ext, gs, 32, k->n_b, threads, jac_b1)) < 0) goto oom;
-  lap(times, G16_T_MSM_B1, &st);
-  if ((m = msm_g2(k->b2_ext, gs, 32, k->n_b, threads, jac_b2)) < 0) goto oom;
-  lap(times, G16_T_MSM_B2, &st);
-  gather(gs, chs, k->ch_idx, k->n_ch);
-  if (k->n_ch && (m = msm_g1(k->ch, gs, 32, k->n_ch, threads, jac_ch)) < 0) goto oom;
-  lap(times, G16_T_MSM_CH, &st);
+  gather(gs_b, wext, k->b_idx, k->n_b);
+  if (par >= 2) {
+    /* several cores for this proof: the chains and the MSMs as tasks, each on one core */
+    g16_tasks T = {.k = k, .polys = {a, b, c}, .adx = adx, .chs = chs, .gs_ch = gs_ch, .gs_a = gs_a, .gs_b = gs_b,
+                   .n_c = n_c, .jac_a = jac_a, .jac_b1 = jac_b1, .jac_b2 = jac_b2, .jac_ch = jac_ch};
+    if (g16_run_tasks(&T, par, times) < 0) goto oom;
+    st = stamp();
+  } else {
+    coset_all(k, polys, adx);
+#ifdef FR_HAVE_ADX
+    if (adx)
+      join_adx(k, a, b, c, chs + n_c * 32);
+    else
+#endif
+      join_c(k, a, b, c, chs + n_c * 32);
+    lap(times, G16_T_FFT, &st);
+    if ((m = msm_g1(k->a_ext, gs_a, 32, k->n_a, 1, jac_a)) < 0) goto oom;
+    lap(times, G16_T_MSM_A, &st);
+    if ((m = msm_g1(k->b1_ext, gs_b, 32, k->n_b, 1, jac_b1)) < 0) goto oom;
+    lap(times, G16_T_MSM_B1, &st);
+    if ((m = msm_g2(k->b2_ext, gs_b, 32, k->n_b, 1, jac_b2)) < 0) goto oom;
+    lap(times, G16_T_MSM_B2, &st);
+    gather(gs_ch, chs, k->ch_idx, k->n_ch);
+    if (k->n_ch && (m = msm_g1(k->ch, gs_ch, 32, k->n_ch, 1, jac_ch)) < 0) goto oom;
+    lap(times, G16_T_MSM_CH, &st);
+  }
 
   /* --- π_C = CH + s·π_A + r·ρ − r·s·δ1 (one 4-point MSM over affine points) --- */
   {
