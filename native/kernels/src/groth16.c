@@ -21,6 +21,7 @@
 #endif
 
 #include "fq.h"
+#include "fft_ifma.h"
 #include "fr.h"
 #include "msm.h"
 #include "scratch.h"
@@ -683,11 +684,22 @@ static void join_adx(const g16_key *k, const fe *a, const fe *b, const fe *c, ui
 typedef struct {
   const g16_key *k;
   fe *x;
-  int adx;
+  int adx; /* 0: portable C, 1: ADX, 2: ADX and the eight-lane chain (fft_ifma.h) */
 } coset_job;
 
 static void *coset_run(void *arg) {
   coset_job *j = arg;
+#ifdef REFRACT_HAVE_IFMA
+  if (j->adx == 2 && j->k->domain >= 8) {
+    const size_t n = j->k->domain, bytes = 5 * n * sizeof(uint64_t);
+    uint64_t *soa = scratch_alloc(bytes);
+    if (soa) { /* else the scalar chain below */
+      fr8_coset(&j->x[0][0], n, &j->k->tw[0][0], &j->k->tw_inv[0][0], &j->k->shift_br[0][0], soa);
+      scratch_free(soa, bytes);
+      return NULL;
+    }
+  }
+#endif
 #ifdef FR_HAVE_ADX
   if (j->adx) {
     coset_adx(j->k, j->x);
@@ -921,7 +933,7 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
 
   int adx = 0;
 #ifdef FR_HAVE_ADX
-  adx = strcmp(msm_impl_name(), "c") != 0;
+  adx = strcmp(msm_impl_name(), "ifma") == 0 ? 2 : strcmp(msm_impl_name(), "c") != 0;
 #endif
   int rc = G16_OK;
   /* --- A·w, B·w, C = A·B on the domain; H on the odd coset --- */

@@ -78,6 +78,52 @@ IFMA_INLINE void v8_norm(v8 *x) {
   r->l[4] = t4;                                                                     \
   v8_norm(r)
 
+/* Loads eight field elements stored as four little-endian 64-bit limbs in Montgomery form with
+ * R = 2^256 (fully reduced, < m < 2^254): lane k's limb j at base[idx[k] + j] (idx in 8-byte
+ * words). Read as the 260-bit integer 16·X (a shift, no arithmetic) they are the same values in
+ * Montgomery form for R = 2^260, below 16m, with normalised limbs. */
+IFMA_INLINE void ifma_gather16(v8 *r, const uint64_t *base, __m512i idx) {
+  const __m512i m = ifma_bc(IFMA_MASK52), one = ifma_bc(1);
+  const __m512i x0 = _mm512_i64gather_epi64(idx, (const void *)base, 8);
+  const __m512i i1 = _mm512_add_epi64(idx, one);
+  const __m512i x1 = _mm512_i64gather_epi64(i1, (const void *)base, 8);
+  const __m512i i2 = _mm512_add_epi64(i1, one);
+  const __m512i x2 = _mm512_i64gather_epi64(i2, (const void *)base, 8);
+  const __m512i x3 = _mm512_i64gather_epi64(_mm512_add_epi64(i2, one), (const void *)base, 8);
+  r->l[0] = _mm512_and_si512(_mm512_slli_epi64(x0, 4), m);
+  r->l[1] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x0, 48), _mm512_slli_epi64(x1, 16)), m);
+  r->l[2] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x1, 36), _mm512_slli_epi64(x2, 28)), m);
+  r->l[3] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x2, 24), _mm512_slli_epi64(x3, 40)), m);
+  r->l[4] = _mm512_srli_epi64(x3, 12);
+}
+
+/* r = v − m where v ≥ m, else v (v < 2m, normalised; MOD the modulus' 52-bit limbs), then the four
+ * 64-bit limbs of the result (< m < 2^256) in z. */
+IFMA_INLINE void ifma_canon_r256(__m512i z[4], v8 v, const uint64_t *MOD) {
+  v8 t;
+  for (int j = 0; j < 5; j++) t.l[j] = _mm512_sub_epi64(v.l[j], ifma_bc(MOD[j]));
+  v8_norm(&t);
+  const __mmask8 ge = _mm512_cmpge_epi64_mask(t.l[4], _mm512_setzero_si512()); /* v ≥ m */
+  for (int j = 0; j < 5; j++) v.l[j] = _mm512_mask_mov_epi64(v.l[j], ge, t.l[j]);
+  z[0] = _mm512_or_si512(v.l[0], _mm512_slli_epi64(v.l[1], 52));
+  z[1] = _mm512_or_si512(_mm512_srli_epi64(v.l[1], 12), _mm512_slli_epi64(v.l[2], 40));
+  z[2] = _mm512_or_si512(_mm512_srli_epi64(v.l[2], 24), _mm512_slli_epi64(v.l[3], 28));
+  z[3] = _mm512_or_si512(_mm512_srli_epi64(v.l[3], 36), _mm512_slli_epi64(v.l[4], 16));
+}
+
+/* r = a + K − b, normalised (K a multiple of the modulus above b; the sum must stay below 2^260). */
+IFMA_INLINE void v8_sub_k(v8 *r, const v8 *a, const v8 *b, const uint64_t *K) {
+  for (int j = 0; j < 5; j++) r->l[j] = _mm512_sub_epi64(_mm512_add_epi64(a->l[j], ifma_bc(K[j])), b->l[j]);
+  v8_norm(r);
+}
+
+/* x ← x − K when x's top limb says x ≥ K (TOP = ⌈K/2^208⌉): afterwards x < max(x − K, K + 2^208). */
+IFMA_INLINE void v8_fold(v8 *x, const uint64_t *K, uint64_t top) {
+  const __mmask8 big = _mm512_cmpge_epu64_mask(x->l[4], ifma_bc(top));
+  for (int j = 0; j < 5; j++) x->l[j] = _mm512_mask_sub_epi64(x->l[j], big, x->l[j], ifma_bc(K[j]));
+  v8_norm(x);
+}
+
 /* 1 when the CPU has AVX-512F and AVX-512 IFMA and the OS saves zmm state. */
 static inline int ifma52_cpu_ok(void) {
   __builtin_cpu_init(); /* idempotent; needed before __builtin_cpu_supports in some load orders */

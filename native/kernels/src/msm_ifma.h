@@ -52,11 +52,8 @@ IFMA_INLINE void fq8_mul_const(v8 *r, const uint64_t *c, const v8 *b_) {
   IFMA52_MUL_BODY(ifma_bc(c[i]), FQ52_Q, FQ52_NINV);
 }
 
-/* r = a + K − b, normalised (K a multiple of q, above b; the sum must stay below 2^260). */
-IFMA_INLINE void fq8_sub_k(v8 *r, const v8 *a, const v8 *b, const uint64_t *K) {
-  for (int j = 0; j < 5; j++) r->l[j] = _mm512_sub_epi64(_mm512_add_epi64(a->l[j], ifma_bc(K[j])), b->l[j]);
-  v8_norm(r);
-}
+/* r = a + K − b (v8_sub_k). */
+IFMA_INLINE void fq8_sub_k(v8 *r, const v8 *a, const v8 *b, const uint64_t *K) { v8_sub_k(r, a, b, K); }
 
 /* r = a + b, normalised. */
 IFMA_INLINE void fq8_add(v8 *r, const v8 *a, const v8 *b) {
@@ -64,35 +61,14 @@ IFMA_INLINE void fq8_add(v8 *r, const v8 *a, const v8 *b) {
   v8_norm(r);
 }
 
-/* Loads eight Fq values in ffjavascript's layout (4 LE limbs, R = 2^256, < q): lane k's limb j at
- * base[idx[k] + j] (idx in 8-byte words), as 16·X in radix 2^52 (R = 2^260, < 16q). */
-IFMA_INLINE void fq8_gather16(v8 *r, const uint64_t *base, __m512i idx) {
-  const __m512i m = ifma_bc(IFMA_MASK52), one = ifma_bc(1);
-  const __m512i x0 = _mm512_i64gather_epi64(idx, (const void *)base, 8);
-  const __m512i i1 = _mm512_add_epi64(idx, one);
-  const __m512i x1 = _mm512_i64gather_epi64(i1, (const void *)base, 8);
-  const __m512i i2 = _mm512_add_epi64(i1, one);
-  const __m512i x2 = _mm512_i64gather_epi64(i2, (const void *)base, 8);
-  const __m512i x3 = _mm512_i64gather_epi64(_mm512_add_epi64(i2, one), (const void *)base, 8);
-  r->l[0] = _mm512_and_si512(_mm512_slli_epi64(x0, 4), m);
-  r->l[1] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x0, 48), _mm512_slli_epi64(x1, 16)), m);
-  r->l[2] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x1, 36), _mm512_slli_epi64(x2, 28)), m);
-  r->l[3] = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(x2, 24), _mm512_slli_epi64(x3, 40)), m);
-  r->l[4] = _mm512_srli_epi64(x3, 12);
-}
+/* Eight Fq values in ffjavascript's layout, as ifma_gather16 (ifma52.h). */
+IFMA_INLINE void fq8_gather16(v8 *r, const uint64_t *base, __m512i idx) { ifma_gather16(r, base, idx); }
 
 /* x (R = 2^260, below 84q) → the four 64-bit limbs of x·2^256 mod q, fully reduced (< q). */
 IFMA_INLINE void fq8_to_r256(__m512i z[4], const v8 *x) {
-  v8 v, t;
+  v8 v;
   fq8_mul_const(&v, FQ52_TO_R256, x); /* < 2q */
-  for (int j = 0; j < 5; j++) t.l[j] = _mm512_sub_epi64(v.l[j], ifma_bc(FQ52_Q[j]));
-  v8_norm(&t);
-  const __mmask8 ge = _mm512_cmpge_epi64_mask(t.l[4], _mm512_setzero_si512()); /* v ≥ q */
-  for (int j = 0; j < 5; j++) v.l[j] = _mm512_mask_mov_epi64(v.l[j], ge, t.l[j]);
-  z[0] = _mm512_or_si512(v.l[0], _mm512_slli_epi64(v.l[1], 52));
-  z[1] = _mm512_or_si512(_mm512_srli_epi64(v.l[1], 12), _mm512_slli_epi64(v.l[2], 40));
-  z[2] = _mm512_or_si512(_mm512_srli_epi64(v.l[2], 24), _mm512_slli_epi64(v.l[3], 28));
-  z[3] = _mm512_or_si512(_mm512_srli_epi64(v.l[3], 36), _mm512_slli_epi64(v.l[4], 16));
+  ifma_canon_r256(z, v, FQ52_Q);
 }
 
 /* Stores fq8_to_r256's limbs for the lanes in `live`: lane k's limb j at base[idx[k] + j]. */
@@ -104,13 +80,8 @@ IFMA_INLINE void fq8_scatter(uint64_t *base, __m512i idx, __mmask8 live, const _
   }
 }
 
-/* x ← x − K when x's top limb says x ≥ K (K = 16q, 32q or 64q with its FQ52_TOP*): afterwards
- * x < max(x − K, K + 2^208), and 2^208 < 10^-13·q. */
-IFMA_INLINE void fq8_fold(v8 *x, const uint64_t *K, uint64_t top) {
-  const __mmask8 big = _mm512_cmpge_epu64_mask(x->l[4], ifma_bc(top));
-  for (int j = 0; j < 5; j++) x->l[j] = _mm512_mask_sub_epi64(x->l[j], big, x->l[j], ifma_bc(K[j]));
-  v8_norm(x);
-}
+/* x ← x − K when x ≥ K by its top limb (K = 16q, 32q or 64q with its FQ52_TOP*; v8_fold). */
+IFMA_INLINE void fq8_fold(v8 *x, const uint64_t *K, uint64_t top) { v8_fold(x, K, top); }
 
 /* ---- Fq2 = Fq[u]/(u² + 1) on eight lanes: components c0, c1 as above ---- */
 typedef struct {
