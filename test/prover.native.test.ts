@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { nativeAddon } from '../src/native.ts';
 import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
@@ -140,6 +141,25 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
       const theirs = await snarkjsProofWith(c.zkey, c.wtns, r, s);
       expect(ours.proof).toEqual(theirs.proof);
       expect(ours.publicSignals).toEqual(theirs.publicSignals);
+    }
+  });
+
+  test('every field-arithmetic path of the addon (ifma: eight-lane MSM flush and coset FFT; adx; portable C) gives snarkjs\' proof for fixed r, s', async () => {
+    const c = circuits.inclusion_26_1!;
+    const impls = (['ifma', 'adx', 'c'] as const).filter((i) => nativeAddon!.msmSelectImpl!(i));
+    const def = impls[0]!;
+    expect(impls).toContain('c');
+    const [r, s] = [randomScalar(), randomScalar()];
+    const theirs = await snarkjsProofWith(c.zkey, c.wtns, r, s);
+    try {
+      for (const impl of impls)
+        for (const threads of [1, 2]) {
+          nativeAddon!.msmSelectImpl!(impl);
+          const ours = proveNative(c.key, c.wtns, { rs: new Uint8Array([...le32(r), ...le32(s)]), threads });
+          expect(ours.proof, `${impl}, ${threads} thread(s)`).toEqual(theirs.proof);
+        }
+    } finally {
+      nativeAddon!.msmSelectImpl!(def);
     }
   });
 
