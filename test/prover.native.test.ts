@@ -258,6 +258,9 @@ describe('proverBackend configuration', () => {
     await a.stop();
     const b = await startRefract(args, { REFRACT_PROVER_BACKEND: 'native' });
     expect(await backendOf(b)).toBe('native');
+    // the field arithmetic the native kernels run, the same the addon reports in-process
+    const pool = ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { fieldArithmetic: string } } }).prover.pool;
+    expect(pool.fieldArithmetic).toBe(nativeAddon!.msmImpl!());
     await b.stop();
     const bad = await runRefract(['start', '--no-ingest', '--prover-backend', 'gpu']);
     expect(bad.status).not.toBe(0);

@@ -15,6 +15,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Metrics } from '../metrics.ts';
+import { nativeAddon } from '../native.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
@@ -261,7 +262,8 @@ export class ProverRuntime {
     }
     if (this.pool) {
       const s = this.pool.stats();
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      // fieldArithmetic: the native kernels' multiplication (ifma = ADX plus the eight-lane AVX-512 IFMA MSM flush and FFT; adx; c)
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, fieldArithmetic: s.kernels === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }
