@@ -581,7 +581,7 @@ static void PN(ext_fold)(PN(ba_t) * s, unsigned nbt) {
 /* out[v] = Σ_b (b + 1)·bucket_{v·nb + b} for the g windows whose buckets s holds (overflow buckets
  * first folded in, PN(ext_fold)), with batch-affine additions instead of the XYZZ running sum: each window's nb buckets are cut into S segments of
  * L = nb/S (S a power of two, g·S ≤ BA_CHAINS chains); chain (v, j) walks its segment from the top,
- * R += bucket, then O += R, every chain's step in one batch (cs: 2·g·S accumulators, R then O), so
+ * O += R and R += bucket, every chain's step in one batch (cs: 2·g·S accumulators, R then O), so
  * that R = Σ bucket and O = Σ (i + 1)·bucket_{jL+i}; then out[v] = Σ_j O_j + L·Σ_j j·R_j (a running
  * sum over the S chains and log2 L doublings). */
 static void PN(reduce_ba)(PN(ba_t) * s, PN(ba_t) * cs, void *cmem, unsigned g, unsigned nb, PN(xyzz_t) * out) {
@@ -592,18 +592,18 @@ static void PN(reduce_ba)(PN(ba_t) * s, PN(ba_t) * cs, void *cmem, unsigned g, u
   S = p2;
   const unsigned L = nb / S, C = g * S;
   PN(ext_fold)(s, g * nb);
-  PN(ba_init)(cs, cmem, 2 * C, C);
+  PN(ba_init)(cs, cmem, 2 * C, 2 * C);
   memset(cs->state, 0, 2 * C);
   unsigned k = 0;
-  for (unsigned i = L; i-- > 0;) {
+  /* one batch per step: O += R (R's value before this step, copied into the batch) and R += bucket
+   * side by side; a last O += R after the walk gives the same Σ (i + 1)·bucket */
+  for (unsigned i = L + 1; i-- > 0;) {
     for (unsigned c = 0; c < C; c++) {
-      const unsigned b = (c / S) * nb + (c % S) * L + i;
+      if (cs->state[c] & BA_SET) PN(ba_put)(cs, &k, C + c, &cs->bk[c].x, &cs->bk[c].y);
+      if (i == 0) continue;
+      const unsigned b = (c / S) * nb + (c % S) * L + i - 1;
       if (s->state[b] & BA_SET) PN(ba_put)(cs, &k, c, &s->bk[b].x, &s->bk[b].y);
     }
-    PN(ba_flush)(cs, k);
-    k = 0;
-    for (unsigned c = 0; c < C; c++)
-      if (cs->state[c] & BA_SET) PN(ba_put)(cs, &k, C + c, &cs->bk[c].x, &cs->bk[c].y);
     PN(ba_flush)(cs, k);
     k = 0;
   }
@@ -732,7 +732,7 @@ static void *PN(ba_worker)(void *arg) {
   const unsigned cap = PN(ba_cap)(nbt) > job->nb_ones ? PN(ba_cap)(nbt) : job->nb_ones;
   const size_t bytes = PN(ba_bytes)(nbmax, cap);
   void *mem = scratch_alloc(bytes);
-  const size_t cbytes = PN(ba_bytes)(2 * BA_CHAINS, BA_CHAINS);
+  const size_t cbytes = PN(ba_bytes)(2 * BA_CHAINS, 2 * BA_CHAINS);
   void *cmem = scratch_alloc(cbytes);
   if (!mem || !cmem) {
     scratch_free(mem, bytes);
