@@ -68,6 +68,48 @@ IFMA_INLINE void fr8_dit(v8 *u, v8 *v, const v8 *w) {
   v8_fold(u, FR52_16R, FR52_TOP16);
 }
 
+/* One butterfly stage over blocks of `len` (DIF when dif, else DIT): twiddle of butterfly j is
+ * tw[j·(n/len)]; half-blocks of ≥ 8 with contiguous loads, smaller ones with gathers. */
+IFMA_INLINE void fr8_stage(uint64_t *const soa[5], size_t n, size_t len, const uint64_t *tw, int dif) {
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  const size_t half = len >> 1;
+  const unsigned lg = (unsigned)__builtin_ctzll(n / len);
+  if (half >= 8) {
+    for (size_t start = 0; start < n; start += len)
+      for (size_t j = 0; j < half; j += 8) {
+        v8 u, v, w;
+        const __m512i jj = _mm512_add_epi64(_mm512_set1_epi64((long long)j), lane);
+        ifma_gather16(&w, tw, _mm512_slli_epi64(jj, lg + 2));
+        fr8_soa_load(&u, soa, start + j);
+        fr8_soa_load(&v, soa, start + j + half);
+        if (dif)
+          fr8_dif(&u, &v, &w);
+        else
+          fr8_dit(&u, &v, &w);
+        fr8_soa_store(soa, start + j, &u);
+        fr8_soa_store(soa, start + j + half, &v);
+      }
+    return;
+  }
+  const unsigned sh = (unsigned)__builtin_ctzll(half);
+  for (size_t q = 0; q < n / 2; q += 8) { /* butterfly q: block q / half, j = q % half */
+    const __m512i qq = _mm512_add_epi64(_mm512_set1_epi64((long long)q), lane);
+    const __m512i j = _mm512_and_si512(qq, _mm512_set1_epi64((long long)half - 1));
+    const __m512i pu = _mm512_add_epi64(_mm512_slli_epi64(_mm512_srli_epi64(qq, sh), sh + 1), j);
+    const __m512i pv = _mm512_add_epi64(pu, _mm512_set1_epi64((long long)half));
+    v8 u, v, w;
+    ifma_gather16(&w, tw, _mm512_slli_epi64(j, lg + 2));
+    fr8_soa_gather(&u, soa, pu);
+    fr8_soa_gather(&v, soa, pv);
+    if (dif)
+      fr8_dif(&u, &v, &w);
+    else
+      fr8_dit(&u, &v, &w);
+    fr8_soa_scatter(soa, pu, &u);
+    fr8_soa_scatter(soa, pv, &v);
+  }
+}
+
 /* x (n ≥ 8 elements, 4 words each, R = 2^256, < r) ← FFT(shift ⊙ iFFT(x)) as coset_core, with
  * tw / tw_inv (n/2 entries) and shift_br (n entries) in the same layout; soa: 5·n words of scratch. */
 IFMA_TARGET static void fr8_coset(uint64_t *x, size_t n, const uint64_t *tw, const uint64_t *tw_inv,
@@ -80,38 +122,7 @@ IFMA_TARGET static void fr8_coset(uint64_t *x, size_t n, const uint64_t *tw, con
     fr8_soa_store(soa, i, &v);
   }
   /* iFFT, decimation in frequency: len = n … 2 */
-  for (size_t len = n; len >= 2; len >>= 1) {
-    const size_t half = len >> 1;
-    const unsigned lg = (unsigned)__builtin_ctzll(n / len); /* twiddle index j·(n/len) */
-    if (half >= 8) {
-      for (size_t start = 0; start < n; start += len)
-        for (size_t j = 0; j < half; j += 8) {
-          v8 u, v, w;
-          const __m512i jj = _mm512_add_epi64(_mm512_set1_epi64((long long)j), lane);
-          ifma_gather16(&w, tw_inv, _mm512_slli_epi64(jj, lg + 2));
-          fr8_soa_load(&u, soa, start + j);
-          fr8_soa_load(&v, soa, start + j + half);
-          fr8_dif(&u, &v, &w);
-          fr8_soa_store(soa, start + j, &u);
-          fr8_soa_store(soa, start + j + half, &v);
-        }
-    } else {
-      const unsigned sh = (unsigned)__builtin_ctzll(half);
-      for (size_t q = 0; q < n / 2; q += 8) { /* butterfly q: block q / half, j = q % half */
-        const __m512i qq = _mm512_add_epi64(_mm512_set1_epi64((long long)q), lane);
-        const __m512i j = _mm512_and_si512(qq, _mm512_set1_epi64((long long)half - 1));
-        const __m512i pu = _mm512_add_epi64(_mm512_slli_epi64(_mm512_srli_epi64(qq, sh), sh + 1), j);
-        const __m512i pv = _mm512_add_epi64(pu, _mm512_set1_epi64((long long)half));
-        v8 u, v, w;
-        ifma_gather16(&w, tw_inv, _mm512_slli_epi64(j, lg + 2));
-        fr8_soa_gather(&u, soa, pu);
-        fr8_soa_gather(&v, soa, pv);
-        fr8_dif(&u, &v, &w);
-        fr8_soa_scatter(soa, pu, &u);
-        fr8_soa_scatter(soa, pv, &v);
-      }
-    }
-  }
+  for (size_t len = n; len >= 2; len >>= 1) fr8_stage(soa, n, len, tw_inv, 1);
   for (size_t i = 0; i < n; i += 8) {
     v8 v, s;
     fr8_soa_load(&v, soa, i);
@@ -120,38 +131,7 @@ IFMA_TARGET static void fr8_coset(uint64_t *x, size_t n, const uint64_t *tw, con
     fr8_soa_store(soa, i, &v);
   }
   /* FFT, decimation in time: len = 2 … n */
-  for (size_t len = 2; len <= n; len <<= 1) {
-    const size_t half = len >> 1;
-    const unsigned lg = (unsigned)__builtin_ctzll(n / len); /* twiddle index j·(n/len) */
-    if (half >= 8) {
-      for (size_t start = 0; start < n; start += len)
-        for (size_t j = 0; j < half; j += 8) {
-          v8 u, v, w;
-          const __m512i jj = _mm512_add_epi64(_mm512_set1_epi64((long long)j), lane);
-          ifma_gather16(&w, tw, _mm512_slli_epi64(jj, lg + 2));
-          fr8_soa_load(&u, soa, start + j);
-          fr8_soa_load(&v, soa, start + j + half);
-          fr8_dit(&u, &v, &w);
-          fr8_soa_store(soa, start + j, &u);
-          fr8_soa_store(soa, start + j + half, &v);
-        }
-    } else {
-      const unsigned sh = (unsigned)__builtin_ctzll(half);
-      for (size_t q = 0; q < n / 2; q += 8) {
-        const __m512i qq = _mm512_add_epi64(_mm512_set1_epi64((long long)q), lane);
-        const __m512i j = _mm512_and_si512(qq, _mm512_set1_epi64((long long)half - 1));
-        const __m512i pu = _mm512_add_epi64(_mm512_slli_epi64(_mm512_srli_epi64(qq, sh), sh + 1), j);
-        const __m512i pv = _mm512_add_epi64(pu, _mm512_set1_epi64((long long)half));
-        v8 u, v, w;
-        ifma_gather16(&w, tw, _mm512_slli_epi64(j, lg + 2));
-        fr8_soa_gather(&u, soa, pu);
-        fr8_soa_gather(&v, soa, pv);
-        fr8_dit(&u, &v, &w);
-        fr8_soa_scatter(soa, pu, &u);
-        fr8_soa_scatter(soa, pv, &v);
-      }
-    }
-  }
+  for (size_t len = 2; len <= n; len <<= 1) fr8_stage(soa, n, len, tw, 0);
   for (size_t i = 0; i < n; i += 8) {
     v8 v, c;
     __m512i z[4];
