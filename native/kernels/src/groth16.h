@@ -67,8 +67,8 @@ size_t g16_key_bytes(const g16_key *key);
  *   rs       NULL (r, s from getrandom) or 64 bytes: r then s, plain little-endian, each < r
  *   threads  threads for this proof (0 = automatic, see msm.h: the online CPUs shared by the open
  *            proofs); with 2 or more the three coset FFT chains and the four MSMs run as tasks,
- *            each MSM on one thread (the longest first; measured against splitting every MSM's
- *            windows over the threads: inclusion_26_1 wall 53 vs 60 ms on two cores)
+ *            each MSM on one thread, the longest first (inclusion_26_1 on two cores: 42 ms of
+ *            wall time for 78 ms of CPU)
  *   out      256 bytes: π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1), π_C (x, y), every coordinate a
  *            plain little-endian 32-byte integer < q (affine; the point at infinity, which a random
  *            r, s make practically impossible, is written as x = 0, y = 1 like ffjavascript)
