@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fq.h"
+#include "fq_inv.h"
 #include "msm_ifma.h"
 #include "scratch.h"
 

@@ -19,22 +19,14 @@ FR_INLINE void FQM(sqr)(fq_t *r, const fq_t *a) { FQM(mul)(r, a, a); }
 /* r ≡ a·b·2^-256, r < 2q for a, b < 2q (not reduced: only for values that feed multiplications). */
 FR_INLINE void FQM(mul_lazy)(fq_t *r, const fq_t *a, const fq_t *b) { FQ_MONT_MUL_LAZY(r->v, a->v, b->v); }
 
-/* r = a^-1 (Montgomery form in and out; a ≠ 0) by Fermat, a^(q−2), with a 4-bit fixed window:
- * 14 + 63 multiplications and 252 squarings. The batch-affine MSM spends one per batch. */
+/* r = a^-1 (Montgomery form in and out; a ≠ 0): Bernstein–Yang divsteps on the integer a·R
+ * (fq_inv.h, variable time), then one product with R³ to come back to Montgomery form. About 1 µs
+ * against 3.6 µs for Fermat's a^(q−2) (252 squarings, 63 products), which it replaced; the
+ * batch-affine MSM spends one per batch. */
 static void FQM(inv)(fq_t *r, const fq_t *a) {
-  static const uint64_t e[4] = {0x3c208c16d87cfd45ULL, 0x97816a916871ca8dULL, 0xb85045b68181585dULL,
-                                0x30644e72e131a029ULL}; /* q − 2 */
-  fq_t tab[16], acc;
-  tab[0] = FQ_ONE;
-  tab[1] = *a;
-  for (int i = 2; i < 16; i++) FQM(mul)(&tab[i], &tab[i - 1], a);
-  acc = tab[e[3] >> 60];
-  for (int nib = 62; nib >= 0; nib--) {
-    for (int k = 0; k < 4; k++) FQM(sqr)(&acc, &acc);
-    const unsigned d = (unsigned)(e[nib >> 4] >> ((nib & 15) * 4)) & 15;
-    if (d) FQM(mul)(&acc, &acc, &tab[d]);
-  }
-  *r = acc;
+  fq_t p;
+  fqi_inverse_plain(p.v, a->v);
+  FQM(mul)(r, &p, (const fq_t *)FQI_R3);
 }
 
 /* Fq2 = Fq[u]/(u² + 1): Karatsuba product, complex squaring. */
