@@ -35,8 +35,6 @@ static const uint64_t FQ52_64Q[5] = {0x305b61f3f51c0ULL, 0x5a1c72a34f082ULL, 0x5
 #define FQ52_TOP16 0x30644e72e131bULL
 #define FQ52_TOP32 0x60c89ce5c2635ULL
 #define FQ52_TOP64 0xc19139cb84c69ULL
-static const uint64_t FQ52_34Q[5] = {0x29b08c099a36eULL, 0x4fdf1ce6c1fc5ULL, 0x32dbc6e1f3027ULL, 0x458a7aa9423d3ULL,
-                                     0x66d526b41e897ULL};
 
 /* r = a·b·2^-260 (mod q), normalised, < (A·B/84 + 1)·q for a < A·q, b < B·q (r may alias). */
 IFMA_INLINE void fq8_mul(v8 *r, const v8 *a_, const v8 *b_) {
@@ -164,8 +162,10 @@ IFMA_INLINE void fq2x8_blend(v8x2 *r, __mmask8 m, const v8x2 *a) {
   fq8_blend(&r->c0, m, &a->c0);
   fq8_blend(&r->c1, m, &a->c1);
 }
-/* G1 (bounds in q): num = y2 − y1 < 48; doubling num = 3·x1² < 13; x3 = λ² − x1 − x2 < 34 (λ² < 2);
- * d = x1 − x3 < 50; y3 = t − y1 < 20 (t = λ·d < 4). */
+/* G1 (bounds in q): num = y2 − y1 < 48; doubling num = 3·x1² < 13; with the lane inverse di < 16
+ * (a flush of one group uses the gathered inverse as it is), λ < 10.1 and λ² < 2.3, so
+ * x3 = λ² − x1 − x2 < 34.3; d = x1 + 64q − x3 < 80 (34q did not cover x3 above 34q); t = λ·d < 10.6;
+ * y3 = t − y1 < 27. */
 IFMA_INLINE void fq8_ba_num(v8 *r, const v8 *y2, const v8 *y1) { fq8_sub_k(r, y2, y1, FQ52_32Q); }
 IFMA_INLINE void fq8_ba_dbl(v8 *r, const v8 *x1) {
   v8 sq;
@@ -178,7 +178,7 @@ IFMA_INLINE void fq8_ba_x3(v8 *r, const v8 *lam2, const v8 *x1, const v8 *x2) {
   fq8_sub_k(&t, lam2, x1, FQ52_16Q);
   fq8_sub_k(r, &t, x2, FQ52_16Q);
 }
-IFMA_INLINE void fq8_ba_d(v8 *r, const v8 *x1, const v8 *x3) { fq8_sub_k(r, x1, x3, FQ52_34Q); }
+IFMA_INLINE void fq8_ba_d(v8 *r, const v8 *x1, const v8 *x3) { fq8_sub_k(r, x1, x3, FQ52_64Q); }
 IFMA_INLINE void fq8_ba_y3(v8 *r, const v8 *t, const v8 *y1) { fq8_sub_k(r, t, y1, FQ52_16Q); }
 /* G2 (bounds per component, in q; fq2x8_mul takes < 33, gives < 16.001): num = y2 − y1 < 32;
  * doubling num = 3·x1² folded < 16.001; x3 = λ² − x1 − x2 folded < 16.001; d = x1 − x3 < 33;
