@@ -70,7 +70,7 @@ int fr_fft(uint8_t *buf, size_t n, const uint8_t *root, const uint8_t *scale) {
   fe *a = (fe *)(void *)buf; /* x86-64/arm64 tolerate unaligned u64 access */
 #ifdef FR_HAVE_ADX
   /* the multiplication the MSM uses (CPUID, or msm_select_impl in tests) */
-  if (strcmp(msm_impl_name(), "c") != 0) return fft_adx(a, n, w, scale ? s : NULL);
+  if (msm_impl_level() >= 1) return fft_adx(a, n, w, scale ? s : NULL);
 #endif
   return fft_c(a, n, w, scale ? s : NULL);
 }

@@ -8,33 +8,16 @@
  * product < 4.1r; out: ·(2^256 mod r) < 2r, then one conditional subtraction. */
 #ifndef REFRACT_FFT_IFMA_H
 #define REFRACT_FFT_IFMA_H
-#include "ifma52.h"
+#include "fr_ifma.h"
 #ifdef REFRACT_HAVE_IFMA
 #include <stdint.h>
 
-static const uint64_t FR52_R[5] = {0x1f593f0000001ULL, 0x4879b9709143eULL, 0x181585d2833e8ULL, 0xa029b85045b68ULL,
-                                   0x30644e72e131ULL};
-#define FR52_NINV 0x1f593efffffffULL
 static const uint64_t FR52_TO_R256[5] = {0x6341c4ffffffbULL, 0x959f60cd29ac9ULL, 0x879462e36fc76ULL,
                                          0xdf2f666ea36f7ULL, 0xe0a77c19a07ULL};
 static const uint64_t FR52_5R[5] = {0x9cbe3b0000005ULL, 0x6a609f32d6536ULL, 0x786b9d1c90389ULL, 0x20d099915c908ULL,
                                     0xf1f5883e65f8ULL};
-static const uint64_t FR52_16R[5] = {0xf593f00000010ULL, 0x879b9709143e1ULL, 0x81585d2833e84ULL, 0x29b85045b681ULL,
-                                     0x30644e72e131aULL};
 static const uint64_t FR52_17R[5] = {0x14ed2f0000011ULL, 0xd0155079a5820ULL, 0x996de2fab726cULL, 0xa2c53d54a11e9ULL,
                                      0x336a935a0f44bULL};
-#define FR52_TOP16 0x30644e72e131bULL
-
-IFMA_INLINE void fr8_mul(v8 *r, const v8 *a_, const v8 *b_) {
-  const v8 a = *a_, bb = *b_;
-  const v8 *b = &bb;
-  IFMA52_MUL_BODY(a.l[i], FR52_R, FR52_NINV);
-}
-IFMA_INLINE void fr8_mul_const(v8 *r, const uint64_t *c, const v8 *b_) {
-  const v8 bb = *b_;
-  const v8 *b = &bb;
-  IFMA52_MUL_BODY(ifma_bc(c[i]), FR52_R, FR52_NINV);
-}
 /* Eight elements at limb-array index idx (five arrays of n words, SoA). */
 IFMA_INLINE void fr8_soa_gather(v8 *r, uint64_t *const soa[5], __m512i idx) {
   for (int j = 0; j < 5; j++) r->l[j] = _mm512_i64gather_epi64(idx, (const void *)soa[j], 8);

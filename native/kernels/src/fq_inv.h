@@ -1,7 +1,9 @@
 /* Variable-time inversion in BN254's Fq by Bernstein–Yang divsteps, 62 at a time (the algorithm and
  * schedule of libsecp256k1's secp256k1_modinv64_var, written here for q): about 4× faster than
  * Fermat's a^(q−2) with a 4-bit window. Variable time is fine where it is used: the batch-affine
- * MSM inverts sums of public key points. Input and output in Montgomery form (R = 2^256), < q. */
+ * MSM inverts sums of public key points. fqi_inverse_plain works on plain integers (any a with
+ * gcd(a, q) = 1, so a lazily reduced a < 2q too); msm_field.h's FQM(inv) turns a Montgomery a·R
+ * into (a·R)^-1 with it and multiplies by R³ to get a^-1·R. */
 #ifndef REFRACT_FQ_INV_H
 #define REFRACT_FQ_INV_H
 #include <stdint.h>

@@ -933,7 +933,7 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
 
   int adx = 0;
 #ifdef FR_HAVE_ADX
-  adx = strcmp(msm_impl_name(), "ifma") == 0 ? 2 : strcmp(msm_impl_name(), "c") != 0;
+  adx = msm_impl_level();
 #endif
   int rc = G16_OK;
   /* --- A·w, B·w, C = A·B on the domain; H on the odd coset --- */

@@ -291,6 +291,14 @@ int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, siz
 
 const char *msm_impl_name(void) { return impl()->name; }
 
+int msm_impl_level(void) {
+  const msm_impl_t *t = impl();
+#ifdef MSM_HAVE_IFMA
+  if (t == &impl_ifma) return 2;
+#endif
+  return t == &impl_c ? 0 : 1;
+}
+
 int msm_select_impl(const char *name) {
   if (strcmp(name, "c") == 0) {
     selected_impl = &impl_c;

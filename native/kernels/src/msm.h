@@ -1,4 +1,4 @@
-/* Multi-scalar multiplication on BN254 G1 and G2 (Pippenger, signed windows, XYZZ buckets),
+/* Multi-scalar multiplication on BN254 G1 and G2 (Pippenger, signed windows; msm_select_algorithm),
  * in ffjavascript/wasmcurves' memory layout so that snarkjs' `multiExpAffine` can be served
  * natively:
  *   bases   n affine points, Montgomery form, little-endian limbs: G1 64 bytes (x, y),
@@ -19,9 +19,12 @@ int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, siz
 /* Adds delta (+1 when a proof starts, −1 when it ends) to the process-wide count of open jobs
  * that share the CPUs with automatic thread counts; returns the new count. */
 int msm_jobs(int delta);
-/* "adx" or "c": the field multiplication the MSM (and fft.c) uses. */
+/* "ifma" (ADX plus the batch-affine additions on eight AVX-512 IFMA lanes, and the prover's coset
+ * FFT on them), "adx" or "c": the field multiplication the MSM (and fft.c, groth16.c) uses. */
 const char *msm_impl_name(void);
-/* Forces "c" or "adx" (tests, benchmarks); returns 0 when unavailable. */
+/* The same as a level: 0 = c, 1 = adx, 2 = ifma (each level includes the one below). */
+int msm_impl_level(void);
+/* Forces "c", "adx" or "ifma" (tests, benchmarks); returns 0 when unavailable. */
 int msm_select_impl(const char *name);
 /* "glv" (default), "affine" or "xyzz": the bucket algorithm of msm_g1 / msm_g2 (same results).
  *   xyzz    Pippenger over all n points, signed windows of a width chosen for n, XYZZ buckets

@@ -584,7 +584,8 @@ static void PN(ext_fold)(PN(ba_t) * s, unsigned nbt) {
  * O += R and R += bucket, every chain's step in one batch (cs: 2·g·S accumulators, R then O), so
  * that R = Σ bucket and O = Σ (i + 1)·bucket_{jL+i}; then out[v] = Σ_j O_j + L·Σ_j j·R_j (a running
  * sum over the S chains and log2 L doublings). */
-static void PN(reduce_ba)(PN(ba_t) * s, PN(ba_t) * cs, void *cmem, unsigned g, unsigned nb, PN(xyzz_t) * out) {
+static void PN(reduce_ba)(PN(ba_t) * s, void *cmem, unsigned g, unsigned nb, PN(xyzz_t) * out) {
+  PN(ba_t) chains, *cs = &chains;
   unsigned S = BA_CHAINS / g;
   if (S > nb / 4) S = nb / 4;
   unsigned p2 = 1;
@@ -630,7 +631,7 @@ static void PN(reduce_ba)(PN(ba_t) * s, PN(ba_t) * cs, void *cmem, unsigned g, u
  * of them: out[v] = Σ_j digits[v·m + j] · base_{idx[j]} with digits in [−nb, nb] (weighted); with
  * digits == NULL (g = 1) the plain sum Σ_j base_{idx[j]}, the points dealt to the nb buckets in turn. */
 static void PN(window_ba)(const uint8_t *bases, const uint32_t *idx, const int16_t *digits, size_t m, unsigned g,
-                          unsigned nb, PN(ba_t) * s, PN(ba_t) * cs, void *cmem, PN(xyzz_t) * out) {
+                          unsigned nb, PN(ba_t) * s, void *cmem, PN(xyzz_t) * out) {
   const unsigned nbt = g * nb;
   memset(s->state, 0, nbt);
   unsigned k = 0, b_ = 0;
@@ -682,8 +683,9 @@ static void PN(window_ba)(const uint8_t *bases, const uint32_t *idx, const int16
   PN(ba_drain)(s, &k);
   PN(ba_flush)(s, k);
 
-  if (digits && cmem && nb >= 16) {
-    PN(reduce_ba)(s, cs, cmem, g, nb, out);
+  /* weighted sums by the chain reduction (cmem: PN(ba_bytes)(2·BA_CHAINS, 2·BA_CHAINS), g ≤ BA_CHAINS) */
+  if (digits && cmem && nb >= 16 && g <= BA_CHAINS) {
+    PN(reduce_ba)(s, cmem, g, nb, out);
     return;
   }
   for (unsigned v = 0; v < g; v++) {
@@ -740,19 +742,19 @@ static void *PN(ba_worker)(void *arg) {
     atomic_store(&job->failed, 1);
     return NULL;
   }
-  PN(ba_t) s, cs;
+  PN(ba_t) s;
   const unsigned first = job->ones ? 1 : 0;
   for (;;) {
     const unsigned t = atomic_fetch_add(&job->next, 1);
     if (t >= job->tasks) break;
     if (t < first) {
       PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
-      PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, NULL, NULL, &job->results[0]);
+      PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, NULL, &job->results[0]);
     } else {
       const unsigned w0 = (t - first) * job->group;
       const unsigned g = job->windows - w0 < job->group ? job->windows - w0 : job->group;
       PN(ba_init)(&s, mem, g * job->nb, PN(ba_cap)(g * job->nb));
-      PN(window_ba)(job->bases, job->idx, job->digits + (size_t)w0 * job->m, job->m, g, job->nb, &s, &cs, cmem,
+      PN(window_ba)(job->bases, job->idx, job->digits + (size_t)w0 * job->m, job->m, g, job->nb, &s, cmem,
                     &job->results[1 + w0]);
     }
   }

@@ -1,7 +1,7 @@
 /* Template (no include guard): Fq / Fq2 multiplication for one backend, then the G1 and G2 MSM
  * (msm_curve.h) built on it. Before including, define
  *   MSM_IMPL                 backend suffix token (c / adx)
- *   FQ_MONT_MUL_LAZY(r,a,b)  Montgomery product on uint64_t[4], r < 2q for a, b < q
+ *   FQ_MONT_MUL_LAZY(r,a,b)  Montgomery product on uint64_t[4], r < 2q for a, b < 2q
  *   MSM_IFMA                 (optional) the batch-affine flush on eight AVX-512 IFMA lanes (G1 and G2)
  * Defines (static): msm_g1_<impl>, msm_g2_<impl>. */
 #define MSM_CAT_(a, b) a##b

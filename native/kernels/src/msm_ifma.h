@@ -6,7 +6,7 @@
  * x in Montgomery form for R = 2^260, below 16q; a product with FQ52_TO_R256 (2^256 mod q) goes
  * back (x·2^256 + at most q: one conditional subtraction). Bounds are in multiples of q:
  * 2^260 > 84q, a product of values below A·q and B·q is below (A·B/84 + 1)·q, and a difference
- * a − b is taken as a + K − b with K a multiple of q above b's bound (fq8_sub_k). */
+ * a − b is taken as a + K − b with K a multiple of q above b's bound (v8_sub_k). */
 #ifndef REFRACT_MSM_IFMA_H
 #define REFRACT_MSM_IFMA_H
 #include "ifma52.h"
@@ -50,9 +50,6 @@ IFMA_INLINE void fq8_mul_const(v8 *r, const uint64_t *c, const v8 *b_) {
   IFMA52_MUL_BODY(ifma_bc(c[i]), FQ52_Q, FQ52_NINV);
 }
 
-/* r = a + K − b (v8_sub_k). */
-IFMA_INLINE void fq8_sub_k(v8 *r, const v8 *a, const v8 *b, const uint64_t *K) { v8_sub_k(r, a, b, K); }
-
 /* r = a + b, normalised. */
 IFMA_INLINE void fq8_add(v8 *r, const v8 *a, const v8 *b) {
   for (int j = 0; j < 5; j++) r->l[j] = _mm512_add_epi64(a->l[j], b->l[j]);
@@ -78,9 +75,6 @@ IFMA_INLINE void fq8_scatter(uint64_t *base, __m512i idx, __mmask8 live, const _
   }
 }
 
-/* x ← x − K when x ≥ K by its top limb (K = 16q, 32q or 64q with its FQ52_TOP*; v8_fold). */
-IFMA_INLINE void fq8_fold(v8 *x, const uint64_t *K, uint64_t top) { v8_fold(x, K, top); }
-
 /* ---- Fq2 = Fq[u]/(u² + 1) on eight lanes: components c0, c1 as above ---- */
 typedef struct {
   v8 c0, c1;
@@ -92,18 +86,18 @@ IFMA_INLINE void fq2x8_gather16(v8x2 *r, const uint64_t *base, __m512i idx) {
   fq8_gather16(&r->c1, base, _mm512_add_epi64(idx, ifma_bc(4)));
 }
 
-/* r = a + K − b per component (fq8_sub_k). */
+/* r = a + K − b per component (v8_sub_k). */
 IFMA_INLINE void fq2x8_sub_k(v8x2 *r, const v8x2 *a, const v8x2 *b, const uint64_t *K) {
-  fq8_sub_k(&r->c0, &a->c0, &b->c0, K);
-  fq8_sub_k(&r->c1, &a->c1, &b->c1, K);
+  v8_sub_k(&r->c0, &a->c0, &b->c0, K);
+  v8_sub_k(&r->c1, &a->c1, &b->c1, K);
 }
 
-/* Components below 33q → below 16.001q: c ≥ 32q loses 32q, then c ≥ 16q loses 16q. */
-IFMA_INLINE void fq2x8_fold33(v8x2 *x) {
-  fq8_fold(&x->c0, FQ52_32Q, FQ52_TOP32);
-  fq8_fold(&x->c0, FQ52_16Q, FQ52_TOP16);
-  fq8_fold(&x->c1, FQ52_32Q, FQ52_TOP32);
-  fq8_fold(&x->c1, FQ52_16Q, FQ52_TOP16);
+/* Components below 64q → below 16.001q: c ≥ 32q loses 32q, then c ≥ 16q loses 16q. */
+IFMA_INLINE void fq2x8_fold(v8x2 *x) {
+  v8_fold(&x->c0, FQ52_32Q, FQ52_TOP32);
+  v8_fold(&x->c0, FQ52_16Q, FQ52_TOP16);
+  v8_fold(&x->c1, FQ52_32Q, FQ52_TOP32);
+  v8_fold(&x->c1, FQ52_16Q, FQ52_TOP16);
 }
 
 /* r = a·b (Karatsuba: three products) for components of a and b below 33q; r's below 16.001q.
@@ -116,13 +110,13 @@ IFMA_INLINE void fq2x8_mul(v8x2 *r, const v8x2 *a, const v8x2 *b) {
   fq8_add(&sa, &a->c0, &a->c1);
   fq8_add(&sb, &b->c0, &b->c1);
   fq8_mul(&s, &sa, &sb);
-  fq8_sub_k(&r->c0, &t0, &t1, FQ52_14Q);
+  v8_sub_k(&r->c0, &t0, &t1, FQ52_14Q);
   fq8_add(&u, &t0, &t1);
-  fq8_sub_k(&r->c1, &s, &u, FQ52_28Q);
-  fq8_fold(&r->c0, FQ52_16Q, FQ52_TOP16);
-  fq8_fold(&r->c1, FQ52_64Q, FQ52_TOP64);
-  fq8_fold(&r->c1, FQ52_32Q, FQ52_TOP32);
-  fq8_fold(&r->c1, FQ52_16Q, FQ52_TOP16);
+  v8_sub_k(&r->c1, &s, &u, FQ52_28Q);
+  v8_fold(&r->c0, FQ52_16Q, FQ52_TOP16);
+  v8_fold(&r->c1, FQ52_64Q, FQ52_TOP64);
+  v8_fold(&r->c1, FQ52_32Q, FQ52_TOP32);
+  v8_fold(&r->c1, FQ52_16Q, FQ52_TOP16);
 }
 
 /* ---- the batch-affine flush's steps (msm_curve.h, PN(ba_flush_ifma)), per coordinate field.
@@ -166,7 +160,7 @@ IFMA_INLINE void fq2x8_blend(v8x2 *r, __mmask8 m, const v8x2 *a) {
  * (a flush of one group uses the gathered inverse as it is), λ < 10.1 and λ² < 2.3, so
  * x3 = λ² − x1 − x2 < 34.3; d = x1 + 64q − x3 < 80 (34q did not cover x3 above 34q); t = λ·d < 10.6;
  * y3 = t − y1 < 27. */
-IFMA_INLINE void fq8_ba_num(v8 *r, const v8 *y2, const v8 *y1) { fq8_sub_k(r, y2, y1, FQ52_32Q); }
+IFMA_INLINE void fq8_ba_num(v8 *r, const v8 *y2, const v8 *y1) { v8_sub_k(r, y2, y1, FQ52_32Q); }
 IFMA_INLINE void fq8_ba_dbl(v8 *r, const v8 *x1) {
   v8 sq;
   fq8_mul(&sq, x1, x1);
@@ -175,11 +169,11 @@ IFMA_INLINE void fq8_ba_dbl(v8 *r, const v8 *x1) {
 }
 IFMA_INLINE void fq8_ba_x3(v8 *r, const v8 *lam2, const v8 *x1, const v8 *x2) {
   v8 t;
-  fq8_sub_k(&t, lam2, x1, FQ52_16Q);
-  fq8_sub_k(r, &t, x2, FQ52_16Q);
+  v8_sub_k(&t, lam2, x1, FQ52_16Q);
+  v8_sub_k(r, &t, x2, FQ52_16Q);
 }
-IFMA_INLINE void fq8_ba_d(v8 *r, const v8 *x1, const v8 *x3) { fq8_sub_k(r, x1, x3, FQ52_64Q); }
-IFMA_INLINE void fq8_ba_y3(v8 *r, const v8 *t, const v8 *y1) { fq8_sub_k(r, t, y1, FQ52_16Q); }
+IFMA_INLINE void fq8_ba_d(v8 *r, const v8 *x1, const v8 *x3) { v8_sub_k(r, x1, x3, FQ52_64Q); }
+IFMA_INLINE void fq8_ba_y3(v8 *r, const v8 *t, const v8 *y1) { v8_sub_k(r, t, y1, FQ52_16Q); }
 /* G2 (bounds per component, in q; fq2x8_mul takes < 33, gives < 16.001): num = y2 − y1 < 32;
  * doubling num = 3·x1² folded < 16.001; x3 = λ² − x1 − x2 folded < 16.001; d = x1 − x3 < 33;
  * y3 = t − y1 < 33. */
@@ -191,13 +185,13 @@ IFMA_INLINE void fq2x8_ba_dbl(v8x2 *r, const v8x2 *x1) {
   fq8_add(&r->c0, &r->c0, &sq.c0);
   fq8_add(&r->c1, &sq.c1, &sq.c1);
   fq8_add(&r->c1, &r->c1, &sq.c1);
-  fq2x8_fold33(r); /* < 48.003 → < 16.001 */
+  fq2x8_fold(r); /* < 48.003 → < 16.001 */
 }
 IFMA_INLINE void fq2x8_ba_x3(v8x2 *r, const v8x2 *lam2, const v8x2 *x1, const v8x2 *x2) {
   v8x2 t;
   fq2x8_sub_k(&t, lam2, x1, FQ52_16Q);
   fq2x8_sub_k(r, &t, x2, FQ52_16Q);
-  fq2x8_fold33(r); /* < 48.001 → < 16.001 */
+  fq2x8_fold(r); /* < 48.001 → < 16.001 */
 }
 IFMA_INLINE void fq2x8_ba_d(v8x2 *r, const v8x2 *x1, const v8x2 *x3) { fq2x8_sub_k(r, x1, x3, FQ52_17Q); }
 IFMA_INLINE void fq2x8_ba_y3(v8x2 *r, const v8x2 *t, const v8x2 *y1) { fq2x8_sub_k(r, t, y1, FQ52_16Q); }

@@ -19,7 +19,7 @@
  * moved from R = 2^256 to R = 2^260 (× 16 mod q) once, at first use. Selected at run time when the
  * CPU reports AVX-512F and AVX-512 IFMA (and the OS saves zmm state, checked by
  * __builtin_cpu_supports). */
-#include "ifma52.h"
+#include "fr_ifma.h"
 #ifdef REFRACT_HAVE_IFMA
 #define POSEIDON_HAVE_IFMA 1
 #include <pthread.h>
@@ -28,30 +28,8 @@
 /* An Fr element as five 52-bit limbs, Montgomery form R = 2^260 (constants). */
 typedef uint64_t fe52[5];
 
-static const fe52 IFMA_Q = {0x1f593f0000001ULL, 0x4879b9709143eULL, 0x181585d2833e8ULL, 0xa029b85045b68ULL,
-                            0x30644e72e131ULL};
-static const fe52 IFMA_Q16 = {0xf593f00000010ULL, 0x879b9709143e1ULL, 0x81585d2833e84ULL, 0x29b85045b681ULL,
-                              0x30644e72e131aULL}; /* 16q */
 static const fe52 IFMA_R2 = {0xb852d16da6f5ULL, 0xc621620cddce3ULL, 0xaf1b95343ffb6ULL, 0xc3c15e103e7c2ULL,
                              0x281528fa122ULL}; /* 2^520 mod q: mul by it enters Montgomery form */
-#define IFMA_NINV 0x1f593efffffffULL          /* −q^-1 mod 2^52 */
-#define IFMA_TOP16 0x30644e72e131bULL         /* ⌈16q / 2^208⌉: top limb ≥ this ⇒ value ≥ 16q */
-
-#define IFMA_MUL_BODY(AI) IFMA52_MUL_BODY(AI, IFMA_Q, IFMA_NINV)
-
-/* r = a·b·2^-260 (mod q) for eight lanes (r may alias a or b). */
-IFMA_INLINE void v8_mul(v8 *r, const v8 *a_, const v8 *b_) {
-  const v8 a = *a_, bb = *b_;
-  const v8 *b = &bb;
-  IFMA_MUL_BODY(a.l[i]);
-}
-
-/* r = c·b·2^-260 (mod q) with the same constant c in every lane (r may alias b). */
-IFMA_INLINE void v8_mul_const(v8 *r, const uint64_t *c, const v8 *b_) {
-  const v8 bb = *b_;
-  const v8 *b = &bb;
-  IFMA_MUL_BODY(ifma_bc(c[i]));
-}
 
 IFMA_INLINE void v8_add(v8 *r, const v8 *a, const v8 *b) {
   for (int j = 0; j < 5; j++) r->l[j] = _mm512_add_epi64(a->l[j], b->l[j]);
@@ -63,27 +41,21 @@ IFMA_INLINE void v8_add_const(v8 *r, const uint64_t *c) {
   v8_norm(r);
 }
 
-/* Lanes whose (normalised) value is ≥ 16q (by the top limb) get 16q subtracted; normalised after. */
-IFMA_INLINE void v8_fold16(v8 *x) {
-  const __mmask8 big = _mm512_cmpge_epu64_mask(x->l[4], ifma_bc(IFMA_TOP16));
-  for (int j = 0; j < 5; j++) x->l[j] = _mm512_mask_sub_epi64(x->l[j], big, x->l[j], ifma_bc(IFMA_Q16[j]));
-  v8_norm(x);
-}
 
 IFMA_INLINE void v8_pow5(v8 *x) {
   v8 x2, x4;
-  v8_mul(&x2, x, x);
-  v8_mul(&x4, &x2, &x2);
-  v8_mul(x, x, &x4);
+  fr8_mul(&x2, x, x);
+  fr8_mul(&x4, &x2, &x2);
+  fr8_mul(x, x, &x4);
 }
 
 /* s = MT · s (MT row-major t × t, fe52 constants). */
 IFMA_INLINE void v8_mix(const int t, v8 *s, const fe52 *MT) {
   v8 n[POSEIDON_T_MAX], tmp;
   for (int i = 0; i < t; i++) {
-    v8_mul_const(&n[i], MT[i * t], &s[0]);
+    fr8_mul_const(&n[i], MT[i * t], &s[0]);
     for (int j = 1; j < t; j++) {
-      v8_mul_const(&tmp, MT[i * t + j], &s[j]);
+      fr8_mul_const(&tmp, MT[i * t + j], &s[j]);
       v8_add(&n[i], &n[i], &tmp);
     }
     v8_norm(&n[i]);
@@ -179,15 +151,15 @@ IFMA_TARGET static void ifma_permute(const ifma_consts *k, v8 *s) {
     v8 s0, tmp;
     v8_pow5(&s[0]);
     v8_add_const(&s[0], Cp[r]);
-    v8_mul_const(&s0, Sr[0], &s[0]);
+    fr8_mul_const(&s0, Sr[0], &s[0]);
     for (i = 1; i < t; i++) {
-      v8_mul_const(&tmp, Sr[i], &s[i]);
+      fr8_mul_const(&tmp, Sr[i], &s[i]);
       v8_add(&s0, &s0, &tmp);
     }
     for (i = 1; i < t; i++) {
-      v8_mul_const(&tmp, Sr[t + i - 1], &s[0]);
+      fr8_mul_const(&tmp, Sr[t + i - 1], &s[0]);
       v8_add(&s[i], &s[i], &tmp);
-      v8_fold16(&s[i]);
+      v8_fold(&s[i], FR52_16R, FR52_TOP16);
     }
     v8_norm(&s0);
     s[0] = s0;
@@ -204,9 +176,9 @@ IFMA_TARGET static void ifma_permute(const ifma_consts *k, v8 *s) {
   for (i = 0; i < t; i++) v8_pow5(&s[i]);
   {
     v8 acc, tmp;
-    v8_mul_const(&acc, k->MT[0], &s[0]);
+    fr8_mul_const(&acc, k->MT[0], &s[0]);
     for (int j = 1; j < t; j++) {
-      v8_mul_const(&tmp, k->MT[j], &s[j]);
+      fr8_mul_const(&tmp, k->MT[j], &s[j]);
       v8_add(&acc, &acc, &tmp);
     }
     v8_norm(&acc);
@@ -232,12 +204,12 @@ IFMA_TARGET static void ifma_hash8(size_t arity, const uint64_t (*x)[IFMA_LANES]
     }
     v8 in;
     for (int j = 0; j < 5; j++) in.l[j] = _mm512_load_si512((const void *)buf[j]);
-    v8_mul_const(&s[i + 1], IFMA_R2, &in); /* x·2^260 mod q (< 2q) */
+    fr8_mul_const(&s[i + 1], IFMA_R2, &in); /* x·2^260 mod q (< 2q) */
   }
   ifma_permute(k, s);
   /* Leave Montgomery form: ·1 gives x·2^-260·2^260 = the canonical value, < 2q. */
   static const fe52 one = {1, 0, 0, 0, 0};
-  v8_mul_const(&s[0], one, &s[0]);
+  fr8_mul_const(&s[0], one, &s[0]);
   for (int j = 0; j < 5; j++) _mm512_store_si512((void *)buf[j], s[0].l[j]);
   for (size_t ln = 0; ln < lanes; ln++) {
     uint64_t r[4];
