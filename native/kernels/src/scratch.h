@@ -2,8 +2,8 @@
  * tables, buckets, twiddles, a proof's polynomials; up to tens of MiB per call) taken straight from
  * the kernel with mmap, so they never sit in malloc's per-thread arenas (glibc raises its mmap
  * threshold after the first large free and then serves such blocks from the arenas, where they
- * fragment). Freed blocks of 64 KiB and more are kept for reuse (scratch.c: up to SCRATCH_CACHE_BYTES
- * in all, sizes rounded up to a power of two) instead of going back with munmap: in a proof whose
+ * fragment). Freed blocks are kept for reuse (scratch.c: up to SCRATCH_CACHE_BYTES in all, sizes
+ * rounded up to a power of two from 64 KiB) instead of going back with munmap: in a proof whose
  * MSMs run on several threads at once, every munmap stopped the other threads for a TLB shootdown
  * and every fresh block paid its page faults again (inclusion_26_1 on two threads: 65 → 53 ms).
  * The bound is what inclusion_26_8 on two threads uses (wall 309 ms with 64 MiB, 277 with 128);
