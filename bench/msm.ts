@@ -24,11 +24,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 
-import { nativeAddon, nativeAddonError, type NativeAddon } from '../src/native.ts';
+import { nativeAddon, nativeAddonError } from '../src/native.ts';
+import { BN254_P, BN254_R } from '../src/prover/proofEncoding.ts';
 import { loadSnarkjs } from '../src/prover/snark.ts';
 
-/** The addon's algorithm switch (native/kernels/src/msm.h, msm_select_algorithm). */
-type MsmAddon = NativeAddon & { msmSelectAlgorithm?(name: string): boolean; msmAlgorithm?(): string };
 
 const args = process.argv.slice(2);
 const argStr = (name: string, def: string) => {
@@ -40,7 +39,7 @@ const TO = Number(argStr('to', '17'));
 const ROUNDS = Number(argStr('rounds', '3'));
 const GROUPS = argStr('groups', 'G1,G2').split(',') as ('G1' | 'G2')[];
 
-const addon = nativeAddon as MsmAddon | null;
+const addon = nativeAddon;
 if (!addon?.msmG1 || !addon.msmSelectAlgorithm) {
   console.error(`bench:msm needs the native addon with msmSelectAlgorithm (${nativeAddonError ?? 'older build'})`);
   process.exit(1);
@@ -65,11 +64,10 @@ function selectPath(name: string) {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
 
-/** n uniform scalars in [0, r), 32-byte little-endian each. */
+/** One uniform scalar in [0, r), 32 bytes little-endian, written at out[at]. */
 function randomScalar(out: Uint8Array, at: number) {
-  const v = BigInt('0x' + randomBytes(32).toString('hex')) % R;
+  const v = BigInt('0x' + randomBytes(32).toString('hex')) % BN254_R;
   let x = v;
   for (let k = 0; k < 32; k++) {
     out[at + k] = Number(x & 0xffn);
@@ -96,12 +94,11 @@ interface Curve {
   terminate(): Promise<void>;
 }
 
-const Q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47n;
 /** q − a for a 32-byte LE Montgomery Fq element (0 stays 0). */
 function negFq(a: Uint8Array): Uint8Array {
   let v = 0n;
   for (let k = 31; k >= 0; k--) v = (v << 8n) | BigInt(a[k]!);
-  let x = v === 0n ? 0n : Q - v;
+  let x = v === 0n ? 0n : BN254_P - v;
   const out = new Uint8Array(32);
   for (let k = 0; k < 32; k++) {
     out[k] = Number(x & 0xffn);

@@ -32,7 +32,16 @@ export interface NativeAddon {
   msmG2?(bases: Uint8Array, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
   /** Adds `delta` to the process-wide open-job count that automatic MSM thread counts divide the CPUs by. */
   msmJobs?(delta: number): number;
+  /**
+   * Field multiplication of the MSM, frFft and the native prover: 'ifma' (ADX plus the batch-affine
+   * additions and the coset FFT on eight AVX-512 IFMA lanes; the default where the CPU has it),
+   * 'adx' (BMI2/ADX asm) or 'c' (portable).
+   */
   msmImpl?(): 'ifma' | 'adx' | 'c';
+  /** Bucket algorithm of msmG1 / msmG2 (native/kernels/src/msm.h; same results): 'glv' (default), 'affine', 'xyzz'. */
+  msmAlgorithm?(): 'glv' | 'affine' | 'xyzz';
+  /** Selects the bucket algorithm for the process (tests, benchmarks); false for an unknown name. */
+  msmSelectAlgorithm?(name: string): boolean;
   /**
    * In-place radix-2 NTT over BN254 Fr in ffjavascript's layout (native/kernels/src/fft.h): `buf`
    * n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements, `root` a primitive

@@ -44,9 +44,7 @@ interface WasmCurve {
   terminate(): Promise<void>;
 }
 
-/** The addon's MSM algorithm switch (native/kernels/src/msm.h). */
-type MsmAddon = NonNullable<typeof nativeAddon> & { msmSelectAlgorithm?(name: string): boolean; msmAlgorithm?(): string };
-const addon = nativeAddon as MsmAddon | null;
+const addon = nativeAddon;
 const ALGORITHMS = ['glv', 'affine', 'xyzz'] as const;
 // Without the addon (no compiler at install) the prover uses the wasm MSM and these tests are
 // skipped, unless REFRACT_REQUIRE_NATIVE=1 (CI) makes that a failure.

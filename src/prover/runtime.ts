@@ -262,8 +262,8 @@ export class ProverRuntime {
     }
     if (this.pool) {
       const s = this.pool.stats();
-      // fieldArithmetic: the native kernels' multiplication (ifma = ADX plus the eight-lane AVX-512 IFMA MSM flush and FFT; adx; c)
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, fieldArithmetic: s.kernels === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      // fieldArithmetic: the multiplication of the native kernels or the native prover (ifma = ADX plus the eight-lane AVX-512 IFMA MSM flush and FFT; adx; c)
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

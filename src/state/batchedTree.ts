@@ -97,7 +97,7 @@ function planAppend(w: WriteView, info: TreeInfo, e: BatchEvent, state: BatchTre
     if (!a?.v2) throw new Refusal(`BatchAppend seq ${seq}: queued hash ${b58(q.hash)} has no StateV2 account record`);
     accounts.push(a);
     // An account already nullified in the tree keeps its nullifier leaf (§2.5.2 BatchAppend step 4).
-    if (!a.v2.nullifiedInTree && !nullifiedAhead?.has(Buffer.from(a.hash).toString('hex'))) leaves.push({ leafIndex: a.leafIndex, hash: a.hash, seq });
+    if (!a.v2.nullifiedInTree && !(nullifiedAhead?.size && nullifiedAhead.has(Buffer.from(a.hash).toString('hex')))) leaves.push({ leafIndex: a.leafIndex, hash: a.hash, seq });
   }
   return {
     leaves,
@@ -210,8 +210,16 @@ const sameLeaves = (a: readonly LeafWrite[], b: readonly LeafWrite[]) => a.lengt
  * AddressV2 runs are not guessed (each event's low elements depend on the previous event's writes).
  */
 function speculateRoots(w: WriteView, info: TreeInfo, sorted: readonly { event: BatchEvent }[], state: BatchTreeRecord, out: BatchEventsOutcome): Map<bigint, Speculated> {
-  const planned: { seq: bigint; leaves: LeafWrite[] }[] = [];
   if (info.type !== 'StateV2') return new Map();
+  // Planning reads the queues and accounts; a run of fewer than two in-sequence events is not guessed.
+  let run = 0;
+  for (const { event: e } of sorted) {
+    if (e.sequenceNumber <= state.seq) continue;
+    if (e.sequenceNumber !== state.seq + BigInt(run) + 1n || e.kind === 'batchAddressAppend') break;
+    if (++run === 2) break;
+  }
+  if (run < 2) return new Map();
+  const planned: { seq: bigint; leaves: LeafWrite[] }[] = [];
   let s = state;
   // What the run's earlier BatchNullify events will have marked (an append then keeps the nullifier leaf).
   const nullifiedAhead = new Set<string>();

@@ -131,6 +131,7 @@ export function computeLeafNodesSequence(r: ReadView, tree: Bytes32, depth: numb
       for (const n of frontiers[j]!) overlay.set(n, mem.get(n)!);
       parentsOf.push(parents);
     }
+    if (chunks.length === 0) break; // every set's frontier is empty (and stays so)
     const pairs = Buffer.allocUnsafe(chunks.length * 32);
     chunks.forEach((c, i) => pairs.set(c, i * 32));
     const out = poseidon2Batch(pairs);

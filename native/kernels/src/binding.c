@@ -18,7 +18,7 @@
  *   msmJobs(delta) → number   adds delta to the process-wide open-job count (a proof: +1 at its start,
  *        −1 at its end) that automatic thread counts divide the CPUs by; returns the new count. What a
  *        thread leaves open when its environment is torn down (a terminated worker) is taken off again
- *   msmImpl() → "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's and frFft's multiplication)
+ *   msmImpl() → "ifma" | "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's, frFft's and prover's multiplication)
  *   msmAlgorithm() → "glv" | "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (the MSM's bucket algorithm)
  *   mallocTrim() → boolean   glibc malloc_trim(0) (false without glibc or when nothing was released)
  *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
