@@ -70,6 +70,16 @@ export interface NativeAddon {
    * Errors: ERR_GROTH16_WITNESS (malformed witness), ERR_GROTH16_ARG (r or s ≥ r), ERR_GROTH16_NOMEM.
    */
   groth16Prove?(handle: unknown, wtns: Uint8Array, out: Uint8Array, threads?: number, rs?: Uint8Array, times?: Float64Array): number;
+  /**
+   * Groth16 verification (native/kernels/src/pairing.h): `vk` α1 (64 B) ‖ β2 ‖ γ2 ‖ δ2 (128 B each) ‖
+   * IC_0..IC_n (64 B each), `proof` 256 B in `groth16Prove`'s layout, `publics` n × 32 B; all plain LE,
+   * an all-zero point is infinity. True when e(−π_A, π_B)·e(α1, β2)·e(vk_x, γ2)·e(π_C, δ2) = 1.
+   * Error ERR_GROTH16_VERIFY_INPUT (message: which field, why) for a coordinate ≥ q, a point off its
+   * curve, π_B outside G2, a public signal ≥ r or a wrong vk size. Blocks the caller (~1–2 ms).
+   */
+  groth16Verify?(vk: Uint8Array, proof: Uint8Array, publics: Uint8Array): boolean;
+  /** e(P, Q) (P 64 B, Q 128 B, plain LE) into `out` (≥ 384 B: the Fq12 value, ffjavascript's coordinate order); returns `out`. */
+  bn254Pairing?(p: Uint8Array, q: Uint8Array, out: Uint8Array): Uint8Array;
 }
 
 /** Candidate paths of the compiled addon, relative to this file (src → repo root). */

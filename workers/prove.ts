@@ -8,12 +8,12 @@
  *   zkey bytes (passed to snarkjs as `{type:'mem'}`);
  * - one bn128 curve (`useCurve`), single-threaded or multi-threaded per `workerData.singleThread`.
  *
- * Verification happens HERE, not in the caller: the curve is already built in this thread, so a
- * verify costs ~15–25 ms of this thread, while the caller (the RPC process) would have to build its
- * own curve (~250 ms, plus nested threads when multi-threaded) and block its event loop ~20 ms
- * per proof. A proof that does not verify is returned as a `verify_failed` item, never as a proof.
- * A `verify` task checks a proof made elsewhere (a prover node of the BullMQ queue) against this
- * thread's vkey, loading only the vkey.
+ * Verification happens HERE, not in the caller, with the backend's verifier: for `native` the addon's
+ * pairing (`verifyNative`, ~1.5 ms; the vkey JSON encoded once per circuit), for `snarkjs` snarkjs'
+ * `groth16.verify` on this thread's curve (~11–25 ms; the caller would have to build its own curve,
+ * ~250 ms, and block its event loop per proof). A proof that does not verify is returned as a
+ * `verify_failed` item, never as a proof. A `verify` task checks a proof made elsewhere (a prover
+ * node of the BullMQ queue) against this thread's vkey, loading only the vkey.
  *
  * Failures are per input: a bad input yields `{ok:false, error}` for that item and the rest of the
  * batch still proves. Errors travel as plain `{code, message, details}` objects because structured
@@ -28,7 +28,15 @@ import { explainConstraintFailure, getCircuit } from '../src/prover/circuits.ts'
 import { ProverError } from '../src/prover/errors.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { nativeAddon } from '../src/native.ts';
-import { loadNativeKey, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
+import {
+  encodeNativeVkey,
+  loadNativeKey,
+  nativeVerifierAvailable,
+  proveNative,
+  proverBackend,
+  verifyNative,
+  type NativeGroth16Key,
+} from '../src/prover/groth16Native.ts';
 import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../src/prover/proveMessages.ts';
 import {
   prove,
@@ -55,6 +63,28 @@ const config = workerData as ProveWorkerData;
 const backend = proverBackend(config.backend);
 const circuits = new Map<string, Promise<Loaded>>();
 const vkeys = new Map<string, Promise<VerificationKey>>();
+/** The native verifier in use (backend `native` and the addon has it): vkeys in the addon's layout. */
+const nativeVerify = backend === 'native' && nativeVerifierAvailable();
+const nativeVkeys = new WeakMap<VerificationKey, Uint8Array>();
+
+/**
+ * Verifies `proof` for circuit `id` with the backend's verifier (see the header).
+ * @returns whether the pairing check holds
+ * @throws ProverError `verify_failed` (native: a malformed proof or signal, naming the field),
+ *   `keys_missing` (the vkey's points are malformed)
+ */
+async function verifyProof(id: string, vkey: VerificationKey, publicSignals: string[], proof: Groth16Proof): Promise<boolean> {
+  if (!nativeVerify) {
+    await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
+    return verify(vkey, publicSignals, proof);
+  }
+  let vk = nativeVkeys.get(vkey);
+  if (!vk) {
+    vk = encodeNativeVkey(vkey, `circuit ${id}: ${keyFiles(config.keysDir, id).vkey}`);
+    nativeVkeys.set(vkey, vk);
+  }
+  return verifyNative(vk, proof, publicSignals);
+}
 
 /** The verification key of `id` alone (for `verify` tasks: no wasm, no zkey). */
 function loadVkey(id: string): Promise<VerificationKey> {
@@ -137,7 +167,8 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
   let loadError: ProveItemError | undefined;
   if (task.verify) return verifyTask(task, tLoad);
   try {
-    await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
+    // the curve serves snarkjs' prover and verifier; the native backend with its verifier needs none
+    if (!nativeVerify) await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
     for (const id of task.preload ?? []) await load(id);
     if (task.inputs.length > 0) loaded = await load(task.circuitId);
   } catch (e) {
@@ -167,7 +198,7 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
       let verifyMs = 0;
       if (config.verify) {
         t = performance.now();
-        const ok = await verify(loaded.vkey, publicSignals, proof);
+        const ok = await verifyProof(task.circuitId, loaded.vkey, publicSignals, proof);
         verifyMs = performance.now() - t;
         if (!ok) {
           throw new ProverError('verify_failed', `proof for ${task.circuitId} does not verify against ${keyFiles(config.keysDir, task.circuitId).vkey} (zkey/vkey mismatch?)`);
@@ -208,9 +239,8 @@ async function verifyTask(task: ProveTask, tLoad: number): Promise<ProveTaskResu
   let verified: boolean | undefined;
   let loadError: ProveItemError | undefined;
   try {
-    await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
     const vkey = await loadVkey(task.circuitId);
-    verified = await verify(vkey, task.verify!.publicSignals, task.verify!.proof);
+    verified = await verifyProof(task.circuitId, vkey, task.verify!.publicSignals, task.verify!.proof);
   } catch (e) {
     loadError = toItemError(e);
   }

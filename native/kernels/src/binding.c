@@ -36,6 +36,12 @@
  *        undefined for CSPRNG values; times: Float64Array(16) ← per-stage thread-CPU ms [0..8) and
  *        wall ms [8..16) (witness, abc, fft, msmA, msmB1, msmB2, msmCH, finish). Errors:
  *        ERR_GROTH16_WITNESS (malformed witness), ERR_GROTH16_ARG (r or s ≥ r), ERR_GROTH16_NOMEM
+ *   groth16Verify(vk, proof, publics) → boolean   Groth16 verification (pairing.h): vk g16_vk_bytes
+ *        (α1, β2, γ2, δ2, IC), proof 256 bytes (groth16Prove's layout), publics n·32 bytes, all plain LE
+ *        coordinates / integers, all-zero point = infinity. Error ERR_GROTH16_VERIFY_INPUT (message: which
+ *        field and why) for a coordinate ≥ q, a point off its curve, π_B outside G2, a public ≥ r, a wrong size
+ *   bn254Pairing(p, q, out) → out   e(P, Q) for P in G1 (64 bytes), Q in G2 (128 bytes), out ≥ 384 bytes
+ *        ← the Fq12 value (12 plain LE coordinates, ffjavascript's order); same errors
  * Errors: TypeError (code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE) for wrong shapes;
  * RangeError (code ERR_POSEIDON_INPUT_RANGE) naming the input when a value is >= r. */
 #ifndef NAPI_VERSION
@@ -53,6 +59,7 @@
 #include "fft.h"
 #include "groth16.h"
 #include "msm.h"
+#include "pairing.h"
 #include "poseidon.h"
 
 #define CHECK(call)                                                  \
@@ -555,6 +562,53 @@ static napi_value js_g16_prove(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/* ---- Groth16 verification and the pairing (pairing.h) ---- */
+
+static napi_value js_g16_verify(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (!get_args(env, info, 3, &argc, argv, "groth16Verify(vk, proof, publics) takes 3 arguments")) return NULL;
+  uint8_t *vk, *proof, *publics;
+  size_t vk_len, proof_len, publics_len;
+  if (!get_u8(env, argv[0], "vk", -1, &vk, &vk_len)) return NULL;
+  if (!get_u8(env, argv[1], "proof", -1, &proof, &proof_len)) return NULL;
+  if (!get_u8(env, argv[2], "publics", -1, &publics, &publics_len)) return NULL;
+  if (proof_len != 256 || publics_len % 32 != 0) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "proof must be 256 bytes and publics a multiple of 32 bytes");
+    return NULL;
+  }
+  char err[160] = {0};
+  int valid = 0;
+  if (g16_verify(vk, vk_len, proof, publics, publics_len / 32, &valid, err, sizeof err) != PAIRING_OK) {
+    napi_throw_error(env, "ERR_GROTH16_VERIFY_INPUT", err);
+    return NULL;
+  }
+  napi_value r;
+  CHECK(napi_get_boolean(env, valid != 0, &r));
+  return r;
+}
+
+static napi_value js_bn254_pairing(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (!get_args(env, info, 3, &argc, argv, "bn254Pairing(p, q, out) takes 3 arguments")) return NULL;
+  uint8_t *p, *q, *out;
+  size_t p_len, q_len, out_len;
+  if (!get_u8(env, argv[0], "p", -1, &p, &p_len)) return NULL;
+  if (!get_u8(env, argv[1], "q", -1, &q, &q_len)) return NULL;
+  if (!get_u8(env, argv[2], "out", -1, &out, &out_len)) return NULL;
+  if (p_len != 64 || q_len != 128 || out_len < 384) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "p must be 64 bytes, q 128 bytes and out at least 384 bytes");
+    return NULL;
+  }
+  char err[160] = {0};
+  if (bn254_pairing(p, q, out, err, sizeof err) != PAIRING_OK) {
+    napi_throw_error(env, "ERR_GROTH16_VERIFY_INPUT", err);
+    return NULL;
+  }
+  return argv[2];
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn, v;
   napi_create_function(env, "hash", NAPI_AUTO_LENGTH, js_hash, NULL, &fn);
@@ -596,6 +650,10 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "groth16Info", fn);
   napi_create_function(env, "groth16Prove", NAPI_AUTO_LENGTH, js_g16_prove, NULL, &fn);
   napi_set_named_property(env, exports, "groth16Prove", fn);
+  napi_create_function(env, "groth16Verify", NAPI_AUTO_LENGTH, js_g16_verify, NULL, &fn);
+  napi_set_named_property(env, exports, "groth16Verify", fn);
+  napi_create_function(env, "bn254Pairing", NAPI_AUTO_LENGTH, js_bn254_pairing, NULL, &fn);
+  napi_set_named_property(env, exports, "bn254Pairing", fn);
   napi_create_function(env, "msmAlgorithm", NAPI_AUTO_LENGTH, js_msm_algorithm, NULL, &fn);
   napi_set_named_property(env, exports, "msmAlgorithm", fn);
   napi_create_function(env, "msmSelectAlgorithm", NAPI_AUTO_LENGTH, js_msm_select_algorithm, NULL, &fn);

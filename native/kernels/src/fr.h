@@ -51,6 +51,15 @@ static inline unsigned char SBB(unsigned char c, uint64_t a, uint64_t b, unsigne
 }
 #endif
 
+/* 1 when the 4-limb integer x is below m. */
+FR_INLINE int lt_mod(const uint64_t x[4], const uint64_t m[4]) {
+  for (int i = 3; i >= 0; i--) {
+    if (x[i] < m[i]) return 1;
+    if (x[i] > m[i]) return 0;
+  }
+  return 0;
+}
+
 /* Modular helpers for any 4-limb modulus m with 2m < 2^256 (Fr here, Fq in fq.h), on fully
  * reduced values (< m); r may alias a or b. */
 /* r = t − m if t ≥ m else t (t < 2m). */

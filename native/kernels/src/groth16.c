@@ -86,14 +86,6 @@ static int fe_eq(const uint64_t a[4], const uint64_t b[4]) {
 static int fe_is_zero(const uint64_t a[4]) { return (a[0] | a[1] | a[2] | a[3]) == 0; }
 
 /* 1 when the plain LE integer x (4 limbs) is < m. */
-static int lt_mod(const uint64_t x[4], const uint64_t m[4]) {
-  for (int i = 3; i >= 0; i--) {
-    if (x[i] < m[i]) return 1;
-    if (x[i] > m[i]) return 0;
-  }
-  return 0;
-}
-
 static void fr_inv(uint64_t r[4], const uint64_t a[4]) {
   const uint64_t e[4] = {Q0 - 2, Q1, Q2, Q3};
   fr_pow(r, a, e);
