@@ -68,6 +68,7 @@ program
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
   .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
   .option('--prover-backend <kind>', 'native|snarkjs: Groth16 prover in the prover threads, Refract\'s C prover or snarkjs (default native when the addon is built; every proof is verified either way)')
+  .option('--prover-table-mb <n>', 'native prover: fixed-base MSM tables (≈1.3× faster MSMs) for a circuit whose tables fit this many MiB per prover thread, all or none; 0 = none (default 64: inclusion_26_1 and non-inclusion_26_1, 40–44 MiB each)', int('--prover-table-mb'))
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
   .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue (default 64)', positive('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
@@ -97,6 +98,7 @@ program
         proverCurve: o.proverCurve,
         proverKernels: o.proverKernels,
         proverBackend: o.proverBackend,
+        proverTableMb: o.proverTableMb,
         redisUrl: o.redisUrl,
         proverUrl: o.proverUrl,
         rateLimit: o.rateLimit,
@@ -160,6 +162,7 @@ program
   .option('--curve <kind>', 'auto|multi|single: curves of the prover threads (default auto: multi-threaded on ≤ 4 cores)')
   .option('--kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
   .option('--backend <kind>', 'native|snarkjs: Groth16 prover, Refract\'s C prover or snarkjs (default native when the addon is built; $REFRACT_PROVER_BACKEND)')
+  .option('--table-mb <n>', 'native prover: fixed-base MSM tables for a circuit whose tables fit this many MiB per thread, all or none; 0 = none (default 64; $REFRACT_PROVER_TABLE_MB)', int('--table-mb'))
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', positive('--lock-duration-ms'))
   .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', positive('--stalled-interval-ms'))
@@ -172,7 +175,7 @@ program
     const { runProverCommand } = await import('./commands/prover.ts');
     let node;
     try {
-      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, backend: o.backend, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
+      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
     } catch (e) {
       process.stderr.write(`refract prover: ${(e as Error).message}\n`);
       process.exit(1);

@@ -61,7 +61,15 @@ export interface NativeAddon {
    */
   groth16Load?(zkey: Uint8Array): unknown;
   /** Sizes of a loaded key: witness length, public signals, domain, coefficients, resident bytes. */
-  groth16Info?(handle: unknown): { nVars: number; nPublic: number; domainSize: number; nCoefs: number; bytes: number };
+  groth16Info?(handle: unknown): { nVars: number; nPublic: number; domainSize: number; nCoefs: number; bytes: number; tableBytes?: number };
+  /**
+   * Builds the key's fixed-base MSM tables (B2, B1, A, C+H in that order, each only while the total
+   * stays within `maxBytes`); returns the tables' bytes. Blocks (≈ 2 s for inclusion_26_1).
+   */
+  groth16Tables?(handle: unknown, maxBytes: number): number;
+  /** Fixed-base table of n affine bases (group 1: 64 B each, 2: 128 B); `msmFixed` = msmG1/msmG2 over them. */
+  msmTable?(group: 1 | 2, bases: Uint8Array): unknown;
+  msmFixed?(table: unknown, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
   /**
    * A proof for a `.wtns` witness: `out` (≥ 256 B) ← π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1),
    * π_C (x, y) as plain LE 32-byte affine coordinates; returns the infinity flags (bit 0 A, 1 B, 2 C).

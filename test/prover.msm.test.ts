@@ -227,6 +227,54 @@ describeNative('native MSM equals ffjavascript', () => {
       }
     });
 
+    it(`${grp.name}: fixed-base tables (msmTable / msmFixed) equal ffjavascript: random, edge, bit-like and ≥ r scalars, infinity, every impl, 1–3 threads`, async () => {
+      const G = grp.group();
+      const Fr = curve.Fr;
+      const group = grp.name === 'G1' ? 1 : 2;
+      const le = (v: bigint) => Uint8Array.from({ length: 32 }, (_, k) => Number((v >> BigInt(8 * k)) & 0xffn));
+      const r = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
+      const special = [r - 1n, r, (1n << 256n) - 1n, 1n << 255n, 2n, (1n << 13n) - 1n, 1n << 14n];
+      const P = G.toAffine(G.timesFr(G.g, Fr.random()));
+      const negP = G.toAffine(G.neg(P));
+      const cases: [string, Bytes, Bytes][] = [];
+      for (const n of [1, 2, 64, 700, 3000]) {
+        cases.push([`mixed n=${n}`, bases(G, grp.point, n), scalars(n)]);
+        cases.push([`bits n=${n}`, bases(G, grp.point, n), bitScalars(n)]);
+      }
+      const n = 300;
+      const fill = (f: (i: number) => Bytes) => {
+        const out = new Uint8Array(n * 32);
+        for (let i = 0; i < n; i++) out.set(f(i), i * 32);
+        return out;
+      };
+      cases.push(['special (≥ r, 2^256 − 1, window edges)', bases(G, grp.point, n), fill((i) => le(special[i % special.length]!))]);
+      cases.push(['all at infinity', new Uint8Array(n * grp.point), fill(() => Fr.fromMontgomery(Fr.random()))]);
+      const pairs = new Uint8Array(n * grp.point);
+      for (let i = 0; i < n; i++) pairs.set(i % 2 ? negP : P, i * grp.point);
+      cases.push(['P·s + (−P)·s', pairs, fill((i) => Fr.fromMontgomery(Fr.e(1000 + (i >> 1))))]);
+      cases.push(['all P, equal scalars (one bucket, doublings)', pairs.map((_, k) => P[k % grp.point]!), fill(() => le(r - 2n))]);
+      const impls = (['ifma', 'adx', 'c'] as const).filter((i) => addon!.msmSelectImpl!(i));
+      try {
+        for (const [name, b, s] of cases) {
+          const expected = b.every((x) => x === 0) ? G.zero : await G.multiExpAffine(b, s);
+          for (const impl of impls) {
+            addon!.msmSelectImpl!(impl); // the table is built with this impl too
+            const table = addon!.msmTable!(group, b);
+            for (const threads of [1, 3]) {
+              const out = new Uint8Array(grp.out);
+              const finite = addon!.msmFixed!(table, s, out, threads);
+              expect(finite, `${grp.name} ${name} ${impl} finite`).toBe(!G.isZero(expected));
+              expect(G.eq(finite ? out : G.zero, expected), `${grp.name} ${name} ${impl} ${threads} threads`).toBe(true);
+            }
+          }
+        }
+      } finally {
+        addon!.msmSelectImpl!(impls[0]!);
+      }
+      expect(() => addon!.msmFixed!({}, new Uint8Array(32), new Uint8Array(grp.out))).toThrow(/table must come from msmTable/);
+      expect(() => addon!.msmTable!(3 as 1, new Uint8Array(64))).toThrow(/group must be 1/);
+    });
+
     it(`${grp.name}: short scalars (2 bytes), a sum that is infinity, no points`, async () => {
       const G = grp.group();
       const b = bases(G, grp.point, 300);

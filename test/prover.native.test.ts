@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { nativeAddon } from '../src/native.ts';
-import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
+import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
@@ -163,6 +163,20 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
     }
   });
 
+  test('fixed-base MSM tables: all four built by default for inclusion_26_1, none with tableMb 0 or a budget they exceed; the same proof either way', () => {
+    const c = circuits.inclusion_26_1!;
+    expect(c.key.tableBytes).toBeGreaterThan(30 * 2 ** 20);
+    expect(c.key.tableBytes).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(c.key.bytes).toBeGreaterThan(c.key.tableBytes);
+    const plain = loadNativeKey(c.zkey, 'plain', { tableMb: 0 });
+    expect(plain.tableBytes).toBe(0);
+    expect(loadNativeKey(c.zkey, 'small budget', { tableMb: 16 }).tableBytes).toBe(0); // all or none
+    const rs = new Uint8Array([...le32(randomScalar()), ...le32(randomScalar())]);
+    for (const threads of [1, 2]) {
+      expect(proveNative(plain, c.wtns, { rs, threads }).proof, `${threads} thread(s)`).toEqual(proveNative(c.key, c.wtns, { rs, threads }).proof);
+    }
+  });
+
   const v2Zkey = path.join(KEYS_V2, 'v2_inclusion_32_1.zkey');
   test.skipIf(!existsSync(v2Zkey))('v2_inclusion_32_1 (when its keys exist): same proof as snarkjs for fixed r, s on a random witness', async () => {
     const zkey = new Uint8Array(await readFile(v2Zkey));
@@ -250,14 +264,35 @@ describe('proverBackend configuration', () => {
     expect(proverBackend('snarkjs')).toBe('snarkjs');
   });
 
+  test('proverTableMb comes from env or flags, 64 by default, and rejects what is not a MiB count', () => {
+    expect(loadConfig({ env: {} }).proverTableMb).toBeUndefined();
+    expect(loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '0' } }).proverTableMb).toBe(0);
+    expect(loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '8' }, flags: { proverTableMb: 128 } }).proverTableMb).toBe(128);
+    expect(() => loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '-1' } })).toThrow(/proverTableMb/);
+    const saved = process.env.REFRACT_PROVER_TABLE_MB;
+    try {
+      delete process.env.REFRACT_PROVER_TABLE_MB;
+      expect(proverTableMb()).toBe(64);
+      expect(proverTableMb(0)).toBe(0);
+      process.env.REFRACT_PROVER_TABLE_MB = '32';
+      expect(proverTableMb()).toBe(32);
+      process.env.REFRACT_PROVER_TABLE_MB = 'lots';
+      expect(() => proverTableMb()).toThrow(/REFRACT_PROVER_TABLE_MB must be an integer number of MiB in \[0, 65536\], got "lots"/);
+    } finally {
+      if (saved === undefined) delete process.env.REFRACT_PROVER_TABLE_MB;
+      else process.env.REFRACT_PROVER_TABLE_MB = saved;
+    }
+  });
+
   test.skipIf(!nativeProverAvailable())('the binary: --prover-backend and REFRACT_PROVER_BACKEND reach the pool (GET /health)', async () => {
     const args = ['--keys', TEST_KEYS_DIR, '--circuits', 'inclusion_26_1', '--no-build-keys', '--prover-threads', '1'];
     const backendOf = async (d: { url: string }) => ((await (await fetch(`${d.url}/health`)).json()) as { prover: { pool: { backend: string } } }).prover.pool.backend;
     const a = await startRefract([...args, '--prover-backend', 'snarkjs']);
     expect(await backendOf(a)).toBe('snarkjs');
     await a.stop();
-    const b = await startRefract(args, { REFRACT_PROVER_BACKEND: 'native' });
+    const b = await startRefract(args, { REFRACT_PROVER_BACKEND: 'native', REFRACT_PROVER_TABLE_MB: '48' });
     expect(await backendOf(b)).toBe('native');
+    expect(((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { tableMb: number } } }).prover.pool.tableMb).toBe(48);
     // the field arithmetic the native kernels run, the same the addon reports in-process
     const pool = ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { fieldArithmetic: string } } }).prover.pool;
     expect(pool.fieldArithmetic).toBe(nativeAddon!.msmImpl!());
@@ -265,6 +300,9 @@ describe('proverBackend configuration', () => {
     const bad = await runRefract(['start', '--no-ingest', '--prover-backend', 'gpu']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/proverBackend/);
+    const badTable = await runRefract(['start', '--no-ingest', '--prover-table-mb', 'lots']);
+    expect(badTable.status).not.toBe(0);
+    expect(badTable.stderr).toMatch(/--prover-table-mb must be a non-negative integer/);
     await stopAll();
   }, 180_000);
 });

@@ -134,7 +134,7 @@ function load(id: string): Promise<Loaded> {
       const wc = await WitnessCalculator.create(wasm);
       const bytes = new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength);
       if (backend === 'native') {
-        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`);
+        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb });
         if (native.nPublic !== spec.nPublic || native.nVars !== wc.witnessSize) {
           throw new ProverError('keys_missing', `circuit ${id}: ${f.zkey} has ${native.nPublic} public inputs and ${native.nVars} signals, the circuit ${spec.nPublic} and ${wc.witnessSize}; re-run setup`);
         }

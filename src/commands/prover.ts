@@ -26,6 +26,8 @@ export interface ProverCommandOptions {
   kernels?: string;
   /** native | snarkjs (default: $REFRACT_PROVER_BACKEND, else native when the addon is built). */
   backend?: string;
+  /** Fixed-base MSM table budget per key, MiB (default: $REFRACT_PROVER_TABLE_MB, else 64). */
+  tableMb?: number;
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -59,6 +61,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     curve: parseChoice<CurveThreading>('--curve', opts.curve, ['auto', 'multi', 'single']),
     kernels: parseChoice<ProverKernels>('--kernels', opts.kernels, ['native', 'wasm']),
     backend: parseChoice<ProverBackendKind>('--backend', opts.backend, ['native', 'snarkjs']),
+    tableMb: opts.tableMb,
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,

@@ -120,6 +120,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     curve: config.proverCurve,
     kernels: config.proverKernels,
     backend: config.proverBackend,
+    tableMb: config.proverTableMb,
     timeoutMs: p.timeoutMs,
     maxPending: p.maxPending,
     circuits: p.circuits,

@@ -37,6 +37,8 @@ export const configSchema = z
     proverKernels: z.enum(['native', 'wasm']).optional(),
     /** Groth16 prover in the prover threads: Refract's native C prover or snarkjs; absent = native when the addon is built. */
     proverBackend: z.enum(['native', 'snarkjs']).optional(),
+    /** Native prover: fixed-base MSM tables for a key whose four tables fit this many MiB per prover thread (all or none); absent = 64. */
+    proverTableMb: z.number().int().min(0).max(65536).optional(),
     proverUrl: z.string().url().optional(),
     ptau: z.string().optional(),
     redisUrl: z.string().optional(),
@@ -78,6 +80,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PROVER_CURVE: { key: 'proverCurve', type: 'string' },
   REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
   REFRACT_PROVER_BACKEND: { key: 'proverBackend', type: 'string' },
+  REFRACT_PROVER_TABLE_MB: { key: 'proverTableMb', type: 'number' },
   REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
   REDIS_URL: { key: 'redisUrl', type: 'string' },
   // The only place REFRACT_API_KEYS is read: the server and POST /prove get the keys from the config.

@@ -456,6 +456,8 @@ export interface ProverNodeOptions {
   kernels?: ProverKernels;
   /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
   backend?: ProverBackendKind;
+  /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
+  tableMb?: number;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
   pool?: ProverPool;
   queueName?: string;
@@ -512,7 +514,7 @@ const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'i
 export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
   const ownPool = !opts.pool;
   if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
-  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend });
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend, tableMb: opts.tableMb });
   const concurrency = pool.stats().size;
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;

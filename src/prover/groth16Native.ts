@@ -49,8 +49,27 @@ export interface NativeGroth16Key {
   readonly nPublic: number;
   /** Evaluation domain (power of two ≥ constraints + public inputs + 1). */
   readonly domainSize: number;
-  /** Bytes held by the addon for this key. */
+  /** Bytes held by the addon for this key (its fixed-base tables included). */
   readonly bytes: number;
+  /** Bytes of its fixed-base MSM tables (0: plain MSMs). */
+  readonly tableBytes: number;
+}
+
+/** Default budget of one key's fixed-base MSM tables, MiB (`proverTableMb`): inclusion_26_1 and non-inclusion_26_1 fit. */
+export const DEFAULT_TABLE_MB = 64;
+
+/**
+ * The fixed-base table budget per key, MiB: `requested`, else REFRACT_PROVER_TABLE_MB, else DEFAULT_TABLE_MB.
+ * @throws ProverError `invalid_input` when the value is not an integer in [0, 65536]
+ */
+export function proverTableMb(requested?: number): number {
+  const env = process.env.REFRACT_PROVER_TABLE_MB;
+  const v = requested ?? (env === undefined || env === '' ? DEFAULT_TABLE_MB : Number(env));
+  if (!Number.isInteger(v) || v < 0 || v > 65536) {
+    const src = requested !== undefined ? 'proverTableMb' : 'REFRACT_PROVER_TABLE_MB';
+    throw new ProverError('invalid_input', `${src} must be an integer number of MiB in [0, 65536], got ${JSON.stringify(requested ?? env)}`);
+  }
+  return v;
 }
 
 /** Names of the stages `proveNative` times, in the addon's order. */
@@ -79,13 +98,17 @@ function addonError(e: unknown, what: string): ProverError {
 }
 
 /**
- * Parses zkey bytes once into the addon (the bytes are not kept: release them afterwards).
+ * Parses zkey bytes once into the addon (the bytes are not kept: release them afterwards), then
+ * builds fixed-base tables for its four MSMs when together they fit `opts.tableMb` (all or none:
+ * a thread may hold many keys, only the small, latency-bound ones get tables). Each MSM gets about
+ * ×1.3 faster for ≈20× its points' memory, built once here: inclusion_26_1 40 MiB, ≈ 2.2 s of one core.
  * @param zkey snarkjs Groth16 zkey file bytes (BN254)
  * @param label names the key in errors (circuit id or file)
+ * @param opts.tableMb table budget for this key, MiB (default DEFAULT_TABLE_MB; 0 = no tables)
  * @throws ProverError `keys_missing` (malformed / not Groth16 / not BN254 / a point off the curve:
  *   the message names the section), `internal` when the addon lacks the prover or memory runs out
  */
-export function loadNativeKey(zkey: Uint8Array, label = 'zkey'): NativeGroth16Key {
+export function loadNativeKey(zkey: Uint8Array, label = 'zkey', opts: { tableMb?: number } = {}): NativeGroth16Key {
   if (!nativeProverAvailable()) throw new ProverError('internal', `${label}: the native prover is not built (addon missing or older)`);
   let handle: unknown;
   try {
@@ -93,8 +116,10 @@ export function loadNativeKey(zkey: Uint8Array, label = 'zkey'): NativeGroth16Ke
   } catch (e) {
     throw addonError(e, label);
   }
+  const tableMb = opts.tableMb ?? DEFAULT_TABLE_MB;
+  if (tableMb > 0) nativeAddon!.groth16Tables?.(handle, tableMb * 1024 * 1024);
   const info = nativeAddon!.groth16Info!(handle);
-  return { handle, ...info };
+  return { handle, ...info, tableBytes: info.tableBytes ?? 0 };
 }
 
 function leDecimal(b: Uint8Array, o: number): string {

@@ -40,7 +40,7 @@ import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
-import { type ProverBackendKind, proverBackend } from './groth16Native.ts';
+import { type ProverBackendKind, proverBackend, proverTableMb } from './groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -69,6 +69,12 @@ export interface ProverPoolOptions {
    * zkey resident in the addon, when the addon is built; else `snarkjs`). Either way every proof is
    * verified with snarkjs before it is returned (`verify`).
    */
+  /**
+   * Native backend: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none;
+   * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 64 — inclusion_26_1 and non-inclusion_26_1
+   * fit, 40–44 MiB per thread, ≈ 2.2 s to build at load; 0 = no tables).
+   */
+  tableMb?: number;
   backend?: ProverBackendKind;
   /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
   batchWindowMs?: number;
@@ -133,6 +139,8 @@ export interface ProverPoolStats {
   kernels: ProverKernels;
   /** Groth16 prover of the threads. */
   backend: ProverBackendKind;
+  /** Native backend: fixed-base MSM table budget per key, MiB. */
+  tableMb: number;
   /** Tasks running now (≤ size). */
   busy: number;
   /** Jobs waiting for a thread, total and per circuit. */
@@ -205,6 +213,7 @@ export class ProverPool {
       kernels,
       msmThreads: options.msmThreads ?? 0,
       backend: proverBackend(options.backend),
+      tableMb: proverTableMb(options.tableMb),
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
@@ -219,6 +228,7 @@ export class ProverPool {
       kernels: this.opts.kernels,
       msmThreads: this.opts.msmThreads,
       backend: this.opts.backend,
+      tableMb: this.opts.tableMb,
     };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,
@@ -334,6 +344,7 @@ export class ProverPool {
       singleThread: this.opts.singleThread,
       kernels: this.opts.kernels,
       backend: this.opts.backend,
+      tableMb: this.opts.tableMb,
       busy: this.inFlight,
       queueSize,
       queuedByCircuit,

@@ -22,6 +22,8 @@ export interface ProveWorkerData {
   msmThreads?: number;
   /** Who proves: Refract's native Groth16 prover or snarkjs (absent: `proverBackend()`'s default). */
   backend?: ProverBackendKind;
+  /** Native backend: fixed-base MSM table budget per key, MiB (absent: `proverTableMb()`'s default). */
+  tableMb?: number;
 }
 
 /**

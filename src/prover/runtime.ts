@@ -57,6 +57,8 @@ export interface ProverRuntimeOptions {
   kernels?: ProverKernels;
   /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
   backend?: ProverBackendKind;
+  /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
+  tableMb?: number;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
   /** Proof queue bound, default 64: pending proofs of the in-process queue, or jobs waiting in the BullMQ queue. */
@@ -167,7 +169,7 @@ export class ProverRuntime {
 
     o.metrics?.proofQueueCapacity.set(o.maxPending ?? DEFAULT_MAX_PENDING);
     const threads = o.threads ?? availableParallelism();
-    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend });
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend, tableMb: o.tableMb });
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
@@ -263,7 +265,7 @@ export class ProverRuntime {
     if (this.pool) {
       const s = this.pool.stats();
       // fieldArithmetic: the multiplication of the native kernels or the native prover (ifma = ADX plus the eight-lane AVX-512 IFMA MSM flush and FFT; adx; c)
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

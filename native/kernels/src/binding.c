@@ -28,7 +28,9 @@
  *   groth16Load(zkey) → handle   parses a snarkjs Groth16 zkey once into a resident key (groth16.h);
  *        the handle (an external, freed when collected) owns it. Error code ERR_GROTH16_KEY (malformed
  *        or unsupported key, message names the section) or ERR_GROTH16_NOMEM
- *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes}
+ *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes, tableBytes}
+ *   groth16Tables(handle, maxBytes) → number   builds the key's fixed-base MSM tables within maxBytes
+ *        (groth16.h g16_build_tables; blocks, ≈ 2 s for inclusion_26_1); returns the tables' bytes
  *   groth16Prove(handle, wtns, out[, threads[, rs[, times]]]) → number   a proof for a .wtns witness
  *        (snarkjs' format): out ≥ 256 bytes receives π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1), π_C
  *        (x, y) as plain LE 32-byte coordinates; returns the infinity flags (bit 0 A, 1 B, 2 C).
@@ -36,6 +38,9 @@
  *        undefined for CSPRNG values; times: Float64Array(16) ← per-stage thread-CPU ms [0..8) and
  *        wall ms [8..16) (witness, abc, fft, msmA, msmB1, msmB2, msmCH, finish). Errors:
  *        ERR_GROTH16_WITNESS (malformed witness), ERR_GROTH16_ARG (r or s ≥ r), ERR_GROTH16_NOMEM
+ *   msmTable(group, bases) → handle   fixed-base table (msm.h msm_table_build) of n affine bases (group 1:
+ *        64 bytes each, 2: 128), owned by the handle; msmFixed(table, scalars, out[, threads]) → boolean
+ *        msmG1/msmG2's result over those bases. Error ERR_MSM_NOMEM
  *   groth16Verify(vk, proof, publics) → boolean   Groth16 verification (pairing.h): vk g16_vk_bytes
  *        (α1, β2, γ2, δ2, IC), proof 256 bytes (groth16Prove's layout), publics n·32 bytes, all plain LE
  *        coordinates / integers, all-zero point = infinity. Error ERR_GROTH16_VERIFY_INPUT (message: which
@@ -496,7 +501,29 @@ static napi_value js_g16_info(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, o, "nCoefs", v);
   napi_create_double(env, (double)g16_key_bytes(key), &v);
   napi_set_named_property(env, o, "bytes", v);
+  napi_create_double(env, (double)g16_table_bytes(key), &v);
+  napi_set_named_property(env, o, "tableBytes", v);
   return o;
+}
+
+static napi_value js_g16_tables(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (!get_args(env, info, 2, &argc, argv, "groth16Tables(handle, maxBytes) takes 2 arguments")) return NULL;
+  g16_key *key = g16_handle(env, argv[0]);
+  if (!key) return NULL;
+  double max = 0;
+  if (napi_get_value_double(env, argv[1], &max) != napi_ok || !(max >= 0)) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "maxBytes must be a non-negative number");
+    return NULL;
+  }
+  const size_t before = g16_key_bytes(key);
+  const size_t bytes = g16_build_tables(key, max > 1e18 ? (size_t)1e18 : (size_t)max);
+  int64_t adjusted;
+  napi_adjust_external_memory(env, (int64_t)(g16_key_bytes(key) - before), &adjusted);
+  napi_value r;
+  CHECK(napi_create_double(env, (double)bytes, &r));
+  return r;
 }
 
 static napi_value js_g16_prove(napi_env env, napi_callback_info info) {
@@ -559,6 +586,89 @@ static napi_value js_g16_prove(napi_env env, napi_callback_info info) {
     }
   napi_value r;
   CHECK(napi_create_uint32(env, (uint32_t)(inf[0] | inf[1] << 1 | inf[2] << 2), &r));
+  return r;
+}
+
+/* ---- fixed-base tables (msm.h) ---- */
+
+static const napi_type_tag MSM_TABLE_TAG = {0x5b2e8f1c7d3a4960ULL, 0xa17c3e5d9b2f8041ULL};
+
+static void msm_table_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  int64_t adjusted;
+  napi_adjust_external_memory(env, -(int64_t)msm_table_bytes((msm_table *)data), &adjusted);
+  msm_table_free((msm_table *)data);
+}
+
+static napi_value js_msm_table(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (!get_args(env, info, 2, &argc, argv, "msmTable(group, bases) takes 2 arguments")) return NULL;
+  uint32_t group = 0;
+  if (napi_get_value_uint32(env, argv[0], &group) != napi_ok || (group != 1 && group != 2)) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "group must be 1 (G1) or 2 (G2)");
+    return NULL;
+  }
+  uint8_t *bases;
+  size_t len;
+  if (!get_u8(env, argv[1], "bases", -1, &bases, &len)) return NULL;
+  const size_t point = group == 1 ? 64 : 128;
+  if (len % point != 0) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "bases length is not a multiple of one affine point");
+    return NULL;
+  }
+  msm_table *t = msm_table_build((int)group, bases, len / point);
+  if (!t) {
+    napi_throw_error(env, "ERR_MSM_NOMEM", "msmTable: out of memory");
+    return NULL;
+  }
+  napi_value ext;
+  if (napi_create_external(env, t, msm_table_finalize, NULL, &ext) != napi_ok) {
+    msm_table_free(t);
+    napi_throw_error(env, NULL, "refract native: napi_create_external failed");
+    return NULL;
+  }
+  int64_t adjusted;
+  napi_adjust_external_memory(env, (int64_t)msm_table_bytes(t), &adjusted);
+  CHECK(napi_type_tag_object(env, ext, &MSM_TABLE_TAG));
+  return ext;
+}
+
+static napi_value js_msm_fixed(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  if (!get_args(env, info, 3, &argc, argv, "msmFixed(table, scalars, out[, threads]) takes 3 or 4 arguments")) return NULL;
+  bool tagged = false;
+  void *data = NULL;
+  if (napi_check_object_type_tag(env, argv[0], &MSM_TABLE_TAG, &tagged) != napi_ok || !tagged ||
+      napi_get_value_external(env, argv[0], &data) != napi_ok || !data) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "table must come from msmTable");
+    return NULL;
+  }
+  msm_table *t = (msm_table *)data;
+  uint8_t *scalars, *out;
+  size_t sl, ol;
+  if (!get_u8(env, argv[1], "scalars", -1, &scalars, &sl)) return NULL;
+  if (!get_u8(env, argv[2], "out", -1, &out, &ol)) return NULL;
+  uint32_t threads = 0;
+  napi_valuetype tt = napi_undefined;
+  if (argc > 3) napi_typeof(env, argv[3], &tt);
+  if (tt != napi_undefined && napi_get_value_uint32(env, argv[3], &threads) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "threads must be a non-negative integer");
+    return NULL;
+  }
+  const size_t n = msm_table_n(t), ss = n ? sl / n : 0;
+  if (ol < (msm_table_group(t) == 1 ? 96u : 192u) || (n && (ss * n != sl || ss < 1 || ss > 32))) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "scalars must be 1..32 bytes for each base and out hold a Jacobian point");
+    return NULL;
+  }
+  const int rc = msm_fixed(t, scalars, ss, threads, out);
+  if (rc < 0) {
+    napi_throw_error(env, "ERR_MSM_NOMEM", "msmFixed: out of memory");
+    return NULL;
+  }
+  napi_value r;
+  CHECK(napi_get_boolean(env, rc == 1, &r));
   return r;
 }
 
@@ -650,6 +760,12 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "groth16Info", fn);
   napi_create_function(env, "groth16Prove", NAPI_AUTO_LENGTH, js_g16_prove, NULL, &fn);
   napi_set_named_property(env, exports, "groth16Prove", fn);
+  napi_create_function(env, "groth16Tables", NAPI_AUTO_LENGTH, js_g16_tables, NULL, &fn);
+  napi_set_named_property(env, exports, "groth16Tables", fn);
+  napi_create_function(env, "msmTable", NAPI_AUTO_LENGTH, js_msm_table, NULL, &fn);
+  napi_set_named_property(env, exports, "msmTable", fn);
+  napi_create_function(env, "msmFixed", NAPI_AUTO_LENGTH, js_msm_fixed, NULL, &fn);
+  napi_set_named_property(env, exports, "msmFixed", fn);
   napi_create_function(env, "groth16Verify", NAPI_AUTO_LENGTH, js_g16_verify, NULL, &fn);
   napi_set_named_property(env, exports, "groth16Verify", fn);
   napi_create_function(env, "bn254Pairing", NAPI_AUTO_LENGTH, js_bn254_pairing, NULL, &fn);

@@ -52,6 +52,8 @@ struct g16_key {
   uint32_t *a_idx, *b_idx, *ch_idx;
   fe *shift_br;    /* domain: (1/n)·ω_2n^i at position bitrev(i), Montgomery */
   fe *tw, *tw_inv; /* domain/2: ω_n^j, ω_n^-j (Montgomery), the FFTs' twiddles */
+  /* fixed-base tables of the four MSMs (g16_build_tables; NULL = the plain MSM over the points) */
+  msm_table *t_a, *t_b1, *t_b2, *t_ch;
   size_t bytes;
 };
 
@@ -298,7 +300,43 @@ void g16_free(g16_key *k) {
   free(k->shift_br);
   free(k->tw);
   free(k->tw_inv);
+  msm_table_free(k->t_a);
+  msm_table_free(k->t_b1);
+  msm_table_free(k->t_b2);
+  msm_table_free(k->t_ch);
   free(k);
+}
+
+size_t g16_build_tables(g16_key *k, size_t max_bytes) {
+  struct {
+    msm_table **t;
+    int group;
+    const uint8_t *bases;
+    uint32_t n;
+  } msms[4] = {{&k->t_b2, 2, k->b2_ext, k->n_b}, {&k->t_b1, 1, k->b1_ext, k->n_b}, {&k->t_a, 1, k->a_ext, k->n_a},
+               {&k->t_ch, 1, k->ch, k->n_ch}};
+  if (g16_table_bytes(k)) return g16_table_bytes(k); /* built already */
+  size_t need = 0;
+  for (int i = 0; i < 4; i++) need += msm_table_size(msms[i].group, msms[i].n);
+  if (need > max_bytes) return 0; /* all or nothing: a process holds many keys, only small ones get tables */
+  for (int i = 0; i < 4; i++) {
+    if (msms[i].n == 0) continue;
+    msm_table *t = msm_table_build(msms[i].group, msms[i].bases, msms[i].n);
+    if (!t) continue; /* out of memory: this MSM stays plain */
+    *msms[i].t = t;
+    k->bytes += msm_table_bytes(t);
+  }
+  return g16_table_bytes(k);
+}
+
+size_t g16_table_bytes(const g16_key *k) {
+  return msm_table_bytes(k->t_a) + msm_table_bytes(k->t_b1) + msm_table_bytes(k->t_b2) + msm_table_bytes(k->t_ch);
+}
+
+/* An MSM of the key: over its fixed-base table when it has one, else over its points (one thread). */
+static int key_msm(const msm_table *t, int group, const uint8_t *bases, const uint8_t *scalars, uint32_t n, uint8_t *out) {
+  if (t) return msm_fixed(t, scalars, 32, 1, out);
+  return group == 1 ? msm_g1(bases, scalars, 32, n, 1, out) : msm_g2(bases, scalars, 32, n, 1, out);
 }
 
 void g16_info(const g16_key *k, uint32_t *n_vars, uint32_t *n_public, uint32_t *domain_size, uint32_t *n_coefs) {
@@ -760,17 +798,17 @@ static void *g16_task_worker(void *arg) {
         g16_task_time(T, G16_T_FFT, 3, &s0);
         s0 = stamp();
         gather(T->gs_ch, T->chs, T->k->ch_idx, T->k->n_ch);
-        if (T->k->n_ch && msm_g1(T->k->ch, T->gs_ch, 32, T->k->n_ch, 1, T->jac_ch) < 0) atomic_store(&T->failed, 1);
+        if (T->k->n_ch && key_msm(T->k->t_ch, 1, T->k->ch, T->gs_ch, T->k->n_ch, T->jac_ch) < 0) atomic_store(&T->failed, 1);
         g16_task_time(T, G16_T_MSM_CH, 0, &s0);
       }
     } else if (t == 3) {
-      if (msm_g2(T->k->b2_ext, T->gs_b, 32, T->k->n_b, 1, T->jac_b2) < 0) atomic_store(&T->failed, 1);
+      if (key_msm(T->k->t_b2, 2, T->k->b2_ext, T->gs_b, T->k->n_b, T->jac_b2) < 0) atomic_store(&T->failed, 1);
       g16_task_time(T, G16_T_MSM_B2, 0, &s0);
     } else if (t == 4) {
-      if (msm_g1(T->k->a_ext, T->gs_a, 32, T->k->n_a, 1, T->jac_a) < 0) atomic_store(&T->failed, 1);
+      if (key_msm(T->k->t_a, 1, T->k->a_ext, T->gs_a, T->k->n_a, T->jac_a) < 0) atomic_store(&T->failed, 1);
       g16_task_time(T, G16_T_MSM_A, 0, &s0);
     } else {
-      if (msm_g1(T->k->b1_ext, T->gs_b, 32, T->k->n_b, 1, T->jac_b1) < 0) atomic_store(&T->failed, 1);
+      if (key_msm(T->k->t_b1, 1, T->k->b1_ext, T->gs_b, T->k->n_b, T->jac_b1) < 0) atomic_store(&T->failed, 1);
       g16_task_time(T, G16_T_MSM_B1, 0, &s0);
     }
   }
@@ -968,14 +1006,14 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
 #endif
       join_c(k, a, b, c, chs + n_c * 32);
     lap(times, G16_T_FFT, &st);
-    if ((m = msm_g1(k->a_ext, gs_a, 32, k->n_a, 1, jac_a)) < 0) goto oom;
+    if ((m = key_msm(k->t_a, 1, k->a_ext, gs_a, k->n_a, jac_a)) < 0) goto oom;
     lap(times, G16_T_MSM_A, &st);
-    if ((m = msm_g1(k->b1_ext, gs_b, 32, k->n_b, 1, jac_b1)) < 0) goto oom;
+    if ((m = key_msm(k->t_b1, 1, k->b1_ext, gs_b, k->n_b, jac_b1)) < 0) goto oom;
     lap(times, G16_T_MSM_B1, &st);
-    if ((m = msm_g2(k->b2_ext, gs_b, 32, k->n_b, 1, jac_b2)) < 0) goto oom;
+    if ((m = key_msm(k->t_b2, 2, k->b2_ext, gs_b, k->n_b, jac_b2)) < 0) goto oom;
     lap(times, G16_T_MSM_B2, &st);
     gather(gs_ch, chs, k->ch_idx, k->n_ch);
-    if (k->n_ch && (m = msm_g1(k->ch, gs_ch, 32, k->n_ch, 1, jac_ch)) < 0) goto oom;
+    if (k->n_ch && (m = key_msm(k->t_ch, 1, k->ch, gs_ch, k->n_ch, jac_ch)) < 0) goto oom;
     lap(times, G16_T_MSM_CH, &st);
   }
 

@@ -60,8 +60,16 @@ int g16_load(const uint8_t *zkey, size_t len, g16_key **out, char *err, size_t e
 void g16_free(g16_key *key);
 /* nVars, nPublic (without the constant 1), domainSize, coefficients. */
 void g16_info(const g16_key *key, uint32_t *n_vars, uint32_t *n_public, uint32_t *domain_size, uint32_t *n_coefs);
-/* Bytes the key holds (resident tables). */
+/* Bytes the key holds (resident tables, fixed-base tables included). */
 size_t g16_key_bytes(const g16_key *key);
+/* Builds fixed-base tables (msm.h msm_table_build) for all four of the key's MSMs when together
+ * they fit within max_bytes, else none (a process may hold many keys: only the small, latency-bound
+ * ones get tables). About ×1.3 per MSM for ≈20× its points' memory and a build at load
+ * (inclusion_26_1: 40 MiB, ≈ 2.2 s on one EPYC core). Not thread-safe against a running proof of
+ * the same key: call it right after g16_load. Returns the tables' bytes (0: none). */
+size_t g16_build_tables(g16_key *key, size_t max_bytes);
+/* Bytes of the key's fixed-base tables. */
+size_t g16_table_bytes(const g16_key *key);
 
 /* Proof for a witness in snarkjs' .wtns format (version 2, n8 = 32, BN254 r, nVars values).
  *   rs       NULL (r, s from getrandom) or 64 bytes: r then s, plain little-endian, each < r

@@ -245,19 +245,26 @@ static unsigned msm_thread_count(unsigned requested, unsigned windows) {
 #endif
 
 typedef int (*msm_fn)(const uint8_t *, const uint8_t *, size_t, size_t, unsigned, uint8_t *);
+typedef int (*msm_fill_fn)(const uint8_t *, size_t, unsigned, unsigned, uint8_t *);
+typedef int (*msm_fixed_fn)(const uint8_t *, size_t, unsigned, unsigned, const uint8_t *, size_t, unsigned, uint8_t *);
 typedef struct {
   const char *name;
   msm_fn g1[3], g2[3]; /* [algorithm]: 0 = xyzz, 1 = affine, 2 = glv */
+  msm_fill_fn fill[2]; /* [group − 1]: fixed-base table rows */
+  msm_fixed_fn fixed[2];
 } msm_impl_t;
 
-static const msm_impl_t impl_c = {"c", {g1_msm_c, g1_msm_ba_c, g1_msm_glv_c}, {g2_msm_c, g2_msm_ba_c, g2_msm_glv_c}};
+#define MSM_IMPL_ENTRY(name, sfx)                                                                                 \
+  {                                                                                                               \
+    name, {g1_msm_##sfx, g1_msm_ba_##sfx, g1_msm_glv_##sfx}, {g2_msm_##sfx, g2_msm_ba_##sfx, g2_msm_glv_##sfx},   \
+        {g1_table_fill_##sfx, g2_table_fill_##sfx}, {g1_msm_fixed_##sfx, g2_msm_fixed_##sfx}                     \
+  }
+static const msm_impl_t impl_c = MSM_IMPL_ENTRY("c", c);
 #ifdef FR_HAVE_ADX
-static const msm_impl_t impl_adx = {
-    "adx", {g1_msm_adx, g1_msm_ba_adx, g1_msm_glv_adx}, {g2_msm_adx, g2_msm_ba_adx, g2_msm_glv_adx}};
+static const msm_impl_t impl_adx = MSM_IMPL_ENTRY("adx", adx);
 #endif
 #ifdef MSM_HAVE_IFMA
-static const msm_impl_t impl_ifma = {
-    "ifma", {g1_msm_ifma, g1_msm_ba_ifma, g1_msm_glv_ifma}, {g2_msm_ifma, g2_msm_ba_ifma, g2_msm_glv_ifma}};
+static const msm_impl_t impl_ifma = MSM_IMPL_ENTRY("ifma", ifma);
 static int msm_cpu_has_ifma(void) { return fr_cpu_has_adx() && ifma52_cpu_ok(); }
 #endif
 static const char *const algorithm_names[3] = {"xyzz", "affine", "glv"};
@@ -287,6 +294,68 @@ int msm_g1(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, siz
 int msm_g2(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
            uint8_t *out) {
   return impl()->g2[selected_algorithm](bases, scalars, scalar_size, n, threads, out);
+}
+
+/* Fixed-base window width for n bases: c ∈ [6, 14] minimising n·⌈254/c⌉ (one batched addition per
+ * point and window) + 2^c (the one bucket reduction); 14 caps the buckets at 8192, the size a
+ * group of windows keeps for the cache (MSM_BA_GROUP_BUCKETS). */
+static unsigned msm_table_bits(size_t n) {
+  unsigned best = 6;
+  double best_cost = 0;
+  for (unsigned c = 6; c <= 14; c++) {
+    const double cost = (double)n * (double)((254 + c - 1) / c) + (double)(1u << c);
+    if (c == 6 || cost < best_cost) {
+      best = c;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+struct msm_table {
+  int group;      /* 1 or 2 */
+  size_t n;       /* bases */
+  unsigned c, W;  /* window width, rows (256/c + 1: any 32-byte scalar with its last carry) */
+  size_t bytes;   /* of pts */
+  uint8_t *pts;   /* W·n affine points, row v = 2^(c·v)·bases */
+};
+
+size_t msm_table_size(int group, size_t n) {
+  const unsigned c = msm_table_bits(n);
+  return (size_t)(256 / c + 1) * n * (group == 1 ? 64 : 128);
+}
+
+msm_table *msm_table_build(int group, const uint8_t *bases, size_t n) {
+  if (group != 1 && group != 2) return NULL;
+  const unsigned c = msm_table_bits(n), W = 256 / c + 1;
+  if ((uint64_t)W * n > UINT32_MAX) return NULL; /* 32-bit indices */
+  msm_table *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->group = group;
+  t->n = n;
+  t->c = c;
+  t->W = W;
+  t->bytes = msm_table_size(group, n);
+  t->pts = malloc(t->bytes ? t->bytes : 1);
+  if (!t->pts || impl()->fill[group - 1](bases, n, c, W, t->pts) < 0) {
+    msm_table_free(t);
+    return NULL;
+  }
+  return t;
+}
+
+size_t msm_table_bytes(const msm_table *t) { return t ? t->bytes + sizeof *t : 0; }
+size_t msm_table_n(const msm_table *t) { return t->n; }
+int msm_table_group(const msm_table *t) { return t->group; }
+
+void msm_table_free(msm_table *t) {
+  if (!t) return;
+  free(t->pts);
+  free(t);
+}
+
+int msm_fixed(const msm_table *t, const uint8_t *scalars, size_t scalar_size, unsigned threads, uint8_t *out) {
+  return impl()->fixed[t->group - 1](t->pts, t->n, t->c, t->W, scalars, scalar_size, threads, out);
 }
 
 const char *msm_impl_name(void) { return impl()->name; }

@@ -927,6 +927,190 @@ static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scal
 }
 #endif
 
+/* ---- fixed-base tables (msm.h: msm_table_build / msm_fixed) ----
+ * For bases that never change (a proving key's), pts[v·n + i] = 2^(c·v)·base_i for v < W: then
+ * every window's digit of a scalar can go into ONE set of 2^(c−1) buckets, Σ_v d_v·2^(c·v)·P_i =
+ * Σ_v d_v·pts[v·n + i], so the MSM is a single batch-affine "window" over m·W table points with one
+ * bucket reduction and no doublings, instead of W windows with a reduction each (and, with GLV,
+ * 2m points over half the windows). */
+
+/* Fills pts (W·n points) from the n bases: v = 0 is a copy, each next row c doublings of the one
+ * before (XYZZ), made affine with one batched inversion per row. Bases at infinity stay all zero.
+ * Returns 0, or −1 when out of memory. */
+static int PN(table_fill)(const uint8_t *bases, size_t n, unsigned c, unsigned W, uint8_t *pts) {
+  const size_t ps = sizeof(PN(aff_t));
+  memcpy(pts, bases, n * ps);
+  if (W < 2 || n == 0) return 0;
+  static const uint8_t zero[sizeof(PN(aff_t))] = {0};
+  const size_t bytes = (sizeof(PN(xyzz_t)) + 2 * sizeof(E)) * n;
+  uint8_t *mem = scratch_alloc(bytes);
+  if (!mem) return -1;
+  PN(xyzz_t) *acc = (PN(xyzz_t) *)mem;
+  E *pre = (E *)(acc + n), *den = pre + n;
+  for (size_t i = 0; i < n; i++) {
+    const PN(aff_t) *P = (const PN(aff_t) *)(bases + i * ps);
+    if (memcmp(P, zero, ps) == 0) {
+      PN(set_inf)(&acc[i]);
+      continue;
+    }
+    acc[i].x = P->x;
+    acc[i].y = P->y;
+    E_SET_ONE(&acc[i].zz);
+    E_SET_ONE(&acc[i].zzz);
+  }
+  for (unsigned v = 1; v < W; v++) {
+    PN(aff_t) *row = (PN(aff_t) *)(pts + (size_t)v * n * ps);
+    E run;
+    E_SET_ONE(&run);
+    size_t finite = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (PN(is_inf)(&acc[i])) continue;
+      for (unsigned k = 0; k < c; k++) PN(dbl)(&acc[i]);
+      E_MUL(&den[i], &acc[i].zz, &acc[i].zzz);
+      pre[i] = run;
+      E_MUL(&run, &run, &den[i]);
+      finite++;
+    }
+    E inv;
+    if (finite) E_INV(&inv, &run);
+    for (size_t i = n; i-- > 0;) {
+      if (PN(is_inf)(&acc[i])) {
+        memset(&row[i], 0, ps);
+        continue;
+      }
+      E di, izz, izzz;
+      E_MUL(&di, &inv, &pre[i]); /* 1/(ZZ·ZZZ) */
+      E_MUL(&inv, &inv, &den[i]);
+      E_MUL(&izz, &acc[i].zzz, &di);
+      E_MUL(&izzz, &acc[i].zz, &di);
+      E_MUL(&row[i].x, &acc[i].x, &izz);
+      E_MUL(&row[i].y, &acc[i].y, &izzz);
+    }
+  }
+  scratch_free(mem, bytes);
+  return 0;
+}
+
+typedef struct {
+  const uint8_t *pts;          /* the table (its row 0 serves the ones' pass) */
+  const uint32_t *idx, *idx1;  /* [0, M) into pts; [0, ones) into row 0 */
+  const int16_t *digits;       /* [0, M) */
+  size_t M, ones;
+  unsigned nb, nb_ones, slices, tasks; /* task 0 = the ones when ones > 0, then the slices of [0, M) */
+  PN(xyzz_t) * results;
+  atomic_uint next;
+  atomic_int failed;
+} PN(fx_job_t);
+
+static void *PN(fx_worker)(void *arg) {
+  PN(fx_job_t) *job = arg;
+  const unsigned nbmax = job->nb > job->nb_ones ? job->nb : job->nb_ones;
+  const unsigned cap = PN(ba_cap)(job->nb) > job->nb_ones ? PN(ba_cap)(job->nb) : job->nb_ones;
+  const size_t bytes = PN(ba_bytes)(nbmax, cap), cbytes = PN(ba_bytes)(2 * BA_CHAINS, 2 * BA_CHAINS);
+  void *mem = scratch_alloc(bytes), *cmem = scratch_alloc(cbytes);
+  if (!mem || !cmem) {
+    scratch_free(mem, bytes);
+    scratch_free(cmem, cbytes);
+    atomic_store(&job->failed, 1);
+    return NULL;
+  }
+  PN(ba_t) s;
+  const unsigned first = job->ones ? 1 : 0;
+  for (;;) {
+    const unsigned t = atomic_fetch_add(&job->next, 1);
+    if (t >= job->tasks) break;
+    if (t < first) {
+      PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
+      PN(window_ba)(job->pts, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, NULL, &job->results[0]);
+    } else {
+      const size_t sl = t - first, lo = job->M * sl / job->slices, hi = job->M * (sl + 1) / job->slices;
+      PN(ba_init)(&s, mem, job->nb, PN(ba_cap)(job->nb));
+      PN(window_ba)(job->pts, job->idx + lo, job->digits + lo, hi - lo, 1, job->nb, &s, cmem, &job->results[1 + sl]);
+    }
+  }
+  scratch_free(mem, bytes);
+  scratch_free(cmem, cbytes);
+  return NULL;
+}
+
+/* Σ scalar_i · base_i over a table of PN(table_fill) (n bases, width c, W rows; msm.h semantics
+ * for the scalars and out). Zero scalars and bases at infinity are dropped, scalar-1 bases summed
+ * apart; the m·W (point, window) pairs are cut into slices, one per thread. */
+static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, const uint8_t *scalars,
+                         size_t scalar_size, unsigned threads, uint8_t *out) {
+  if (n == 0) return 0;
+  static const uint8_t zero[sizeof(PN(aff_t))] = {0};
+  const size_t ps = sizeof(PN(aff_t));
+  const size_t idx_bytes = sizeof(uint32_t) * n;
+  uint32_t *idx = scratch_alloc(idx_bytes);
+  if (!idx) return -1;
+  size_t m = 0, ones = 0;
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *sc = scalars + i * scalar_size;
+    size_t top = scalar_size;
+    while (top > 0 && sc[top - 1] == 0) top--;
+    if (top == 0 || memcmp(pts + i * ps, zero, ps) == 0) continue;
+    if (top == 1 && sc[0] == 1)
+      idx[n - 1 - ones++] = (uint32_t)i;
+    else
+      idx[m++] = (uint32_t)i;
+  }
+  if (ones) memmove(idx + m, idx + n - ones, sizeof(uint32_t) * ones);
+  if (m == 0 && ones == 0) {
+    scratch_free(idx, idx_bytes);
+    return 0;
+  }
+  const size_t M = m * W;
+  const size_t digit_bytes = sizeof(int16_t) * M, idx2_bytes = sizeof(uint32_t) * M;
+  int16_t *digits = M ? scratch_alloc(digit_bytes) : NULL;
+  uint32_t *idx2 = M ? scratch_alloc(idx2_bytes) : NULL;
+  unsigned t = msm_thread_count(threads, 64);
+  const unsigned slices = M ? (M / t >= 4096 ? t : (unsigned)(M / 4096) + 1) : 0;
+  const unsigned tasks = slices + (ones ? 1 : 0);
+  const size_t result_bytes = sizeof(PN(xyzz_t)) * (1 + slices);
+  PN(xyzz_t) *results = scratch_alloc(result_bytes);
+  if ((M && (!digits || !idx2)) || !results) {
+    scratch_free(idx, idx_bytes);
+    scratch_free(digits, digit_bytes);
+    scratch_free(idx2, idx2_bytes);
+    scratch_free(results, result_bytes);
+    return -1;
+  }
+  if (m) {
+    msm_recode_idx(scalars, scalar_size, idx, m, c, W, digits);
+    for (unsigned v = 0; v < W; v++)
+      for (size_t j = 0; j < m; j++) idx2[(size_t)v * m + j] = (uint32_t)((size_t)v * n + idx[j]);
+  }
+  unsigned nb_ones = 32;
+  while (nb_ones < 1024 && nb_ones * 64 < ones) nb_ones <<= 1;
+  if (t > tasks) t = tasks;
+  msm_enter();
+  PN(fx_job_t) job = {.pts = pts, .idx = idx2, .idx1 = idx + m, .digits = digits, .M = M, .ones = ones,
+                      .nb = 1u << (c - 1), .nb_ones = nb_ones, .slices = slices, .tasks = tasks, .results = results};
+  atomic_init(&job.next, 0);
+  atomic_init(&job.failed, 0);
+  pthread_t tids[MSM_MAX_THREADS];
+  unsigned started = 0;
+  for (; started + 1 < t; started++)
+    if (pthread_create(&tids[started], NULL, PN(fx_worker), &job) != 0) break;
+  PN(fx_worker)(&job);
+  for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+  msm_leave();
+  scratch_free(idx, idx_bytes);
+  scratch_free(digits, digit_bytes);
+  scratch_free(idx2, idx2_bytes);
+  if (atomic_load(&job.failed)) {
+    scratch_free(results, result_bytes);
+    return -1;
+  }
+  PN(xyzz_t) acc;
+  PN(set_inf)(&acc);
+  if (ones) acc = results[0];
+  for (unsigned sl = 0; sl < slices; sl++) PN(add)(&acc, &results[1 + sl]);
+  scratch_free(results, result_bytes);
+  return PN(to_jacobian)(&acc, out);
+}
+
 #undef E
 #undef E_ADD
 #undef E_INV

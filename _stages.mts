@@ -1,0 +1,31 @@
+import { readFile } from 'node:fs/promises';
+import { loadNativeKey, proveNative, encodeNativeVkey, verifyNative } from './src/prover/groth16Native.ts';
+import { keyFiles } from './src/prover/keys.ts';
+import { WitnessCalculator } from './src/prover/snark.ts';
+import { buildCircuitInput } from './src/prover/witness.ts';
+import { syntheticAccount, TEST_KEYS_DIR } from './test/helpers/proverFixtures.ts';
+const dir = process.env.KEYS ?? TEST_KEYS_DIR;
+const f = keyFiles(dir, 'inclusion_26_1');
+const wc = await WitnessCalculator.create(await readFile(f.wasm));
+const vk = encodeNativeVkey(JSON.parse(await readFile(f.vkey, 'utf8')));
+const w = buildCircuitInput({ accounts: [syntheticAccount(7, 3)], addresses: [] });
+const key = loadNativeKey(new Uint8Array(await readFile(f.zkey)));
+const T = Number(process.env.T ?? 1), N = Number(process.env.N ?? 30);
+const rows: Record<string, number[]> = {};
+const add = (k: string, v: number) => (rows[k] ??= []).push(v);
+const cpu = () => process.cpuUsage().user / 1000 + process.cpuUsage().system / 1000;
+for (let i = 0; i < N; i++) {
+  let t = performance.now(); const c0 = cpu();
+  const wtns = await wc.calculateWtns(w.input);
+  add('witnessCalc', performance.now() - t);
+  t = performance.now();
+  const r = proveNative(key, wtns, { threads: T, stages: true });
+  add('proveWall', performance.now() - t);
+  for (const [k, v] of Object.entries(r.stages!.cpu)) add('cpu.' + k, v);
+  t = performance.now();
+  verifyNative(vk, r.proof, r.publicSignals);
+  add('verify', performance.now() - t);
+  add('totalCpu', cpu() - c0);
+}
+const med = (a: number[]) => a.slice().sort((x, y) => x - y)[a.length >> 1]!;
+console.log(Object.entries(rows).map(([k, v]) => `${k} ${med(v).toFixed(1)}`).join('  '));
