@@ -15,9 +15,11 @@
  *    the same with the snarkjs backend (native MSM/FFT kernels under snarkjs) and with snarkjs alone;
  * 1c. per-stage CPU of one proof, in this process on one thread (--stage-shapes, default
  *    inclusion_26_1,inclusion_26_8): witness (wasm), the native prover's stages (.wtns checks, ABC,
- *    FFTs, each MSM, finish; thread CPU from the addon), verification and encoding (compress +
- *    gnark JSON) from process.cpuUsage, and snarkjs' groth16.prove on the same witness (native
- *    kernels, one MSM thread) for comparison; medians over --stages-n;
+ *    FFTs, each MSM, finish; thread CPU from the addon), the native verification (and snarkjs'
+ *    verify for comparison) and encoding (compress + gnark JSON) from process.cpuUsage, the native
+ *    prove again on the key without fixed-base tables (nativeProvePlain: their A/B in this run),
+ *    and snarkjs' groth16.prove on the same witness (native kernels, one MSM thread) for
+ *    comparison; medians over --stages-n;
  * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (first layout of --pools): proofs/s,
  *    latency, CPU per proof;
  * 2b. the throughput ratio of the target, drift-proof: the single-thread reference (back to back)
@@ -50,7 +52,7 @@ import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/proofService.ts';
 import { type ProverKernels, proverKernels, prove, terminateCurve, useCurve, verify, WitnessCalculator } from '../src/prover/snark.ts';
-import { loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, type ProverBackendKind } from '../src/prover/groth16Native.ts';
+import { encodeNativeVkey, loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, verifyNative, type ProverBackendKind } from '../src/prover/groth16Native.ts';
 import { compressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 
@@ -264,8 +266,10 @@ async function stageBreakdown(id: string, n: number): Promise<Record<string, unk
   const f = keyFiles(keysDir, id);
   const zkey = new Uint8Array(readFileSync(f.zkey));
   const key = loadNativeKey(zkey, id);
+  const plainKey = loadNativeKey(zkey, id, { tableMb: 0 }); // the same key without fixed-base tables (A/B in this run)
   const wc = await WitnessCalculator.create(readFileSync(f.wasm));
   const vkey = JSON.parse(readFileSync(f.vkey, 'utf8'));
+  const vk = encodeNativeVkey(vkey, id);
   await useCurve({ singleThread: true, kernels: proverKernels(), msmThreads: 1 });
   const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e3;
   const rows: Record<string, number>[] = [];
@@ -278,9 +282,15 @@ async function stageBreakdown(id: string, n: number): Promise<Record<string, unk
     const p = proveNative(key, wtns, { threads: 1, stages: true });
     const nativeTotal = cpuMs(process.cpuUsage(c0));
     c0 = process.cpuUsage();
-    const ok = await verify(vkey, p.publicSignals, p.proof);
+    proveNative(plainKey, wtns, { threads: 1 });
+    const nativeProvePlain = cpuMs(process.cpuUsage(c0));
+    c0 = process.cpuUsage();
+    const ok = verifyNative(vk, p.proof, p.publicSignals);
     const verifyMs = cpuMs(process.cpuUsage(c0));
-    if (!ok) throw new Error(`${id}: a native proof did not verify`);
+    c0 = process.cpuUsage();
+    const okSnarkjs = await verify(vkey, p.publicSignals, p.proof);
+    const snarkjsVerify = cpuMs(process.cpuUsage(c0));
+    if (!ok || !okSnarkjs) throw new Error(`${id}: a native proof did not verify`);
     c0 = process.cpuUsage();
     compressProof(p.proof);
     snarkjsToGnark(p.proof);
@@ -289,13 +299,23 @@ async function stageBreakdown(id: string, n: number): Promise<Record<string, unk
     await prove(zkey, wtns);
     const snarkjsProve = cpuMs(process.cpuUsage(c0));
     if (i === 0) continue; // warm-up
-    rows.push({ witness, ...Object.fromEntries(NATIVE_STAGES.map((s) => [`native.${s}`, p.stages!.cpu[s]])), nativeProve: nativeTotal, verify: verifyMs, encoding, snarkjsProve });
+    rows.push({ witness, ...Object.fromEntries(NATIVE_STAGES.map((s) => [`native.${s}`, p.stages!.cpu[s]])), nativeProve: nativeTotal, nativeProvePlain, verify: verifyMs, snarkjsVerify, encoding, snarkjsProve });
   }
   const median: Record<string, number> = {};
   for (const k of Object.keys(rows[0]!)) median[k] = r1(pct(rows.map((r) => r[k]!), 50));
   const total = median.witness! + median.nativeProve! + median.verify! + median.encoding!;
   log(`stages ${id} (CPU ms, median of ${n}): ${JSON.stringify(median)}; native proof total ${total.toFixed(0)} ms`);
-  return { n, constraints: getCircuit(id).constraints, nVars: key.nVars, domainSize: key.domainSize, cpuMsMedian: median, nativeTotalCpuMs: r1(total), snarkjsTotalCpuMs: r1(median.witness! + median.snarkjsProve! + median.verify! + median.encoding!) };
+  return {
+    n,
+    constraints: getCircuit(id).constraints,
+    nVars: key.nVars,
+    domainSize: key.domainSize,
+    tableMiB: r1(key.tableBytes / 2 ** 20),
+    cpuMsMedian: median,
+    nativeTotalCpuMs: r1(total),
+    nativePlainTotalCpuMs: r1(median.witness! + median.nativeProvePlain! + median.verify! + median.encoding!),
+    snarkjsTotalCpuMs: r1(median.witness! + median.snarkjsProve! + median.snarkjsVerify! + median.encoding!),
+  };
 }
 const stageShapes = values['stage-shapes']!.split(',').map((s) => s.trim()).filter((id) => id && (shapes.includes(id) || existsSync(keyFiles(keysDir, id).zkey)));
 const stages: Record<string, unknown> = { how: 'one thread, this process: witness/verify/encoding/totals from process.cpuUsage, native stages from the addon (CLOCK_THREAD_CPUTIME_ID), MSM threads = 1', loadavgStart: load() };

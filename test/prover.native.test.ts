@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 import { nativeAddon } from '../src/native.ts';
 import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
@@ -47,15 +47,7 @@ const le32 = (v: bigint) => {
 };
 const randomScalar = () => BigInt(`0x${randomBytes(32).toString('hex')}`) % R;
 
-function thrown(f: () => unknown): ProverError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ProverError);
-    return e as ProverError;
-  }
-  throw new Error('expected an error');
-}
+const thrown = thrownProverError;
 
 /** snarkjs' proof with its two `curve.Fr.random()` calls answering r then s. */
 async function snarkjsProofWith(zkey: Uint8Array, wtns: Uint8Array, r: bigint, s: bigint) {

@@ -13,7 +13,7 @@ import { setupCircuits } from '../src/prover/keySetup.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { loadSnarkjs, terminateCurve, verify, WitnessCalculator, type Groth16Proof, type VerificationKey } from '../src/prover/snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 
 const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
 const Q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47n;
@@ -35,15 +35,7 @@ const readLe = (b: Uint8Array, o: number) => {
 };
 const cat = (...parts: Uint8Array[]) => Uint8Array.from(parts.flatMap((p) => [...p]));
 
-function thrown(f: () => unknown): ProverError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ProverError);
-    return e as ProverError;
-  }
-  throw new Error('expected an error');
-}
+const thrown = thrownProverError;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Curve = any;

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { poseidon2, poseidon3 } from 'poseidon-lite';
 import { V1_TREE_HEIGHT } from '../../src/prover/circuits.ts';
+import { ProverError } from '../../src/prover/errors.ts';
 import { bigintToBe32 } from '../../src/prover/proofEncoding.ts';
 import type { AccountProofInput, AddressProofInput } from '../../src/prover/witness.ts';
 
@@ -108,4 +109,19 @@ export async function verifyCompressedProof(keysDir: string, circuitId: string, 
   const vkey = JSON.parse(await readFile(keyFiles(keysDir, circuitId).vkey, 'utf8'));
   const signals = publicSignals.map((s) => (typeof s === 'string' ? s : beToBigint(s).toString()));
   return verify(vkey, signals, proof);
+}
+
+/**
+ * The ProverError that `f` throws.
+ * @returns the error, for its code and message
+ * @throws Error when `f` throws something else (that error is its cause) or nothing
+ */
+export function thrownProverError(f: () => unknown): ProverError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof ProverError) return e;
+    throw new Error(`expected a ProverError, got ${String(e)}`, { cause: e });
+  }
+  throw new Error('expected a ProverError, nothing was thrown');
 }

@@ -421,6 +421,35 @@ static napi_value js_msm_select_impl(napi_env env, napi_callback_info info) {
   return select_impl_by_name(env, info, msm_select_impl, "msmSelectImpl(name) takes a string");
 }
 
+/* ---- handles: externals owning addon memory ---- */
+
+/* A tagged external owning data (fin frees it when collected), its bytes reported to V8 so the GC
+ * weighs it; NULL after throwing (data freed through fin). */
+static napi_value make_handle(napi_env env, void *data, napi_finalize fin, size_t bytes, const napi_type_tag *tag) {
+  int64_t adjusted;
+  napi_adjust_external_memory(env, (int64_t)bytes, &adjusted);
+  napi_value ext;
+  if (napi_create_external(env, data, fin, NULL, &ext) != napi_ok) {
+    fin(env, data, NULL);
+    napi_throw_error(env, NULL, "refract native: napi_create_external failed");
+    return NULL;
+  }
+  CHECK(napi_type_tag_object(env, ext, tag));
+  return ext;
+}
+
+/* The data behind an external of make_handle with this tag, or NULL after throwing a TypeError `msg`. */
+static void *handle_data(napi_env env, napi_value v, const napi_type_tag *tag, const char *msg) {
+  napi_valuetype t;
+  bool tagged = false;
+  void *data = NULL;
+  if (napi_typeof(env, v, &t) == napi_ok && t == napi_external && napi_check_object_type_tag(env, v, tag, &tagged) == napi_ok &&
+      tagged && napi_get_value_external(env, v, &data) == napi_ok && data)
+    return data;
+  napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", msg);
+  return NULL;
+}
+
 /* ---- Groth16 (groth16.h) ---- */
 
 static const napi_type_tag G16_TAG = {0x9d1f6e0c4b7a4e21ULL, 0x8c3a5b7d2e6f1a09ULL};
@@ -443,15 +472,7 @@ static const char *g16_code(int rc) {
 
 /* The key behind a handle, or NULL after throwing a TypeError. */
 static g16_key *g16_handle(napi_env env, napi_value v) {
-  napi_valuetype t;
-  bool tagged = false;
-  void *data = NULL;
-  if (napi_typeof(env, v, &t) == napi_ok && t == napi_external &&
-      napi_check_object_type_tag(env, v, &G16_TAG, &tagged) == napi_ok && tagged &&
-      napi_get_value_external(env, v, &data) == napi_ok && data)
-    return (g16_key *)data;
-  napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "handle must come from groth16Load");
-  return NULL;
+  return (g16_key *)handle_data(env, v, &G16_TAG, "handle must come from groth16Load");
 }
 
 static napi_value js_g16_load(napi_env env, napi_callback_info info) {
@@ -468,17 +489,7 @@ static napi_value js_g16_load(napi_env env, napi_callback_info info) {
     napi_throw_error(env, g16_code(rc), err);
     return NULL;
   }
-  napi_value ext;
-  if (napi_create_external(env, key, g16_finalize, NULL, &ext) != napi_ok) {
-    g16_free(key);
-    napi_throw_error(env, NULL, "refract native: napi_create_external failed");
-    return NULL;
-  }
-  /* tell V8 the handle holds the key's tables, so the GC weighs it */
-  int64_t adjusted;
-  napi_adjust_external_memory(env, (int64_t)g16_key_bytes(key), &adjusted);
-  CHECK(napi_type_tag_object(env, ext, &G16_TAG));
-  return ext;
+  return make_handle(env, key, g16_finalize, g16_key_bytes(key), &G16_TAG);
 }
 
 static napi_value js_g16_info(napi_env env, napi_callback_info info) {
@@ -622,30 +633,15 @@ static napi_value js_msm_table(napi_env env, napi_callback_info info) {
     napi_throw_error(env, "ERR_MSM_NOMEM", "msmTable: out of memory");
     return NULL;
   }
-  napi_value ext;
-  if (napi_create_external(env, t, msm_table_finalize, NULL, &ext) != napi_ok) {
-    msm_table_free(t);
-    napi_throw_error(env, NULL, "refract native: napi_create_external failed");
-    return NULL;
-  }
-  int64_t adjusted;
-  napi_adjust_external_memory(env, (int64_t)msm_table_bytes(t), &adjusted);
-  CHECK(napi_type_tag_object(env, ext, &MSM_TABLE_TAG));
-  return ext;
+  return make_handle(env, t, msm_table_finalize, msm_table_bytes(t), &MSM_TABLE_TAG);
 }
 
 static napi_value js_msm_fixed(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
   if (!get_args(env, info, 3, &argc, argv, "msmFixed(table, scalars, out[, threads]) takes 3 or 4 arguments")) return NULL;
-  bool tagged = false;
-  void *data = NULL;
-  if (napi_check_object_type_tag(env, argv[0], &MSM_TABLE_TAG, &tagged) != napi_ok || !tagged ||
-      napi_get_value_external(env, argv[0], &data) != napi_ok || !data) {
-    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "table must come from msmTable");
-    return NULL;
-  }
-  msm_table *t = (msm_table *)data;
+  msm_table *t = (msm_table *)handle_data(env, argv[0], &MSM_TABLE_TAG, "table must come from msmTable");
+  if (!t) return NULL;
   uint8_t *scalars, *out;
   size_t sl, ol;
   if (!get_u8(env, argv[1], "scalars", -1, &scalars, &sl)) return NULL;

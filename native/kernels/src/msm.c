@@ -219,6 +219,16 @@ static unsigned msm_thread_count(unsigned requested, unsigned windows) {
   return t;
 }
 
+/* Runs fn(job) on t threads, this one included (fewer when pthread_create fails), and joins them. */
+static void msm_run(void *(*fn)(void *), void *job, unsigned t) {
+  pthread_t tids[MSM_MAX_THREADS];
+  unsigned started = 0;
+  for (; started + 1 < t && started + 1 < MSM_MAX_THREADS; started++)
+    if (pthread_create(&tids[started], NULL, fn, job) != 0) break;
+  fn(job);
+  for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+}
+
 #define MSM_IMPL c
 #define FQ_MONT_MUL_LAZY(r, a, b) fq_mont_mul_c_lazy((r), (a), (b))
 #include "msm_field.h"

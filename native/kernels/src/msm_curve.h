@@ -6,7 +6,7 @@
  *   E_GLV_BETA (β of the endomorphism (x, y) ↦ (β·x, y) acting as λ, Montgomery form; G1 and G2)
  *   PN(name)              naming of this instance's functions
  * (all of which this file #undefs at its end)
- * Uses from msm.c: msm_window_bits(_ba), msm_recode(_idx), msm_thread_count, msm_enter/msm_leave,
+ * Uses from msm.c: msm_window_bits(_ba), msm_recode(_idx), msm_thread_count, msm_enter/msm_leave, msm_run,
  * MSM_BA_* tuning.
  * Buckets are XYZZ points (x = X/ZZ, y = Y/ZZZ, ZZ³ = ZZZ²; ZZ = 0 is infinity) with the
  * explicit formulas of the EFD (hyperelliptic.org/EFD/g1p/auto-shortw-xyzz.html):
@@ -234,12 +234,7 @@ static int PN(msm)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_s
   atomic_init(&job.failed, 0);
   msm_enter();
   unsigned t = msm_thread_count(threads, windows);
-  pthread_t tids[MSM_MAX_THREADS];
-  unsigned started = 0;
-  for (; started + 1 < t; started++)
-    if (pthread_create(&tids[started], NULL, PN(worker), &job) != 0) break;
-  PN(worker)(&job);
-  for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+  msm_run(PN(worker), &job, t);
   msm_leave();
   scratch_free(digits, digit_bytes);
   if (atomic_load(&job.failed)) {
@@ -887,12 +882,7 @@ static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t s
                       .nb_ones = nb_ones, .windows = windows, .group = group, .tasks = tasks, .results = results};
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
-  pthread_t tids[MSM_MAX_THREADS];
-  unsigned started = 0;
-  for (; started + 1 < t; started++)
-    if (pthread_create(&tids[started], NULL, PN(ba_worker), &job) != 0) break;
-  PN(ba_worker)(&job);
-  for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+  msm_run(PN(ba_worker), &job, t);
   msm_leave();
   scratch_free(idx, idx_bytes);
   scratch_free(glv_mem, glv_bytes);
@@ -1089,12 +1079,7 @@ static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, c
                       .nb = 1u << (c - 1), .nb_ones = nb_ones, .slices = slices, .tasks = tasks, .results = results};
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
-  pthread_t tids[MSM_MAX_THREADS];
-  unsigned started = 0;
-  for (; started + 1 < t; started++)
-    if (pthread_create(&tids[started], NULL, PN(fx_worker), &job) != 0) break;
-  PN(fx_worker)(&job);
-  for (unsigned k = 0; k < started; k++) pthread_join(tids[k], NULL);
+  msm_run(PN(fx_worker), &job, t);
   msm_leave();
   scratch_free(idx, idx_bytes);
   scratch_free(digits, digit_bytes);
