@@ -67,6 +67,8 @@ export interface NativeAddon {
    * stays within `maxBytes`); returns the tables' bytes. Blocks (≈ 2 s for inclusion_26_1).
    */
   groth16Tables?(handle: unknown, maxBytes: number): number;
+  /** The process's fixed-base table sets (shared by the keys with the same points, across threads) and their bytes. */
+  groth16TableSets?(): { sets: number; bytes: number };
   /** Fixed-base table of n affine bases (group 1: 64 B each, 2: 128 B); `msmFixed` = msmG1/msmG2 over them. */
   msmTable?(group: 1 | 2, bases: Uint8Array): unknown;
   msmFixed?(table: unknown, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;

@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 import { nativeAddon } from '../src/native.ts';
-import { loadNativeKey, nativeProverAvailable, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
+import { loadNativeKey, nativeProverAvailable, nativeTableSets, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
@@ -160,12 +160,20 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
     expect(c.key.tableBytes).toBeGreaterThan(30 * 2 ** 20);
     expect(c.key.tableBytes).toBeLessThanOrEqual(64 * 2 ** 20);
     expect(c.key.bytes).toBeGreaterThan(c.key.tableBytes);
+    // another load of the same key (another prover thread) shares the process's set instead of building one
+    const before = nativeTableSets()!;
+    expect(before.sets).toBeGreaterThanOrEqual(1);
+    const again = loadNativeKey(c.zkey, 'again');
+    expect(again.tableBytes).toBe(c.key.tableBytes);
+    expect(nativeTableSets()).toEqual(before);
     const plain = loadNativeKey(c.zkey, 'plain', { tableMb: 0 });
     expect(plain.tableBytes).toBe(0);
     expect(loadNativeKey(c.zkey, 'small budget', { tableMb: 16 }).tableBytes).toBe(0); // all or none
     const rs = new Uint8Array([...le32(randomScalar()), ...le32(randomScalar())]);
     for (const threads of [1, 2]) {
-      expect(proveNative(plain, c.wtns, { rs, threads }).proof, `${threads} thread(s)`).toEqual(proveNative(c.key, c.wtns, { rs, threads }).proof);
+      const want = proveNative(plain, c.wtns, { rs, threads }).proof;
+      expect(proveNative(c.key, c.wtns, { rs, threads }).proof, `${threads} thread(s)`).toEqual(want);
+      expect(proveNative(again, c.wtns, { rs, threads }).proof, `${threads} thread(s), shared tables`).toEqual(want);
     }
   });
 
@@ -284,7 +292,13 @@ describe('proverBackend configuration', () => {
     await a.stop();
     const b = await startRefract(args, { REFRACT_PROVER_BACKEND: 'native', REFRACT_PROVER_TABLE_MB: '48' });
     expect(await backendOf(b)).toBe('native');
-    expect(((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { tableMb: number } } }).prover.pool.tableMb).toBe(48);
+    // the budget, and once warm the sets built (inclusion_26_1's, 40 MiB, fits 48; one set for the process)
+    const poolOf = async () => ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { tableMb: number; tables: { sets: number; mib: number } } } }).prover.pool;
+    expect((await poolOf()).tableMb).toBe(48);
+    const deadline = Date.now() + 60_000;
+    while ((await poolOf()).tables.sets === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    expect((await poolOf()).tables.sets).toBe(1);
+    expect((await poolOf()).tables.mib).toBeGreaterThan(30);
     // the field arithmetic the native kernels run, the same the addon reports in-process
     const pool = ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { fieldArithmetic: string } } }).prover.pool;
     expect(pool.fieldArithmetic).toBe(nativeAddon!.msmImpl!());

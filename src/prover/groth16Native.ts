@@ -99,9 +99,11 @@ function addonError(e: unknown, what: string): ProverError {
 
 /**
  * Parses zkey bytes once into the addon (the bytes are not kept: release them afterwards), then
- * builds fixed-base tables for its four MSMs when together they fit `opts.tableMb` (all or none:
- * a thread may hold many keys, only the small, latency-bound ones get tables). Each MSM gets about
- * ×1.3 faster for ≈20× its points' memory, built once here: inclusion_26_1 40 MiB, ≈ 2.2 s of one core.
+ * gives its four MSMs fixed-base tables when together they fit `opts.tableMb` (all or none: a
+ * process may hold many keys, only the small, latency-bound ones get tables). Each MSM gets about
+ * ×1.3 faster for ≈20× its points' memory. The tables exist once per process: the prover threads'
+ * keys with the same points share them, the first load builds them on every core while the others
+ * wait (inclusion_26_1: 40 MiB, ≈ 1.2 s on 2 cores; a later load ≈ 10 ms).
  * @param zkey snarkjs Groth16 zkey file bytes (BN254)
  * @param label names the key in errors (circuit id or file)
  * @param opts.tableMb table budget for this key, MiB (default DEFAULT_TABLE_MB; 0 = no tables)
@@ -181,6 +183,11 @@ export function proveNative(
     stages = { cpu: pick(0), wall: pick(NATIVE_STAGES.length) };
   }
   return { proof, publicSignals, stages };
+}
+
+/** The process's fixed-base table sets and their bytes (all prover threads together); null without the addon's tables. */
+export function nativeTableSets(): { sets: number; bytes: number } | null {
+  return nativeAddon?.groth16TableSets?.() ?? null;
 }
 
 /** True when the addon has the native Groth16 verifier (`groth16Verify`). */

@@ -72,7 +72,7 @@ export interface ProverPoolOptions {
   /**
    * Native backend: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none;
    * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 64 — inclusion_26_1 and non-inclusion_26_1
-   * fit, 40–44 MiB per thread, ≈ 2.2 s to build at load; 0 = no tables).
+   * fit, 40–44 MiB, once per process (the threads share them), ≈ 1.2 s to build at load on 2 cores; 0 = no tables).
    */
   tableMb?: number;
   backend?: ProverBackendKind;

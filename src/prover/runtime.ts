@@ -21,7 +21,7 @@ import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } fro
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
-import type { ProverBackendKind } from './groth16Native.ts';
+import { nativeTableSets, type ProverBackendKind } from './groth16Native.ts';
 import { KeyReadiness } from './keyReadiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './proofService.ts';
 
@@ -265,7 +265,9 @@ export class ProverRuntime {
     if (this.pool) {
       const s = this.pool.stats();
       // fieldArithmetic: the multiplication of the native kernels or the native prover (ifma = ADX plus the eight-lane AVX-512 IFMA MSM flush and FFT; adx; c)
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      const tables = s.backend === 'native' ? nativeTableSets() : null;
+      // tableMb: the fixed-base table budget per circuit; tables: the sets built in this process (shared by the threads) and their MiB
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, tables: tables ? { sets: tables.sets, mib: Number((tables.bytes / 2 ** 20).toFixed(1)) } : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

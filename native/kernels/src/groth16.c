@@ -52,8 +52,10 @@ struct g16_key {
   uint32_t *a_idx, *b_idx, *ch_idx;
   fe *shift_br;    /* domain: (1/n)·ω_2n^i at position bitrev(i), Montgomery */
   fe *tw, *tw_inv; /* domain/2: ω_n^j, ω_n^-j (Montgomery), the FFTs' twiddles */
-  /* fixed-base tables of the four MSMs (g16_build_tables; NULL = the plain MSM over the points) */
+  /* fixed-base tables of the four MSMs (g16_build_tables; NULL = the plain MSM over the points),
+   * owned by a process-wide shared set (several threads load the same key) */
   msm_table *t_a, *t_b1, *t_b2, *t_ch;
+  struct g16_tables *tables;
   size_t bytes;
 };
 
@@ -287,6 +289,125 @@ static int read_sections(const uint8_t *buf, size_t len, const char *magic, sect
 /* ---------------------------------------------------------------------------------------------
  * Load */
 
+/* ---------------------------------------------------------------------------------------------
+ * Fixed-base tables shared by every key of the process with the same points: each prover thread
+ * loads its own key, the tables (tens of MiB) exist once. Sets are found by a hash of the points and
+ * confirmed byte for byte against the tables' row 0 (the points themselves); the first loader builds
+ * (on `threads` threads) while the others wait for it. */
+static const int TABLE_GROUP[4] = {2, 1, 1, 1}; /* B2, B1, A, C+H */
+
+typedef struct g16_tables {
+  struct g16_tables *next;
+  uint64_t hash;
+  size_t n[4];
+  msm_table *t[4]; /* B2, B1, A, C+H; NULL where n = 0 */
+  unsigned refs;
+  int state; /* 0 building, 1 ready, −1 failed (out of memory) */
+} g16_tables;
+
+static pthread_mutex_t tables_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t tables_cv = PTHREAD_COND_INITIALIZER;
+static g16_tables *tables_list;
+
+static uint64_t tables_hash(const uint8_t *const bases[4], const size_t n[4]) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int i = 0; i < 4; i++) {
+    const size_t bytes = n[i] * (TABLE_GROUP[i] == 1 ? 64 : 128);
+    h = (h ^ bytes) * 0x100000001b3ULL;
+    for (size_t j = 0; j + 8 <= bytes; j += 8) { /* coordinates are 32-byte multiples */
+      uint64_t w;
+      memcpy(&w, bases[i] + j, 8);
+      h = (h ^ w) * 0x100000001b3ULL;
+    }
+  }
+  return h;
+}
+
+static int tables_match(const g16_tables *e, uint64_t hash, const uint8_t *const bases[4], const size_t n[4]) {
+  if (e->hash != hash) return 0;
+  for (int i = 0; i < 4; i++) {
+    if (e->n[i] != n[i]) return 0;
+    if (e->state == 1 && n[i] &&
+        memcmp(msm_table_bases(e->t[i]), bases[i], n[i] * (TABLE_GROUP[i] == 1 ? 64 : 128)) != 0)
+      return 0;
+  }
+  return 1;
+}
+
+static void tables_unlink_free(g16_tables *e) {
+  for (g16_tables **p = &tables_list; *p; p = &(*p)->next)
+    if (*p == e) {
+      *p = e->next;
+      break;
+    }
+  for (int i = 0; i < 4; i++) msm_table_free(e->t[i]);
+  free(e);
+}
+
+/* The shared tables for these points (a reference), built here if no thread has them; NULL when out of memory. */
+static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[4], unsigned threads) {
+  const uint64_t hash = tables_hash(bases, n);
+  pthread_mutex_lock(&tables_mu);
+  for (;;) {
+    g16_tables *e = tables_list;
+    while (e && !tables_match(e, hash, bases, n)) e = e->next;
+    if (!e) break;
+    if (e->state == 1) {
+      e->refs++;
+      pthread_mutex_unlock(&tables_mu);
+      return e;
+    }
+    if (e->state == 0) {
+      pthread_cond_wait(&tables_cv, &tables_mu); /* another thread builds them: look again once it is done */
+      continue;
+    }
+    break; /* failed set (being freed): build afresh */
+  }
+  g16_tables *e = calloc(1, sizeof *e);
+  if (!e) {
+    pthread_mutex_unlock(&tables_mu);
+    return NULL;
+  }
+  e->hash = hash;
+  memcpy(e->n, n, sizeof e->n);
+  e->refs = 1;
+  e->next = tables_list;
+  tables_list = e;
+  pthread_mutex_unlock(&tables_mu);
+  int ok = 1;
+  for (int i = 0; i < 4 && ok; i++)
+    if (n[i] && !(e->t[i] = msm_table_build(TABLE_GROUP[i], bases[i], n[i], threads))) ok = 0;
+  pthread_mutex_lock(&tables_mu);
+  if (!ok) {
+    tables_unlink_free(e);
+    e = NULL;
+  } else {
+    e->state = 1;
+  }
+  pthread_cond_broadcast(&tables_cv);
+  pthread_mutex_unlock(&tables_mu);
+  return e;
+}
+
+void g16_tables_stats(unsigned *sets, size_t *bytes) {
+  *sets = 0;
+  *bytes = 0;
+  pthread_mutex_lock(&tables_mu);
+  for (const g16_tables *e = tables_list; e; e = e->next)
+    if (e->state == 1) {
+      (*sets)++;
+      for (int i = 0; i < 4; i++) *bytes += msm_table_bytes(e->t[i]);
+    }
+  pthread_mutex_unlock(&tables_mu);
+}
+
+static void tables_release(g16_tables *e) {
+  if (!e) return;
+  pthread_mutex_lock(&tables_mu);
+  if (--e->refs == 0) tables_unlink_free(e);
+  pthread_mutex_unlock(&tables_mu);
+}
+
 void g16_free(g16_key *k) {
   if (!k) return;
   free(k->coefs);
@@ -300,32 +421,25 @@ void g16_free(g16_key *k) {
   free(k->shift_br);
   free(k->tw);
   free(k->tw_inv);
-  msm_table_free(k->t_a);
-  msm_table_free(k->t_b1);
-  msm_table_free(k->t_b2);
-  msm_table_free(k->t_ch);
+  tables_release(k->tables);
   free(k);
 }
 
-size_t g16_build_tables(g16_key *k, size_t max_bytes) {
-  struct {
-    msm_table **t;
-    int group;
-    const uint8_t *bases;
-    uint32_t n;
-  } msms[4] = {{&k->t_b2, 2, k->b2_ext, k->n_b}, {&k->t_b1, 1, k->b1_ext, k->n_b}, {&k->t_a, 1, k->a_ext, k->n_a},
-               {&k->t_ch, 1, k->ch, k->n_ch}};
-  if (g16_table_bytes(k)) return g16_table_bytes(k); /* built already */
+size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads) {
+  if (k->tables) return g16_table_bytes(k); /* built already */
+  const size_t ns[4] = {k->n_b, k->n_b, k->n_a, k->n_ch};
   size_t need = 0;
-  for (int i = 0; i < 4; i++) need += msm_table_size(msms[i].group, msms[i].n);
+  for (int i = 0; i < 4; i++) need += msm_table_size(TABLE_GROUP[i], ns[i]);
   if (need > max_bytes) return 0; /* all or nothing: a process holds many keys, only small ones get tables */
-  for (int i = 0; i < 4; i++) {
-    if (msms[i].n == 0) continue;
-    msm_table *t = msm_table_build(msms[i].group, msms[i].bases, msms[i].n);
-    if (!t) continue; /* out of memory: this MSM stays plain */
-    *msms[i].t = t;
-    k->bytes += msm_table_bytes(t);
-  }
+  const uint8_t *bases[4] = {k->b2_ext, k->b1_ext, k->a_ext, k->ch};
+  g16_tables *set = tables_acquire(bases, ns, threads);
+  if (!set) return 0; /* out of memory: plain MSMs */
+  k->tables = set;
+  k->t_b2 = set->t[0];
+  k->t_b1 = set->t[1];
+  k->t_a = set->t[2];
+  k->t_ch = set->t[3];
+  k->bytes += g16_table_bytes(k);
   return g16_table_bytes(k);
 }
 

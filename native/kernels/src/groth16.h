@@ -64,10 +64,14 @@ void g16_info(const g16_key *key, uint32_t *n_vars, uint32_t *n_public, uint32_t
 size_t g16_key_bytes(const g16_key *key);
 /* Builds fixed-base tables (msm.h msm_table_build) for all four of the key's MSMs when together
  * they fit within max_bytes, else none (a process may hold many keys: only the small, latency-bound
- * ones get tables). About ×1.3 per MSM for ≈20× its points' memory and a build at load
- * (inclusion_26_1: 40 MiB, ≈ 2.2 s on one EPYC core). Not thread-safe against a running proof of
- * the same key: call it right after g16_load. Returns the tables' bytes (0: none). */
-size_t g16_build_tables(g16_key *key, size_t max_bytes);
+ * ones get tables). About ×1.3 per MSM for ≈20× its points' memory, built once per process: keys
+ * with the same points (each prover thread loads its own) share one set, which the first caller
+ * builds on `threads` threads (0 = the online CPUs) while the others wait (inclusion_26_1: 40 MiB,
+ * ≈ 2.2 s of CPU). Not thread-safe against a running proof of the same key: call it right after
+ * g16_load. Returns the tables' bytes (0: none). */
+size_t g16_build_tables(g16_key *key, size_t max_bytes, unsigned threads);
+/* The process's shared table sets (built, in use by some key) and their bytes. */
+void g16_tables_stats(unsigned *sets, size_t *bytes);
 /* Bytes of the key's fixed-base tables. */
 size_t g16_table_bytes(const g16_key *key);
 

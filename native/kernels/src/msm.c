@@ -255,7 +255,7 @@ static void msm_run(void *(*fn)(void *), void *job, unsigned t) {
 #endif
 
 typedef int (*msm_fn)(const uint8_t *, const uint8_t *, size_t, size_t, unsigned, uint8_t *);
-typedef int (*msm_fill_fn)(const uint8_t *, size_t, unsigned, unsigned, uint8_t *);
+typedef int (*msm_fill_fn)(const uint8_t *, size_t, size_t, size_t, unsigned, unsigned, uint8_t *);
 typedef int (*msm_fixed_fn)(const uint8_t *, size_t, unsigned, unsigned, const uint8_t *, size_t, unsigned, uint8_t *);
 typedef struct {
   const char *name;
@@ -335,7 +335,28 @@ size_t msm_table_size(int group, size_t n) {
   return (size_t)(256 / c + 1) * n * (group == 1 ? 64 : 128);
 }
 
-msm_table *msm_table_build(int group, const uint8_t *bases, size_t n) {
+typedef struct {
+  msm_fill_fn fill;
+  const uint8_t *bases;
+  size_t n;
+  unsigned c, W, slices;
+  uint8_t *pts;
+  atomic_uint next;
+  atomic_int failed;
+} msm_fill_job;
+
+static void *msm_fill_worker(void *arg) {
+  msm_fill_job *job = arg;
+  for (;;) {
+    const unsigned s = atomic_fetch_add(&job->next, 1);
+    if (s >= job->slices) break;
+    const size_t lo = job->n * s / job->slices, hi = job->n * (s + 1) / job->slices;
+    if (job->fill(job->bases, job->n, lo, hi, job->c, job->W, job->pts) < 0) atomic_store(&job->failed, 1);
+  }
+  return NULL;
+}
+
+msm_table *msm_table_build(int group, const uint8_t *bases, size_t n, unsigned threads) {
   if (group != 1 && group != 2) return NULL;
   const unsigned c = msm_table_bits(n), W = 256 / c + 1;
   if ((uint64_t)W * n > UINT32_MAX) return NULL; /* 32-bit indices */
@@ -347,7 +368,19 @@ msm_table *msm_table_build(int group, const uint8_t *bases, size_t n) {
   t->W = W;
   t->bytes = msm_table_size(group, n);
   t->pts = malloc(t->bytes ? t->bytes : 1);
-  if (!t->pts || impl()->fill[group - 1](bases, n, c, W, t->pts) < 0) {
+  if (!t->pts) {
+    msm_table_free(t);
+    return NULL;
+  }
+  /* columns in slices of at least 256 points, spread over the threads */
+  unsigned th = msm_thread_count(threads, (unsigned)(n / 256 + 1));
+  msm_fill_job job = {.fill = impl()->fill[group - 1], .bases = bases, .n = n, .c = c, .W = W, .slices = th, .pts = t->pts};
+  atomic_init(&job.next, 0);
+  atomic_init(&job.failed, 0);
+  msm_enter();
+  msm_run(msm_fill_worker, &job, th);
+  msm_leave();
+  if (atomic_load(&job.failed)) {
     msm_table_free(t);
     return NULL;
   }
@@ -356,6 +389,7 @@ msm_table *msm_table_build(int group, const uint8_t *bases, size_t n) {
 
 size_t msm_table_bytes(const msm_table *t) { return t ? t->bytes + sizeof *t : 0; }
 size_t msm_table_n(const msm_table *t) { return t->n; }
+const uint8_t *msm_table_bases(const msm_table *t) { return t->pts; }
 int msm_table_group(const msm_table *t) { return t->group; }
 
 void msm_table_free(msm_table *t) {

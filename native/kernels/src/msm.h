@@ -46,14 +46,15 @@ int msm_select_algorithm(const char *name);
  * scalar's window digits into one set of buckets: one batch-affine pass over m·W points and one
  * bucket reduction, no doublings, no GLV (inclusion_26_1's A: m·20 additions against 2m·12 plus
  * twelve reductions). Memory: msm_table_size bytes (≈ 20× the bases for a few thousand points).
- *   msm_table_build  group 1 (G1) / 2 (G2), n bases in msm_g1/msm_g2's layout (copied); NULL when
- *                    out of memory or W·n ≥ 2^32
+ *   msm_table_build  group 1 (G1) / 2 (G2), n bases in msm_g1/msm_g2's layout (copied); threads as
+ *                    msm_g1's (the columns are built in slices); NULL when out of memory or W·n ≥ 2^32
  *   msm_fixed        msm_g1/msm_g2's semantics for scalars and out, over the table's bases */
 typedef struct msm_table msm_table;
 size_t msm_table_size(int group, size_t n);
-msm_table *msm_table_build(int group, const uint8_t *bases, size_t n);
+msm_table *msm_table_build(int group, const uint8_t *bases, size_t n, unsigned threads);
 size_t msm_table_bytes(const msm_table *t);
 size_t msm_table_n(const msm_table *t); /* bases */
+const uint8_t *msm_table_bases(const msm_table *t); /* its row 0: the n bases as given */
 int msm_table_group(const msm_table *t); /* 1 or 2 */
 void msm_table_free(msm_table *t);
 int msm_fixed(const msm_table *t, const uint8_t *scalars, size_t scalar_size, unsigned threads, uint8_t *out);

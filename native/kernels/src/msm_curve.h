@@ -924,11 +924,16 @@ static int PN(msm_glv)(const uint8_t *bases, const uint8_t *scalars, size_t scal
  * bucket reduction and no doublings, instead of W windows with a reduction each (and, with GLV,
  * 2m points over half the windows). */
 
-/* Fills pts (W·n points) from the n bases: v = 0 is a copy, each next row c doublings of the one
- * before (XYZZ), made affine with one batched inversion per row. Bases at infinity stay all zero.
- * Returns 0, or −1 when out of memory. */
-static int PN(table_fill)(const uint8_t *bases, size_t n, unsigned c, unsigned W, uint8_t *pts) {
+/* Fills the columns [lo, hi) of pts (W rows of n points) from bases [lo, hi): row 0 is a copy,
+ * each next row c doublings of the one before (XYZZ), made affine with one batched inversion per
+ * row. Bases at infinity stay all zero. Returns 0, or −1 when out of memory. */
+static int PN(table_fill)(const uint8_t *all_bases, size_t n, size_t lo, size_t hi, unsigned c, unsigned W,
+                          uint8_t *all_pts) {
   const size_t ps = sizeof(PN(aff_t));
+  const uint8_t *bases = all_bases + lo * ps;
+  uint8_t *pts = all_pts + lo * ps;
+  const size_t stride = n;
+  n = hi - lo;
   memcpy(pts, bases, n * ps);
   if (W < 2 || n == 0) return 0;
   static const uint8_t zero[sizeof(PN(aff_t))] = {0};
@@ -949,7 +954,7 @@ static int PN(table_fill)(const uint8_t *bases, size_t n, unsigned c, unsigned W
     E_SET_ONE(&acc[i].zzz);
   }
   for (unsigned v = 1; v < W; v++) {
-    PN(aff_t) *row = (PN(aff_t) *)(pts + (size_t)v * n * ps);
+    PN(aff_t) *row = (PN(aff_t) *)(pts + (size_t)v * stride * ps);
     E run;
     E_SET_ONE(&run);
     size_t finite = 0;
