@@ -44,7 +44,7 @@ int msm_select_algorithm(const char *name);
 /* Fixed-base tables, for bases that never change (a proving key's): the table holds every base
  * times 2^(c·v) for each window v (W = 256/c + 1 rows, c from n), so an MSM over it puts all of a
  * scalar's window digits into one set of buckets: one batch-affine pass over m·W points and one
- * bucket reduction, no doublings, no GLV (inclusion_26_1's A: m·20 additions against 2m·12 plus
+ * bucket reduction, no doublings, no GLV (inclusion_26_1's A: m·19 additions against 2m·12 plus
  * twelve reductions). Memory: msm_table_size bytes (≈ 20× the bases for a few thousand points).
  *   msm_table_build  group 1 (G1) / 2 (G2), n bases in msm_g1/msm_g2's layout (copied); threads as
  *                    msm_g1's (the columns are built in slices); NULL when out of memory or W·n ≥ 2^32
