@@ -4,7 +4,9 @@
  * "affine" and "glv" (affine with the GLV endomorphism, on G1 and G2)) on the scalar field
  * multiplication (ADX, or portable C), and "glv+ifma" (`msmSelectImpl('ifma')`: glv with the
  * batch-affine additions on eight AVX-512 IFMA lanes, the default where the CPU has it) in the same
- * run, so the ratio is measured under the same load.
+ * run, so the ratio is measured under the same load; and "fixed" (`msmTable` / `msmFixed`: the
+ * fixed-base tables the native prover keeps for small keys, built once per (group, n) before the
+ * rounds, its build time and size in `tables`; "fixed+ifma" on IFMA CPUs).
  *
  *   node --import tsx bench/msm.ts [--from 13] [--to 17] [--rounds 3] [--groups G1,G2]
  *
@@ -50,9 +52,13 @@ const defaultImpl = addon.msmImpl!();
 const scalarImpl = (['adx', 'c'] as const).find((i) => addon.msmSelectImpl!(i))!;
 /** The paths timed in one run: each bucket algorithm on the scalar multiplication, then "glv+ifma"
  * (glv with the batch-affine flush on eight AVX-512 IFMA lanes) where the CPU has IFMA. */
+const hasIfma = addon.msmSelectImpl!('ifma');
+const hasTables = typeof addon.msmTable === 'function';
 const PATHS = [
   ...['xyzz', 'affine', 'glv'].filter((a) => addon.msmSelectAlgorithm!(a)).map((a) => ({ name: a, impl: scalarImpl, algorithm: a })),
-  ...(addon.msmSelectImpl!('ifma') ? [{ name: 'glv+ifma', impl: 'ifma' as const, algorithm: 'glv' }] : []),
+  ...(hasIfma ? [{ name: 'glv+ifma', impl: 'ifma' as const, algorithm: 'glv' }] : []),
+  ...(hasTables ? [{ name: 'fixed', impl: scalarImpl, algorithm: 'glv' }] : []),
+  ...(hasTables && hasIfma ? [{ name: 'fixed+ifma', impl: 'ifma' as const, algorithm: 'glv' }] : []),
 ];
 const ALGORITHMS = PATHS.map((p) => p.name);
 /** The path msm_g1 / msm_g2 take by default here (the speedup column). */
@@ -127,6 +133,8 @@ interface Row {
   speedupVsXyzz: number | null;
 }
 const rows: Row[] = [];
+/** Per (group, n): the fixed-base table's build (wall ms, every CPU) and size. */
+const tables: { group: string; n: number; buildWallMs: number; mib: number }[] = [];
 const loadBefore = os.loadavg();
 
 for (const group of GROUPS) {
@@ -152,6 +160,15 @@ for (const group of GROUPS) {
   for (let bits = FROM; bits <= TO; bits++) {
     const n = 1 << bits;
     const b = bases.subarray(0, n * point);
+    let table: unknown = null;
+    if (hasTables) {
+      const t1 = performance.now();
+      table = addon.msmTable!(group === 'G1' ? 1 : 2, b);
+      const buildWallMs = performance.now() - t1;
+      tables.push({ group, n, buildWallMs: Math.round(buildWallMs), mib: +(addon.msmTableBytes!(table) / 2 ** 20).toFixed(1) });
+      console.error(`${group} 2^${bits} fixed-base table: ${Math.round(buildWallMs)} ms to build, ${tables[tables.length - 1]!.mib} MiB`);
+    }
+    const run = (a: string, sc: Uint8Array, o: Uint8Array) => (a.startsWith('fixed') ? addon.msmFixed!(table, sc, o, 1) : msm(b, sc, o));
     for (const kind of ['random', 'merkle'] as const) {
       const s = scalarSet(kind, n);
       const cpu: Record<string, number[]> = {};
@@ -159,7 +176,7 @@ for (const group of GROUPS) {
       let reference: Uint8Array | null = null;
       for (const a of ALGORITHMS) {
         selectPath(a);
-        msm(b, s, new Uint8Array(outLen)); // warm-up
+        run(a, s, new Uint8Array(outLen)); // warm-up
         cpu[a] = [];
         wall[a] = [];
       }
@@ -169,7 +186,7 @@ for (const group of GROUPS) {
           const out = new Uint8Array(outLen);
           const c0 = process.cpuUsage();
           const w0 = process.hrtime.bigint();
-          msm(b, s, out);
+          run(a, s, out);
           const w = Number(process.hrtime.bigint() - w0);
           const c = process.cpuUsage(c0);
           cpu[a]!.push(((c.user + c.system) * 1000) / n);
@@ -224,6 +241,7 @@ const report = {
   },
   refract: { fieldMultiply: scalarImpl, paths: PATHS, default: `${defaultAlgorithm} on ${defaultImpl}` },
   results: rows,
+  tables,
 };
 const outDir = path.join(here, 'results');
 mkdirSync(outDir, { recursive: true });

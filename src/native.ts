@@ -72,6 +72,8 @@ export interface NativeAddon {
   /** Fixed-base table of n affine bases (group 1: 64 B each, 2: 128 B); `msmFixed` = msmG1/msmG2 over them. */
   msmTable?(group: 1 | 2, bases: Uint8Array): unknown;
   msmFixed?(table: unknown, scalars: Uint8Array, out: Uint8Array, threads?: number): boolean;
+  /** Bytes a table of `msmTable` holds. */
+  msmTableBytes?(table: unknown): number;
   /**
    * A proof for a `.wtns` witness: `out` (≥ 256 B) ← π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1),
    * π_C (x, y) as plain LE 32-byte affine coordinates; returns the infinity flags (bit 0 A, 1 B, 2 C).

@@ -260,6 +260,7 @@ describeNative('native MSM equals ffjavascript', () => {
           for (const impl of impls) {
             addon!.msmSelectImpl!(impl); // the table is built with this impl too
             const table = addon!.msmTable!(group, b);
+            expect(addon!.msmTableBytes!(table)).toBeGreaterThanOrEqual(b.length * 17); // ≥ 17 rows (c ≤ 15) of the bases
             for (const threads of [1, 3]) {
               const out = new Uint8Array(grp.out);
               const finite = addon!.msmFixed!(table, s, out, threads);

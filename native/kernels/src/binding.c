@@ -42,7 +42,7 @@
  *        ERR_GROTH16_WITNESS (malformed witness), ERR_GROTH16_ARG (r or s ≥ r), ERR_GROTH16_NOMEM
  *   msmTable(group, bases) → handle   fixed-base table (msm.h msm_table_build) of n affine bases (group 1:
  *        64 bytes each, 2: 128), owned by the handle; msmFixed(table, scalars, out[, threads]) → boolean
- *        msmG1/msmG2's result over those bases. Error ERR_MSM_NOMEM
+ *        msmG1/msmG2's result over those bases; msmTableBytes(table) → number. Error ERR_MSM_NOMEM
  *   groth16Verify(vk, proof, publics) → boolean   Groth16 verification (pairing.h): vk g16_vk_bytes
  *        (α1, β2, γ2, δ2, IC), proof 256 bytes (groth16Prove's layout), publics n·32 bytes, all plain LE
  *        coordinates / integers, all-zero point = infinity. Error ERR_GROTH16_VERIFY_INPUT (message: which
@@ -652,6 +652,17 @@ static napi_value js_msm_table(napi_env env, napi_callback_info info) {
   return make_handle(env, t, msm_table_finalize, msm_table_bytes(t), &MSM_TABLE_TAG);
 }
 
+static napi_value js_msm_table_bytes(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "msmTableBytes(table) takes 1 argument")) return NULL;
+  msm_table *t = (msm_table *)handle_data(env, argv[0], &MSM_TABLE_TAG, "table must come from msmTable");
+  if (!t) return NULL;
+  napi_value r;
+  CHECK(napi_create_double(env, (double)msm_table_bytes(t), &r));
+  return r;
+}
+
 static napi_value js_msm_fixed(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
@@ -780,6 +791,8 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmTable", fn);
   napi_create_function(env, "msmFixed", NAPI_AUTO_LENGTH, js_msm_fixed, NULL, &fn);
   napi_set_named_property(env, exports, "msmFixed", fn);
+  napi_create_function(env, "msmTableBytes", NAPI_AUTO_LENGTH, js_msm_table_bytes, NULL, &fn);
+  napi_set_named_property(env, exports, "msmTableBytes", fn);
   napi_create_function(env, "groth16Verify", NAPI_AUTO_LENGTH, js_g16_verify, NULL, &fn);
   napi_set_named_property(env, exports, "groth16Verify", fn);
   napi_create_function(env, "bn254Pairing", NAPI_AUTO_LENGTH, js_bn254_pairing, NULL, &fn);
