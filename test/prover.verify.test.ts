@@ -169,6 +169,14 @@ describe.skipIf(!nativeVerifierAvailable())('native Groth16 verifier', () => {
     const e = thrown(() => verifyNative(encodeNativeVkey(badIc), proof, publicSignals));
     expect(e.code).toBe('keys_missing');
     expect(e.message).toMatch(/verification key IC\[1\]: point is not on the curve/);
+    // a key without α1 (all zero) would accept anything: refused; so is an absurd signal count
+    const zeroAlpha = encodeNativeVkey(vkey);
+    zeroAlpha.fill(0, 0, 64);
+    const za = thrown(() => verifyNative(zeroAlpha, proof, publicSignals));
+    expect(za.code).toBe('keys_missing');
+    expect(za.message).toMatch(/verification key alpha_1: point at infinity/);
+    const many = 70_000;
+    expect(() => nativeAddon!.groth16Verify!(new Uint8Array(64 + 3 * 128 + (many + 1) * 64), new Uint8Array(256), new Uint8Array(32 * many))).toThrow(/70000 public signals, at most 65536/);
     const short = thrown(() => encodeNativeVkey({ ...vkey, IC: vkey.IC.slice(0, 1) }, 'k'));
     expect(short.code).toBe('keys_missing');
     expect(short.message).toMatch(/^k: IC has 1 points for nPublic 2/);

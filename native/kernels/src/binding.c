@@ -28,7 +28,7 @@
  *   groth16Load(zkey) → handle   parses a snarkjs Groth16 zkey once into a resident key (groth16.h);
  *        the handle (an external, freed when collected) owns it. Error code ERR_GROTH16_KEY (malformed
  *        or unsupported key, message names the section) or ERR_GROTH16_NOMEM
- *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes, tableBytes}
+ *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes, tableBytes, tableBytesNeeded}
  *   groth16Tables(handle, maxBytes) → number   builds the key's fixed-base MSM tables within maxBytes
  *        (groth16.h g16_build_tables: shared by the keys of the process with the same points, built on
  *        every CPU by the first; blocks, ≈ 1.2 s for inclusion_26_1 on 2 cores); returns the tables' bytes
@@ -516,6 +516,8 @@ static napi_value js_g16_info(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, o, "bytes", v);
   napi_create_double(env, (double)g16_table_bytes(key), &v);
   napi_set_named_property(env, o, "tableBytes", v);
+  napi_create_double(env, (double)g16_table_need(key), &v);
+  napi_set_named_property(env, o, "tableBytesNeeded", v);
   return o;
 }
 
@@ -646,7 +648,7 @@ static napi_value js_msm_table(napi_env env, napi_callback_info info) {
   }
   msm_table *t = msm_table_build((int)group, bases, len / point, 0);
   if (!t) {
-    napi_throw_error(env, "ERR_MSM_NOMEM", "msmTable: out of memory");
+    napi_throw_error(env, "ERR_MSM_NOMEM", "msmTable: out of memory (or 2^32 table points or more)");
     return NULL;
   }
   return make_handle(env, t, msm_table_finalize, msm_table_bytes(t), &MSM_TABLE_TAG);

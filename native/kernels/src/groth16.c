@@ -89,7 +89,6 @@ static int fe_eq(const uint64_t a[4], const uint64_t b[4]) {
 }
 static int fe_is_zero(const uint64_t a[4]) { return (a[0] | a[1] | a[2] | a[3]) == 0; }
 
-/* 1 when the plain LE integer x (4 limbs) is < m. */
 static void fr_inv(uint64_t r[4], const uint64_t a[4]) {
   const uint64_t e[4] = {Q0 - 2, Q1, Q2, Q3};
   fr_pow(r, a, e);
@@ -302,7 +301,8 @@ typedef struct g16_tables {
   size_t n[4];
   msm_table *t[4]; /* B2, B1, A, C+H; NULL where n = 0 */
   unsigned refs;
-  int state; /* 0 building, 1 ready, −1 failed (out of memory) */
+  int state; /* 0 building, 1 ready, −1 failed (out of memory, or too many points): kept, so later
+                loads of the same key do not build again in vain */
 } g16_tables;
 
 static pthread_mutex_t tables_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -361,7 +361,8 @@ static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[
       pthread_cond_wait(&tables_cv, &tables_mu); /* another thread builds them: look again once it is done */
       continue;
     }
-    break; /* failed set (being freed): build afresh */
+    pthread_mutex_unlock(&tables_mu); /* failed before: plain MSMs */
+    return NULL;
   }
   g16_tables *e = calloc(1, sizeof *e);
   if (!e) {
@@ -379,7 +380,12 @@ static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[
     if (n[i] && !(e->t[i] = msm_table_build(TABLE_GROUP[i], bases[i], n[i], threads))) ok = 0;
   pthread_mutex_lock(&tables_mu);
   if (!ok) {
-    tables_unlink_free(e);
+    for (int i = 0; i < 4; i++) {
+      msm_table_free(e->t[i]);
+      e->t[i] = NULL;
+    }
+    e->state = -1;
+    e->refs = 0;
     e = NULL;
   } else {
     e->state = 1;
@@ -425,12 +431,17 @@ void g16_free(g16_key *k) {
   free(k);
 }
 
-size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads) {
-  if (k->tables) return g16_table_bytes(k); /* built already */
+size_t g16_table_need(const g16_key *k) {
   const size_t ns[4] = {k->n_b, k->n_b, k->n_a, k->n_ch};
   size_t need = 0;
   for (int i = 0; i < 4; i++) need += msm_table_size(TABLE_GROUP[i], ns[i]);
-  if (need > max_bytes) return 0; /* all or nothing: a process holds many keys, only small ones get tables */
+  return need;
+}
+
+size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads) {
+  if (k->tables) return g16_table_bytes(k); /* built already */
+  const size_t ns[4] = {k->n_b, k->n_b, k->n_a, k->n_ch};
+  if (g16_table_need(k) > max_bytes) return 0; /* all or nothing: a process holds many keys, only small ones get tables */
   const uint8_t *bases[4] = {k->b2_ext, k->b1_ext, k->a_ext, k->ch};
   g16_tables *set = tables_acquire(bases, ns, threads);
   if (!set) return 0; /* out of memory: plain MSMs */

@@ -72,6 +72,8 @@ size_t g16_key_bytes(const g16_key *key);
 size_t g16_build_tables(g16_key *key, size_t max_bytes, unsigned threads);
 /* The process's shared table sets (built, in use by some key) and their bytes. */
 void g16_tables_stats(unsigned *sets, size_t *bytes);
+/* Bytes the key's four tables would take (g16_build_tables builds them when this fits its budget). */
+size_t g16_table_need(const g16_key *key);
 /* Bytes of the key's fixed-base tables. */
 size_t g16_table_bytes(const g16_key *key);
 

@@ -322,6 +322,8 @@ static unsigned msm_table_bits(size_t n) {
   }
 #ifdef MSM_TABLE_C_BIAS /* tuning builds only */
   best = (unsigned)((int)best + MSM_TABLE_C_BIAS);
+  if (best < 6) best = 6;
+  if (best > 15) best = 15; /* digits up to 2^(c−1) must fit int16_t */
 #endif
   return best;
 }

@@ -961,6 +961,7 @@ static int PN(table_fill)(const uint8_t *all_bases, size_t n, size_t lo, size_t 
     for (size_t i = 0; i < n; i++) {
       if (PN(is_inf)(&acc[i])) continue;
       for (unsigned k = 0; k < c; k++) PN(dbl)(&acc[i]);
+      if (PN(is_inf)(&acc[i])) continue; /* only a base off the group (y = 0) gets here: it stays infinity */
       E_MUL(&den[i], &acc[i].zz, &acc[i].zzz);
       pre[i] = run;
       E_MUL(&run, &run, &den[i]);
@@ -1068,12 +1069,14 @@ static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, c
   const size_t digit_bytes = sizeof(int16_t) * M, idx2_bytes = sizeof(uint32_t) * M;
   int16_t *digits = M ? scratch_alloc(digit_bytes) : NULL;
   uint32_t *idx2 = M ? scratch_alloc(idx2_bytes) : NULL;
+  msm_enter();
   unsigned t = msm_thread_count(threads, 64);
   const unsigned slices = M ? (M / t >= 4096 ? t : (unsigned)(M / 4096) + 1) : 0;
   const unsigned tasks = slices + (ones ? 1 : 0);
   const size_t result_bytes = sizeof(PN(xyzz_t)) * (1 + slices);
   PN(xyzz_t) *results = scratch_alloc(result_bytes);
   if ((M && (!digits || !idx2)) || !results) {
+    msm_leave();
     scratch_free(idx, idx_bytes);
     scratch_free(digits, digit_bytes);
     scratch_free(idx2, idx2_bytes);
@@ -1088,7 +1091,6 @@ static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, c
   unsigned nb_ones = 32;
   while (nb_ones < 1024 && nb_ones * 64 < ones) nb_ones <<= 1;
   if (t > tasks) t = tasks;
-  msm_enter();
   PN(fx_job_t) job = {.pts = pts, .idx = idx2, .idx1 = idx + m, .digits = digits, .M = M, .ones = ones,
                       .nb = 1u << (c - 1), .nb_ones = nb_ones, .slices = slices, .tasks = tasks, .results = results};
   atomic_init(&job.next, 0);

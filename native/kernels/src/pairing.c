@@ -11,7 +11,10 @@
  * Constants (twist b', Frobenius coefficients): pairing_constants.h, generated. */
 #include "pairing.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fq.h"
@@ -27,16 +30,18 @@ typedef struct {
 
 /* ---- Fq ---- */
 
-static int pr_use_adx = -1;
+static int pr_use_adx; /* set once by pr_init (pthread_once: the prover threads call in concurrently) */
+static pthread_once_t pr_once = PTHREAD_ONCE_INIT;
 
-static void pr_init(void) {
-  if (pr_use_adx >= 0) return;
+static void pr_detect(void) {
 #ifdef FR_HAVE_ADX
   pr_use_adx = fr_cpu_has_adx();
 #else
   pr_use_adx = 0;
 #endif
 }
+
+static void pr_init(void) { pthread_once(&pr_once, pr_detect); }
 
 /* r = a·b (Montgomery), fully reduced; a, b < q. */
 FR_INLINE void fm(fq_t *r, const fq_t *a, const fq_t *b) {
@@ -317,16 +322,16 @@ static void final_exponentiation(fq12_t *out, const fq12_t *f) {
   f12_frobenius(&d, &c, 2);
   f12_mul(&x, &c, &d);
   /* hard part (comments: exponents of x) */
-  f12_exp_z(&a, &x); /* a = x^-z */
-  f12_conj(&a, &a);
+  f12_exp_z(&a, &x);
+  f12_conj(&a, &a); /* a = x^-z */
   f12_sqr(&b, &a);      /* x^-2z */
   f12_sqr(&c, &b);      /* x^-4z */
   f12_mul(&d, &c, &b);  /* x^-6z */
-  f12_exp_z(&e, &d);    /* x^6z² */
-  f12_conj(&e, &e);
+  f12_exp_z(&e, &d);
+  f12_conj(&e, &e);     /* x^6z² */
   f12_sqr(&ff, &e);     /* x^12z² */
-  f12_exp_z(&g, &ff);   /* x^-12z³ */
-  f12_conj(&g, &g);
+  f12_exp_z(&g, &ff);
+  f12_conj(&g, &g);     /* x^-12z³ */
   f12_conj(&h, &d);     /* x^6z */
   f12_conj(&i, &g);     /* x^12z³ */
   f12_mul(&j, &i, &e);  /* x^(12z³ + 6z²) */
@@ -476,6 +481,11 @@ static int pr_fail(char *err, size_t errlen, const char *what, const char *why) 
   if (err && errlen) snprintf(err, errlen, "%s: %s", what, why);
   return PAIRING_EARG;
 }
+/* pr_fail for the point parsers: −1. */
+static int pr_bad(char *err, size_t errlen, const char *what, const char *why) {
+  pr_fail(err, errlen, what, why);
+  return -1;
+}
 
 /* A plain little-endian coordinate → Montgomery form; 0 when ≥ q. */
 static int load_fq(fq_t *r, const uint8_t *p) {
@@ -495,19 +505,15 @@ static int all_zero(const uint8_t *p, size_t n) {
 /* Parses a G1 point; returns 1 (finite), 0 (infinity) or −1 (err set). */
 static int load_g1(fq_t *x, fq_t *y, const uint8_t p[64], const char *what, char *err, size_t errlen) {
   if (all_zero(p, 64)) return 0;
-  if (!load_fq(x, p) || !load_fq(y, p + 32)) {
-    pr_fail(err, errlen, what, "coordinate is not below the base field modulus q");
-    return -1;
-  }
+  if (!load_fq(x, p) || !load_fq(y, p + 32))
+    return pr_bad(err, errlen, what, "coordinate is not below the base field modulus q");
   fq_t y2, x3;
   fm(&y2, y, y);
   fm(&x3, x, x);
   fm(&x3, &x3, x);
   fq_add(&x3, &x3, &PR_THREE);
-  if (memcmp(&x3, &y2, sizeof y2) != 0) {
-    pr_fail(err, errlen, what, "point is not on the curve y^2 = x^3 + 3");
-    return -1;
-  }
+  if (memcmp(&x3, &y2, sizeof y2) != 0)
+    return pr_bad(err, errlen, what, "point is not on the curve y^2 = x^3 + 3");
   return 1;
 }
 
@@ -535,25 +541,16 @@ static int load_g2(fq2_t *x, fq2_t *y, const uint8_t p[128], int check_subgroup,
                    size_t errlen) {
   if (all_zero(p, 128)) return 0;
   if (!load_fq(&x->c0, p) || !load_fq(&x->c1, p + 32) || !load_fq(&y->c0, p + 64) || !load_fq(&y->c1, p + 96))
-    {
-    pr_fail(err, errlen, what, "coordinate is not below the base field modulus q");
-    return -1;
-  }
+    return pr_bad(err, errlen, what, "coordinate is not below the base field modulus q");
   fq2_t y2, x3;
   f2_sqr(&y2, y);
   f2_sqr(&x3, x);
   f2_mul(&x3, &x3, x);
   fq2_add(&x3, &x3, &PR_TWIST_B);
   if (memcmp(&x3, &y2, sizeof y2) != 0)
-    {
-    pr_fail(err, errlen, what, "point is not on the twist y^2 = x^3 + 3/(9+u)");
-    return -1;
-  }
+    return pr_bad(err, errlen, what, "point is not on the twist y^2 = x^3 + 3/(9+u)");
   if (check_subgroup && !g2_in_subgroup(x, y))
-    {
-    pr_fail(err, errlen, what, "point is not in the order-r subgroup G2");
-    return -1;
-  }
+    return pr_bad(err, errlen, what, "point is not in the order-r subgroup G2");
   return 1;
 }
 
@@ -666,9 +663,12 @@ int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const
                int *valid, char *err, size_t errlen) {
   pr_init();
   *valid = 0;
-  if (vk_len != g16_vk_bytes(n_public)) {
-    char why[96];
-    snprintf(why, sizeof why, "%zu bytes for %zu public signals, expected %zu", vk_len, n_public, g16_vk_bytes(n_public));
+  if (n_public > G16_VERIFY_MAX_PUBLIC || vk_len != g16_vk_bytes(n_public)) {
+    char why[160];
+    if (n_public > G16_VERIFY_MAX_PUBLIC)
+      snprintf(why, sizeof why, "%zu public signals, at most %u", n_public, (unsigned)G16_VERIFY_MAX_PUBLIC);
+    else
+      snprintf(why, sizeof why, "%zu bytes for %zu public signals, expected %zu", vk_len, n_public, g16_vk_bytes(n_public));
     return pr_fail(err, errlen, "verification key", why);
   }
   pr_pair pairs[4];
@@ -682,48 +682,57 @@ int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const
     fq_neg(&pairs[n].py, &pairs[n].py);
     n++;
   }
-  /* e(π_C, δ2) */
+  /* e(π_C, δ2); the key's α1, β2, γ2, δ2 must be finite (an all-zero key would accept anything) */
   f1 = load_g1(&pairs[n].px, &pairs[n].py, proof + 192, "proof pi_c", err, errlen);
   if (f1 < 0) return PAIRING_EARG;
   f2 = load_g2(&pairs[n].qx, &pairs[n].qy, vk + 64 + 2 * 128, 0, "verification key delta_2", err, errlen);
-  if (f2 < 0) return PAIRING_EARG;
-  if (f1 && f2) n++;
+  if (f2 <= 0) return f2 ? PAIRING_EARG : pr_fail(err, errlen, "verification key delta_2", "point at infinity");
+  if (f1) n++;
   /* e(α1, β2) */
   f1 = load_g1(&pairs[n].px, &pairs[n].py, vk, "verification key alpha_1", err, errlen);
-  if (f1 < 0) return PAIRING_EARG;
+  if (f1 <= 0) return f1 ? PAIRING_EARG : pr_fail(err, errlen, "verification key alpha_1", "point at infinity");
   f2 = load_g2(&pairs[n].qx, &pairs[n].qy, vk + 64, 0, "verification key beta_2", err, errlen);
-  if (f2 < 0) return PAIRING_EARG;
-  if (f1 && f2) n++;
-  /* e(vk_x, γ2), vk_x = IC_0 + Σ public_i·IC_i */
+  if (f2 <= 0) return f2 ? PAIRING_EARG : pr_fail(err, errlen, "verification key beta_2", "point at infinity");
+  n++;
+  /* e(vk_x, γ2), vk_x = IC_0 + Σ public_i·IC_i (one chain of doublings for all the signals) */
+  f2 = load_g2(&pairs[n].qx, &pairs[n].qy, vk + 64 + 128, 0, "verification key gamma_2", err, errlen);
+  if (f2 <= 0) return f2 ? PAIRING_EARG : pr_fail(err, errlen, "verification key gamma_2", "point at infinity");
   const uint8_t *ic = vk + 64 + 3 * 128;
-  fq_t icx[n_public + 1], icy[n_public + 1];
-  int icf[n_public + 1];
-  for (size_t i = 0; i <= n_public; i++) {
+  const size_t m = n_public + 1;
+  uint8_t *mem = malloc(m * (2 * sizeof(fq_t) + sizeof(int) + 4 * sizeof(uint64_t)));
+  if (!mem) return pr_fail(err, errlen, "verification", "out of memory");
+  fq_t *icx = (fq_t *)mem, *icy = icx + m;
+  uint64_t(*sc)[4] = (uint64_t(*)[4])(icy + m);
+  int *icf = (int *)(sc + m);
+  int rc = PAIRING_OK;
+  for (size_t i = 0; i < m && rc == PAIRING_OK; i++) {
     char what[48];
     snprintf(what, sizeof what, "verification key IC[%zu]", i);
     icf[i] = load_g1(&icx[i], &icy[i], ic + 64 * i, what, err, errlen);
-    if (icf[i] < 0) return PAIRING_EARG;
+    if (icf[i] < 0) rc = PAIRING_EARG;
   }
-  uint64_t s[n_public + 1][4];
-  for (size_t i = 0; i < n_public; i++) {
-    memcpy(s[i], publics + 32 * i, 32);
-    if (!lt_mod(s[i], FR_Q_LIMBS)) {
+  for (size_t i = 0; i < n_public && rc == PAIRING_OK; i++) {
+    memcpy(sc[i], publics + 32 * i, 32);
+    if (!lt_mod(sc[i], FR_Q_LIMBS)) {
       char what[48];
       snprintf(what, sizeof what, "public signal %zu", i);
-      return pr_fail(err, errlen, what, "not below the scalar field modulus r");
+      rc = pr_fail(err, errlen, what, "not below the scalar field modulus r");
     }
+  }
+  if (rc != PAIRING_OK) {
+    free(mem);
+    return rc;
   }
   g1j_t acc;
   memset(&acc, 0, sizeof acc);
   for (int b = 253; b >= 0; b--) {
     g1j_double(&acc);
     for (size_t i = 0; i < n_public; i++)
-      if (icf[i + 1] && ((s[i][b >> 6] >> (b & 63)) & 1)) g1j_add_affine(&acc, &icx[i + 1], &icy[i + 1]);
+      if (icf[i + 1] && ((sc[i][b >> 6] >> (b & 63)) & 1)) g1j_add_affine(&acc, &icx[i + 1], &icy[i + 1]);
   }
   if (icf[0]) g1j_add_affine(&acc, &icx[0], &icy[0]);
-  f2 = load_g2(&pairs[n].qx, &pairs[n].qy, vk + 64 + 128, 0, "verification key gamma_2", err, errlen);
-  if (f2 < 0) return PAIRING_EARG;
-  if (!fq_is_zero(&acc.z) && f2) {
+  free(mem);
+  if (!fq_is_zero(&acc.z)) {
     fq_t zi, zi2;
     fq_inverse(&zi, &acc.z);
     fm(&zi2, &zi, &zi);

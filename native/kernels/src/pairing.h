@@ -23,6 +23,9 @@
  * Returns PAIRING_OK or PAIRING_EARG (err names the point). */
 int bn254_pairing(const uint8_t p[64], const uint8_t q[128], uint8_t out[384], char *err, size_t errlen);
 
+/* Public signals g16_verify takes at most (a bound on its memory; the circuits here have 1 or 2). */
+#define G16_VERIFY_MAX_PUBLIC 65536u
+
 /* Verification key bytes for n_public public signals:
  * α1 (64) ‖ β2 (128) ‖ γ2 (128) ‖ δ2 (128) ‖ IC_0 … IC_n_public (64 each). */
 size_t g16_vk_bytes(size_t n_public);
@@ -33,7 +36,8 @@ size_t g16_vk_bytes(size_t n_public);
  *   proof    256 bytes: π_A (G1), π_B (G2), π_C (G1), like g16_prove's output
  *   publics  n_public × 32 bytes, plain little-endian, each < r
  * Checks: every coordinate < q, every point on its curve, π_B in the order-r subgroup (the key's points
- * come from our own setup and are taken as they are), public signals < r. Sets *valid (1 = the proof verifies) and returns PAIRING_OK, or
+ * come from our own setup: on their curves, not checked for the subgroup), α1, β2, γ2, δ2 finite,
+ * public signals < r, n_public ≤ G16_VERIFY_MAX_PUBLIC. Sets *valid (1 = the proof verifies) and returns PAIRING_OK, or
  * returns PAIRING_EARG (err says which field and why; *valid = 0). */
 int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const uint8_t *publics, size_t n_public,
                int *valid, char *err, size_t errlen);
