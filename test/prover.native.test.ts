@@ -158,7 +158,7 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
   test('fixed-base MSM tables: all four built by default for inclusion_26_1, none with tableMb 0 or a budget they exceed; the same proof either way', () => {
     const c = circuits.inclusion_26_1!;
     expect(c.key.tableBytes).toBeGreaterThan(30 * 2 ** 20);
-    expect(c.key.tableBytes).toBeLessThanOrEqual(64 * 2 ** 20);
+    expect(c.key.tableBytes).toBeLessThanOrEqual(72 * 2 ** 20);
     expect(c.key.bytes).toBeGreaterThan(c.key.tableBytes);
     // another load of the same key (another prover thread) shares the process's set instead of building one
     const before = nativeTableSets()!;
@@ -264,7 +264,7 @@ describe('proverBackend configuration', () => {
     expect(proverBackend('snarkjs')).toBe('snarkjs');
   });
 
-  test('proverTableMb comes from env or flags, 64 by default, and rejects what is not a MiB count', () => {
+  test('proverTableMb comes from env or flags, 72 by default, and rejects what is not a MiB count', () => {
     expect(loadConfig({ env: {} }).proverTableMb).toBeUndefined();
     expect(loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '0' } }).proverTableMb).toBe(0);
     expect(loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '8' }, flags: { proverTableMb: 128 } }).proverTableMb).toBe(128);
@@ -272,7 +272,7 @@ describe('proverBackend configuration', () => {
     const saved = process.env.REFRACT_PROVER_TABLE_MB;
     try {
       delete process.env.REFRACT_PROVER_TABLE_MB;
-      expect(proverTableMb()).toBe(64);
+      expect(proverTableMb()).toBe(72);
       expect(proverTableMb(0)).toBe(0);
       process.env.REFRACT_PROVER_TABLE_MB = '32';
       expect(proverTableMb()).toBe(32);
@@ -292,7 +292,7 @@ describe('proverBackend configuration', () => {
     await a.stop();
     const b = await startRefract(args, { REFRACT_PROVER_BACKEND: 'native', REFRACT_PROVER_TABLE_MB: '48' });
     expect(await backendOf(b)).toBe('native');
-    // the budget, and once warm the sets built (inclusion_26_1's, 40 MiB, fits 48; one set for the process)
+    // the budget, and once warm the sets built (inclusion_26_1's, 38 MiB, fits 48; one set for the process)
     const poolOf = async () => ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { tableMb: number; tables: { sets: number; mib: number } } } }).prover.pool;
     expect((await poolOf()).tableMb).toBe(48);
     const deadline = Date.now() + 60_000;

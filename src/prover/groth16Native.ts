@@ -55,8 +55,12 @@ export interface NativeGroth16Key {
   readonly tableBytes: number;
 }
 
-/** Default budget of one key's fixed-base MSM tables, MiB (`proverTableMb`): inclusion_26_1 and non-inclusion_26_1 fit. */
-export const DEFAULT_TABLE_MB = 64;
+/**
+ * Default budget of one key's fixed-base MSM tables, MiB (`proverTableMb`): the one-account and
+ * one-address circuits fit (inclusion_26_1 38, non-inclusion_26_1 42, v2_inclusion_32_1 46,
+ * v2_non-inclusion_40_1 65 MiB), inclusion_26_2 (73) and larger do not.
+ */
+export const DEFAULT_TABLE_MB = 72;
 
 /**
  * The fixed-base table budget per key, MiB: `requested`, else REFRACT_PROVER_TABLE_MB, else DEFAULT_TABLE_MB.
@@ -103,7 +107,7 @@ function addonError(e: unknown, what: string): ProverError {
  * process may hold many keys, only the small, latency-bound ones get tables). Each MSM gets about
  * ×1.3 faster for ≈20× its points' memory. The tables exist once per process: the prover threads'
  * keys with the same points share them, the first load builds them on every core while the others
- * wait (inclusion_26_1: 40 MiB, ≈ 1.2 s on 2 cores; a later load ≈ 10 ms).
+ * wait (inclusion_26_1: 38 MiB, ≈ 1.2 s on 2 cores; a later load ≈ 10 ms).
  * @param zkey snarkjs Groth16 zkey file bytes (BN254)
  * @param label names the key in errors (circuit id or file)
  * @param opts.tableMb table budget for this key, MiB (default DEFAULT_TABLE_MB; 0 = no tables)

@@ -71,8 +71,8 @@ export interface ProverPoolOptions {
    */
   /**
    * Native backend: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none;
-   * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 64 — inclusion_26_1 and non-inclusion_26_1
-   * fit, 40–44 MiB, once per process (the threads share them), ≈ 1.2 s to build at load on 2 cores; 0 = no tables).
+   * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 72 — the one-account and one-address v1
+   * and v2 circuits fit, 38–65 MiB each, once per process (the threads share them), ≈ 1.2 s to build at load on 2 cores; 0 = no tables).
    */
   tableMb?: number;
   backend?: ProverBackendKind;

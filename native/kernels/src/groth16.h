@@ -66,7 +66,7 @@ size_t g16_key_bytes(const g16_key *key);
  * they fit within max_bytes, else none (a process may hold many keys: only the small, latency-bound
  * ones get tables). About ×1.3 per MSM for ≈20× its points' memory, built once per process: keys
  * with the same points (each prover thread loads its own) share one set, which the first caller
- * builds on `threads` threads (0 = the online CPUs) while the others wait (inclusion_26_1: 40 MiB,
+ * builds on `threads` threads (0 = the online CPUs) while the others wait (inclusion_26_1: 38 MiB,
  * ≈ 2.2 s of CPU). Not thread-safe against a running proof of the same key: call it right after
  * g16_load. Returns the tables' bytes (0: none). */
 size_t g16_build_tables(g16_key *key, size_t max_bytes, unsigned threads);
