@@ -717,6 +717,7 @@ typedef struct {
   const int16_t *digits; /* [w·m + j] */
   size_t m, ones;
   unsigned nb, nb_ones, windows, group, tasks; /* task 0 = the ones when ones > 0, then the window groups */
+  unsigned slices; /* > 0: a fixed-base table's one window over m (point, window) pairs, cut into this many slices */
   PN(xyzz_t) * results;                         /* [0] the ones, [1 + w] window w */
   atomic_uint next;
   atomic_int failed;
@@ -745,6 +746,10 @@ static void *PN(ba_worker)(void *arg) {
     if (t < first) {
       PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
       PN(window_ba)(job->bases1, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, NULL, &job->results[0]);
+    } else if (job->slices) {
+      const size_t sl = t - first, lo = job->m * sl / job->slices, hi = job->m * (sl + 1) / job->slices;
+      PN(ba_init)(&s, mem, job->nb, PN(ba_cap)(job->nb));
+      PN(window_ba)(job->bases, job->idx + lo, job->digits + lo, hi - lo, 1, job->nb, &s, cmem, &job->results[1 + sl]);
     } else {
       const unsigned w0 = (t - first) * job->group;
       const unsigned g = job->windows - w0 < job->group ? job->windows - w0 : job->group;
@@ -987,48 +992,6 @@ static int PN(table_fill)(const uint8_t *all_bases, size_t n, size_t lo, size_t 
   return 0;
 }
 
-typedef struct {
-  const uint8_t *pts;          /* the table (its row 0 serves the ones' pass) */
-  const uint32_t *idx, *idx1;  /* [0, M) into pts; [0, ones) into row 0 */
-  const int16_t *digits;       /* [0, M) */
-  size_t M, ones;
-  unsigned nb, nb_ones, slices, tasks; /* task 0 = the ones when ones > 0, then the slices of [0, M) */
-  PN(xyzz_t) * results;
-  atomic_uint next;
-  atomic_int failed;
-} PN(fx_job_t);
-
-static void *PN(fx_worker)(void *arg) {
-  PN(fx_job_t) *job = arg;
-  const unsigned nbmax = job->nb > job->nb_ones ? job->nb : job->nb_ones;
-  const unsigned cap = PN(ba_cap)(job->nb) > job->nb_ones ? PN(ba_cap)(job->nb) : job->nb_ones;
-  const size_t bytes = PN(ba_bytes)(nbmax, cap), cbytes = PN(ba_bytes)(2 * BA_CHAINS, 2 * BA_CHAINS);
-  void *mem = scratch_alloc(bytes), *cmem = scratch_alloc(cbytes);
-  if (!mem || !cmem) {
-    scratch_free(mem, bytes);
-    scratch_free(cmem, cbytes);
-    atomic_store(&job->failed, 1);
-    return NULL;
-  }
-  PN(ba_t) s;
-  const unsigned first = job->ones ? 1 : 0;
-  for (;;) {
-    const unsigned t = atomic_fetch_add(&job->next, 1);
-    if (t >= job->tasks) break;
-    if (t < first) {
-      PN(ba_init)(&s, mem, job->nb_ones, job->nb_ones);
-      PN(window_ba)(job->pts, job->idx1, NULL, job->ones, 1, job->nb_ones, &s, NULL, &job->results[0]);
-    } else {
-      const size_t sl = t - first, lo = job->M * sl / job->slices, hi = job->M * (sl + 1) / job->slices;
-      PN(ba_init)(&s, mem, job->nb, PN(ba_cap)(job->nb));
-      PN(window_ba)(job->pts, job->idx + lo, job->digits + lo, hi - lo, 1, job->nb, &s, cmem, &job->results[1 + sl]);
-    }
-  }
-  scratch_free(mem, bytes);
-  scratch_free(cmem, cbytes);
-  return NULL;
-}
-
 /* Σ scalar_i · base_i over a table of PN(table_fill) (n bases, width c, W rows; msm.h semantics
  * for the scalars and out). Zero scalars and bases at infinity are dropped, scalar-1 bases summed
  * apart; the m·W (point, window) pairs are cut into slices, one per thread. */
@@ -1091,11 +1054,12 @@ static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, c
   unsigned nb_ones = 32;
   while (nb_ones < 1024 && nb_ones * 64 < ones) nb_ones <<= 1;
   if (t > tasks) t = tasks;
-  PN(fx_job_t) job = {.pts = pts, .idx = idx2, .idx1 = idx + m, .digits = digits, .M = M, .ones = ones,
-                      .nb = 1u << (c - 1), .nb_ones = nb_ones, .slices = slices, .tasks = tasks, .results = results};
+  PN(ba_job_t) job = {.bases = pts, .bases1 = pts, .idx = idx2, .idx1 = idx + m, .digits = digits, .m = M, .ones = ones,
+                      .nb = 1u << (c - 1), .nb_ones = nb_ones, .group = 1, .slices = slices, .tasks = tasks,
+                      .results = results};
   atomic_init(&job.next, 0);
   atomic_init(&job.failed, 0);
-  msm_run(PN(fx_worker), &job, t);
+  msm_run(PN(ba_worker), &job, t);
   msm_leave();
   scratch_free(idx, idx_bytes);
   scratch_free(digits, digit_bytes);
