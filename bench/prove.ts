@@ -33,7 +33,7 @@
  * with issue #4's targets, all from this run.
  *
  * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
- *   --naive-n 3 --memory-n 500 --ratio-rounds 5 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
+ *   --naive-n 3 --memory-n 500 --ratio-rounds 5 --warmup-n 5 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
  * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`, which builds the 15
  * v1 circuits and the default v2 ones; the default .refract-keys-all is made with the INSECURE dev
  * ptau). The naive path runs every shape too (v2 included).
@@ -69,6 +69,8 @@ const { values } = parseArgs({
     pools: { type: 'string', default: 'default,2s-snarkjs' },
     'stage-shapes': { type: 'string', default: 'inclusion_26_1,inclusion_26_8' },
     'stages-n': { type: 'string', default: '5' },
+    /** Unmeasured proofs per shape before its latency runs: the first proofs after a warm-up run while V8 tiers the witness wasm up (measured: 16 proofs right after warming 10 circuits p50 110 ms, the next 16 92 ms). */
+    'warmup-n': { type: 'string', default: '5' },
     out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
   },
 });
@@ -202,7 +204,7 @@ for (const layout of pools) {
   latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', backend: layout.backend, kernels: layout.kernels, loadavgStart: load(), shapes: {} as Record<string, unknown> };
   await withPool(layout, async (svc) => {
     for (const id of shapes) {
-      await svc.prove(inputsFor(id)); // one unmeasured run per shape (JIT, first-call effects)
+      for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor(id)); // unmeasured: V8's wasm tier-up, first-call effects
       const totals: number[] = [];
       const wit: number[] = [];
       const prv: number[] = [];
@@ -327,7 +329,7 @@ await terminateCurve();
 // 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
 const throughput: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
 await withPool(pools[0]!, async (svc) => {
-  await svc.prove(inputsFor('inclusion_26_1'));
+  for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor('inclusion_26_1'));
   for (const c of concurrencies) {
     const lat: number[] = [];
     const jobs = Array.from({ length: throughputN }, () => inputsFor('inclusion_26_1'));

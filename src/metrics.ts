@@ -4,6 +4,7 @@
  * observes them here (prom-client has no worker-thread aggregation).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { nativeAddon } from './native.ts';
 
 /** Distinct `node` label values of `refract_proofs_by_node_total` before new names count as "other". */
 export const MAX_NODE_LABELS = 64;
@@ -42,6 +43,15 @@ export class Metrics {
   readonly proofsByNode = new Counter({ name: 'refract_proofs_by_node_total', help: `Proofs by the node that made them: its REFRACT_NODE_NAME or host name (this process, a prover node), or the external prover URL; names beyond the first ${MAX_NODE_LABELS} count as "other"`, labelNames: ['node'], registers: [this.registry] });
   /** Node names `proofsByNode` has a series for (bounded by MAX_NODE_LABELS). */
   private readonly nodeLabels = new Set<string>();
+  /** The native prover's fixed-base MSM tables in this process (one set per circuit, shared by its prover threads), read at scrape time. */
+  readonly proverTableBytes = new Gauge({
+    name: 'refract_prover_table_bytes',
+    help: 'Fixed-base MSM tables of the native prover held by this process (one set per circuit, shared by the prover threads), bytes',
+    registers: [this.registry],
+    collect() {
+      this.set(nativeAddon?.groth16TableSets?.().bytes ?? 0);
+    },
+  });
   readonly proverReady = new Gauge({ name: 'refract_prover_circuit_ready', help: '1 when the proving keys of a circuit are ready in this process, else 0', labelNames: ['circuit'], registers: [this.registry] });
 
   /** Where `refract_proof_queue_depth` / `refract_proof_active_jobs` / worker heap gauges read from at scrape time. */

@@ -299,6 +299,8 @@ describe('proverBackend configuration', () => {
     while ((await poolOf()).tables.sets === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
     expect((await poolOf()).tables.sets).toBe(1);
     expect((await poolOf()).tables.mib).toBeGreaterThan(30);
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    expect(Number(/^refract_prover_table_bytes (\d+)/m.exec(metrics)?.[1])).toBeGreaterThan(30 * 2 ** 20);
     // the field arithmetic the native kernels run, the same the addon reports in-process
     const pool = ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { fieldArithmetic: string } } }).prover.pool;
     expect(pool.fieldArithmetic).toBe(nativeAddon!.msmImpl!());
