@@ -4,9 +4,11 @@
  * Resident per worker thread (loaded on first use, kept until the thread is recycled):
  * - per circuit: the compiled + instantiated witness wasm (`WitnessCalculator`), the verification
  *   key, and the proving key: with the `native` backend (default where the addon is built) the zkey
- *   parsed once into the addon (`loadNativeKey`; the file bytes are dropped), with `snarkjs` the
- *   zkey bytes (passed to snarkjs as `{type:'mem'}`);
- * - one bn128 curve (`useCurve`), single-threaded or multi-threaded per `workerData.singleThread`.
+ *   parsed once into the addon (`loadNativeKey`; the file bytes are dropped; its fixed-base MSM tables,
+ *   within `tableMb`, are shared with the other threads' keys of the same circuit), with `snarkjs`
+ *   the zkey bytes (passed to snarkjs as `{type:'mem'}`);
+ * - with the `snarkjs` backend (or an addon without the native verifier), one bn128 curve
+ *   (`useCurve`), single-threaded or multi-threaded per `workerData.singleThread`.
  *
  * Verification happens HERE, not in the caller, with the backend's verifier: for `native` the addon's
  * pairing (`verifyNative`, ~1.5 ms; the vkey JSON encoded once per circuit), for `snarkjs` snarkjs'

@@ -67,7 +67,7 @@ export interface ProverPoolOptions {
   /**
    * Who computes the proofs (default `proverBackend()`: `native`, Refract's C Groth16 prover with the
    * zkey resident in the addon, when the addon is built; else `snarkjs`). Either way every proof is
-   * verified with snarkjs before it is returned (`verify`).
+   * verified before it is returned (`verify`): by the addon's pairing with `native`, by snarkjs with `snarkjs`.
    */
   /**
    * Native backend: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none;

@@ -22,8 +22,8 @@
  *   same outputs — the FFT byte for byte — about 5× and 7× faster single-threaded) unless
  *   `kernels: 'wasm'` or REFRACT_PROVER_KERNELS=wasm. On this path (the `snarkjs` prover backend)
  *   snarkjs still runs the whole Groth16 algorithm (QAP, randomisation, encoding); the default
- *   `native` backend proves with Refract's own C prover instead (groth16Native.ts). Either way every
- *   proof is verified with snarkjs before it is returned (workers/prove.ts). Without the addon
+ *   `native` backend proves (and verifies) with Refract's own C code instead (groth16Native.ts). Either
+ *   way every proof is verified before it is returned (workers/prove.ts). Without the addon
  *   ffjavascript's wasm serves.
  * - Compilation spawns the npm `circom2` compiler (circom 2.2.3 as WASI) in a child process.
  */
