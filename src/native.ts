@@ -63,8 +63,9 @@ export interface NativeAddon {
   /** Sizes of a loaded key: witness length, public signals, domain, coefficients, resident bytes. */
   groth16Info?(handle: unknown): { nVars: number; nPublic: number; domainSize: number; nCoefs: number; bytes: number; tableBytes?: number };
   /**
-   * Builds the key's fixed-base MSM tables (B2, B1, A, C+H in that order, each only while the total
-   * stays within `maxBytes`); returns the tables' bytes. Blocks (≈ 2 s for inclusion_26_1).
+   * Gives the key fixed-base tables for its four MSMs when together they fit `maxBytes` (all or none),
+   * shared with the process's other keys of the same points; returns the tables' bytes (0: none).
+   * Blocks while the first load builds them on every core (≈ 1.2 s for inclusion_26_1 on 2 cores).
    */
   groth16Tables?(handle: unknown, maxBytes: number): number;
   /** The process's fixed-base table sets (shared by the keys with the same points, across threads) and their bytes. */
@@ -87,7 +88,7 @@ export interface NativeAddon {
    * IC_0..IC_n (64 B each), `proof` 256 B in `groth16Prove`'s layout, `publics` n × 32 B; all plain LE,
    * an all-zero point is infinity. True when e(−π_A, π_B)·e(α1, β2)·e(vk_x, γ2)·e(π_C, δ2) = 1.
    * Error ERR_GROTH16_VERIFY_INPUT (message: which field, why) for a coordinate ≥ q, a point off its
-   * curve, π_B outside G2, a public signal ≥ r or a wrong vk size. Blocks the caller (~1–2 ms).
+   * curve, π_B outside G2, a public signal ≥ r or a wrong vk size. Blocks the caller (≈ 2.5 ms for inclusion_26_1).
    */
   groth16Verify?(vk: Uint8Array, proof: Uint8Array, publics: Uint8Array): boolean;
   /** e(P, Q) (P 64 B, Q 128 B, plain LE) into `out` (≥ 384 B: the Fq12 value, ffjavascript's coordinate order); returns `out`. */

@@ -6,7 +6,7 @@
  *
  * The zkey is parsed ONCE (`loadNativeKey`) into an addon-owned key behind an opaque handle; a proof
  * passes only the witness. The pool verifies every proof before returning it: with this backend by
- * `verifyNative` (the addon's pairing, native/kernels/src/pairing.c: ~1.5 ms against snarkjs' ~11 ms
+ * `verifyNative` (the addon's pairing, native/kernels/src/pairing.c: 2.5 ms against snarkjs' 11 ms
  * for inclusion_26_1), against the vkey JSON, not the zkey, so a zkey/vkey mismatch still shows.
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
@@ -110,7 +110,7 @@ function addonError(e: unknown, what: string): ProverError {
  * wait (inclusion_26_1: 38 MiB, ≈ 1.2 s on 2 cores; a later load ≈ 10 ms).
  * @param zkey snarkjs Groth16 zkey file bytes (BN254)
  * @param label names the key in errors (circuit id or file)
- * @param opts.tableMb table budget for this key, MiB (default DEFAULT_TABLE_MB; 0 = no tables)
+ * @param opts.tableMb table budget for this key, MiB (default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else DEFAULT_TABLE_MB; 0 = no tables)
  * @throws ProverError `keys_missing` (malformed / not Groth16 / not BN254 / a point off the curve:
  *   the message names the section), `internal` when the addon lacks the prover or memory runs out
  */
@@ -122,7 +122,7 @@ export function loadNativeKey(zkey: Uint8Array, label = 'zkey', opts: { tableMb?
   } catch (e) {
     throw addonError(e, label);
   }
-  const tableMb = opts.tableMb ?? DEFAULT_TABLE_MB;
+  const tableMb = proverTableMb(opts.tableMb);
   if (tableMb > 0) nativeAddon!.groth16Tables?.(handle, tableMb * 1024 * 1024);
   const info = nativeAddon!.groth16Info!(handle);
   return { handle, ...info, tableBytes: info.tableBytes ?? 0 };
@@ -278,7 +278,7 @@ export function encodeNativeVkey(vkey: VerificationKey, label = 'vkey'): Uint8Ar
 
 /**
  * Verifies a Groth16 proof with the addon's pairing: e(−π_A, π_B)·e(α1, β2)·e(vk_x, γ2)·e(π_C, δ2) = 1,
- * vk_x = IC_0 + Σ public_i·IC_i (one multi-Miller loop, one final exponentiation; ~1.5 ms).
+ * vk_x = IC_0 + Σ public_i·IC_i (one multi-Miller loop, one final exponentiation; 2.5 ms for inclusion_26_1).
  * Stricter than snarkjs' `groth16.verify`: π_B must also lie in the order-r subgroup.
  * @param vk from `encodeNativeVkey`
  * @param proof snarkjs' proof JSON (affine: z = 1, or 0 for infinity)
