@@ -79,5 +79,6 @@ FR_INLINE void fq2_neg(fq2_t *r, const fq2_t *a) {
   fq_neg(&r->c0, &a->c0);
   fq_neg(&r->c1, &a->c1);
 }
+FR_INLINE int fq2_is_zero(const fq2_t *a) { return fq_is_zero(&a->c0) && fq_is_zero(&a->c1); }
 
 #endif

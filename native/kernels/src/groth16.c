@@ -20,8 +20,8 @@
 #include <sys/random.h>
 #endif
 
-#include "fq.h"
 #include "fft_ifma.h"
+#include "fq_ops.h"
 #include "fr.h"
 #include "msm.h"
 #include "scratch.h"
@@ -124,50 +124,13 @@ static int fr_root_of_unity(uint64_t out[4], unsigned power) {
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Fq / Fq2 helpers for the few point operations outside the MSMs (portable multiplication) */
+ * Fq / Fq2 for the few point operations outside the MSMs: fq_ops.h */
 
-static void fqm(fq_t *r, const fq_t *a, const fq_t *b) {
-  uint64_t t[4];
-  fq_mont_mul_c_lazy(t, a->v, b->v);
-  fq_reduce_once(r, t);
-}
-static void fq_inv(fq_t *r, const fq_t *a) {
-  const uint64_t e[4] = {FQ_Q_LIMBS[0] - 2, FQ_Q_LIMBS[1], FQ_Q_LIMBS[2], FQ_Q_LIMBS[3]};
-  fq_t acc = FQ_ONE, base = *a;
-  for (int i = 0; i < 256; i++) {
-    if ((e[i >> 6] >> (i & 63)) & 1) fqm(&acc, &acc, &base);
-    fqm(&base, &base, &base);
-  }
-  *r = acc;
-}
 static void fq_from_mont(uint8_t out[32], const fq_t *a) {
-  uint64_t t[4];
-  fq_mont_mul_c_lazy(t, a->v, PLAIN_ONE);
   fq_t r;
-  fq_reduce_once(&r, t);
+  fq_mul(&r, a, (const fq_t *)PLAIN_ONE);
   memcpy(out, r.v, 32);
 }
-static void fq2m(fq2_t *r, const fq2_t *a, const fq2_t *b) {
-  fq_t t0, t1, t2, t3;
-  fqm(&t0, &a->c0, &b->c0);
-  fqm(&t1, &a->c1, &b->c1);
-  fqm(&t2, &a->c0, &b->c1);
-  fqm(&t3, &a->c1, &b->c0);
-  fq_sub(&r->c0, &t0, &t1);
-  fq_add(&r->c1, &t2, &t3);
-}
-static void fq2_inv(fq2_t *r, const fq2_t *a) {
-  fq_t n0, n1, n, ni;
-  fqm(&n0, &a->c0, &a->c0);
-  fqm(&n1, &a->c1, &a->c1);
-  fq_add(&n, &n0, &n1);
-  fq_inv(&ni, &n);
-  fqm(&r->c0, &a->c0, &ni);
-  fq_t t;
-  fqm(&t, &a->c1, &ni);
-  fq_neg(&r->c1, &t);
-}
-
 /* Jacobian (X, Y, Z) G1, Montgomery → affine Montgomery (x, y); 0 (aff zeroed) for infinity. */
 static int g1_jac_to_aff(uint8_t aff[64], const uint8_t jac[96]) {
   fq_t X, Y, Z, zi, zi2, zi3, x, y;
@@ -179,10 +142,10 @@ static int g1_jac_to_aff(uint8_t aff[64], const uint8_t jac[96]) {
     return 0;
   }
   fq_inv(&zi, &Z);
-  fqm(&zi2, &zi, &zi);
-  fqm(&zi3, &zi2, &zi);
-  fqm(&x, &X, &zi2);
-  fqm(&y, &Y, &zi3);
+  fq_mul(&zi2, &zi, &zi);
+  fq_mul(&zi3, &zi2, &zi);
+  fq_mul(&x, &X, &zi2);
+  fq_mul(&y, &Y, &zi3);
   memcpy(aff, &x, 32);
   memcpy(aff + 32, &y, 32);
   return 1;
@@ -193,15 +156,15 @@ static int g2_jac_to_aff(uint8_t aff[128], const uint8_t jac[192]) {
   memcpy(&X, jac, 64);
   memcpy(&Y, jac + 64, 64);
   memcpy(&Z, jac + 128, 64);
-  if (fq_is_zero(&Z.c0) && fq_is_zero(&Z.c1)) {
+  if (fq2_is_zero(&Z)) {
     memset(aff, 0, 128);
     return 0;
   }
   fq2_inv(&zi, &Z);
-  fq2m(&zi2, &zi, &zi);
-  fq2m(&zi3, &zi2, &zi);
-  fq2m(&x, &X, &zi2);
-  fq2m(&y, &Y, &zi3);
+  fq2_mul(&zi2, &zi, &zi);
+  fq2_mul(&zi3, &zi2, &zi);
+  fq2_mul(&x, &X, &zi2);
+  fq2_mul(&y, &Y, &zi3);
   memcpy(aff, &x, 64);
   memcpy(aff + 64, &y, 64);
   return 1;
@@ -215,9 +178,9 @@ static int g1_valid(const uint8_t p[64], const fq_t *three) {
   memcpy(&y, p + 32, 32);
   if (fq_is_zero(&x) && fq_is_zero(&y)) return 1;
   if (!lt_mod(x.v, FQ_Q_LIMBS) || !lt_mod(y.v, FQ_Q_LIMBS)) return 0;
-  fqm(&y2, &y, &y);
-  fqm(&x3, &x, &x);
-  fqm(&x3, &x3, &x);
+  fq_mul(&y2, &y, &y);
+  fq_mul(&x3, &x, &x);
+  fq_mul(&x3, &x3, &x);
   fq_add(&x3, &x3, three);
   return memcmp(&x3, &y2, 32) == 0;
 }

@@ -29,38 +29,11 @@ static void FQM(inv)(fq_t *r, const fq_t *a) {
   FQM(mul)(r, &p, (const fq_t *)FQI_R3);
 }
 
-/* Fq2 = Fq[u]/(u² + 1): Karatsuba product, complex squaring. */
-FR_INLINE void FQ2M(mul)(fq2_t *r, const fq2_t *a, const fq2_t *b) {
-  fq_t t0, t1, sa, sb, s;
-  FQM(mul)(&t0, &a->c0, &b->c0);
-  FQM(mul)(&t1, &a->c1, &b->c1);
-  fq_add(&sa, &a->c0, &a->c1);
-  fq_add(&sb, &b->c0, &b->c1);
-  FQM(mul)(&s, &sa, &sb);
-  fq_sub(&r->c0, &t0, &t1);
-  fq_sub(&s, &s, &t0);
-  fq_sub(&r->c1, &s, &t1);
-}
-FR_INLINE void FQ2M(sqr)(fq2_t *r, const fq2_t *a) {
-  fq_t s, d, p;
-  fq_add(&s, &a->c0, &a->c1);
-  fq_sub(&d, &a->c0, &a->c1);
-  FQM(mul)(&p, &a->c0, &a->c1);
-  FQM(mul)(&r->c0, &s, &d);
-  fq_add(&r->c1, &p, &p);
-}
-
-/* r = a^-1 in Fq2 (a ≠ 0): conj(a) / (c0² + c1²). */
-static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
-  fq_t t0, t1;
-  FQM(sqr)(&t0, &a->c0);
-  FQM(sqr)(&t1, &a->c1);
-  fq_add(&t0, &t0, &t1);
-  FQM(inv)(&t0, &t0);
-  FQM(mul)(&r->c0, &a->c0, &t0);
-  FQM(mul)(&t1, &a->c1, &t0);
-  fq_neg(&r->c1, &t1);
-}
+/* Fq2 = Fq[u]/(u² + 1) over this backend's product: FQ2M(mul), FQ2M(sqr), FQ2M(inv). */
+#define F2_NAME FQ2M
+#define F2_FQ_MUL FQM(mul)
+#define F2_FQ_INV FQM(inv)
+#include "fq2_tmpl.h"
 
 /* ---- G1: coordinates in Fq ---- */
 #define E fq_t
@@ -91,7 +64,7 @@ static void FQ2M(inv)(fq2_t *r, const fq2_t *a) {
 #define E_SQR FQ2M(sqr)
 #define E_INV FQ2M(inv)
 #define E_MUL_LAZY FQ2M(mul)
-#define E_IS_ZERO(a) (fq_is_zero(&(a)->c0) && fq_is_zero(&(a)->c1))
+#define E_IS_ZERO(a) fq2_is_zero(a)
 #define E_SET_ONE(r) ((r)->c0 = FQ_ONE, memset(&(r)->c1, 0, sizeof(fq_t)))
 #define PN(n) MSM_CAT(MSM_CAT(g2_, n), MSM_CAT(_, MSM_IMPL))
 #define E_GLV_BETA ((const fq2_t *)GLV_BETA2_MONT)

@@ -11,14 +11,12 @@
  * Constants (twist b', Frobenius coefficients): pairing_constants.h, generated. */
 #include "pairing.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fq.h"
-#include "fq_inv.h"
+#include "fq_ops.h"
 #include "pairing_constants.h"
 
 typedef struct {
@@ -28,64 +26,8 @@ typedef struct {
   fq6_t c0, c1;
 } fq12_t;
 
-/* ---- Fq ---- */
+/* ---- Fq2 = Fq[u]/(u² + 1): products, squaring, inverse in fq_ops.h ---- */
 
-static int pr_use_adx; /* set once by pr_init (pthread_once: the prover threads call in concurrently) */
-static pthread_once_t pr_once = PTHREAD_ONCE_INIT;
-
-static void pr_detect(void) {
-#ifdef FR_HAVE_ADX
-  pr_use_adx = fr_cpu_has_adx();
-#else
-  pr_use_adx = 0;
-#endif
-}
-
-static void pr_init(void) { pthread_once(&pr_once, pr_detect); }
-
-/* r = a·b (Montgomery), fully reduced; a, b < q. */
-FR_INLINE void fm(fq_t *r, const fq_t *a, const fq_t *b) {
-  uint64_t t[4];
-#ifdef FR_HAVE_ADX
-  if (pr_use_adx)
-    mont_mul_adx_lazy(t, a->v, b->v, FQ_Q_LIMBS, &FQ_NINV_WORD);
-  else
-#endif
-    fq_mont_mul_c_lazy(t, a->v, b->v);
-  fq_reduce_once(r, t);
-}
-
-static void fq_inverse(fq_t *r, const fq_t *a) {
-  fq_t p;
-  fqi_inverse_plain(p.v, a->v);
-  fm(r, &p, (const fq_t *)FQI_R3);
-}
-
-/* ---- Fq2 = Fq[u]/(u² + 1) ---- */
-
-FR_INLINE void f2_mul(fq2_t *r, const fq2_t *a, const fq2_t *b) {
-  fq_t t0, t1, sa, sb, s;
-  fm(&t0, &a->c0, &b->c0);
-  fm(&t1, &a->c1, &b->c1);
-  fq_add(&sa, &a->c0, &a->c1);
-  fq_add(&sb, &b->c0, &b->c1);
-  fm(&s, &sa, &sb);
-  fq_sub(&r->c0, &t0, &t1);
-  fq_sub(&s, &s, &t0);
-  fq_sub(&r->c1, &s, &t1);
-}
-FR_INLINE void f2_sqr(fq2_t *r, const fq2_t *a) {
-  fq_t s, d, p;
-  fq_add(&s, &a->c0, &a->c1);
-  fq_sub(&d, &a->c0, &a->c1);
-  fm(&p, &a->c0, &a->c1);
-  fm(&r->c0, &s, &d);
-  fq_add(&r->c1, &p, &p);
-}
-FR_INLINE void f2_mul_fq(fq2_t *r, const fq2_t *a, const fq_t *b) {
-  fm(&r->c0, &a->c0, b);
-  fm(&r->c1, &a->c1, b);
-}
 FR_INLINE void f2_dbl(fq2_t *r, const fq2_t *a) { fq2_add(r, a, a); }
 /* r = a·(9 + u) = (9a0 − a1) + (a0 + 9a1)u */
 FR_INLINE void f2_mul_xi(fq2_t *r, const fq2_t *a) {
@@ -108,18 +50,6 @@ FR_INLINE void f2_conj(fq2_t *r, const fq2_t *a) {
   r->c0 = a->c0;
   fq_neg(&r->c1, &a->c1);
 }
-FR_INLINE int f2_is_zero(const fq2_t *a) { return fq_is_zero(&a->c0) && fq_is_zero(&a->c1); }
-static void f2_inv(fq2_t *r, const fq2_t *a) {
-  fq_t t0, t1;
-  fm(&t0, &a->c0, &a->c0);
-  fm(&t1, &a->c1, &a->c1);
-  fq_add(&t0, &t0, &t1);
-  fq_inverse(&t0, &t0);
-  fm(&r->c0, &a->c0, &t0);
-  fm(&t1, &a->c1, &t0);
-  fq_neg(&r->c1, &t1);
-}
-
 /* ---- Fq6 = Fq2[v]/(v³ − ξ), ξ = 9 + u ---- */
 
 static void f6_add(fq6_t *r, const fq6_t *a, const fq6_t *b) {
@@ -148,26 +78,26 @@ static void f6_mul_v(fq6_t *r, const fq6_t *a) {
 static void f6_mul(fq6_t *r, const fq6_t *a, const fq6_t *b) {
   fq2_t t0, t1, t2, s0, s1, u, x;
   fq6_t o;
-  f2_mul(&t0, &a->c0, &b->c0);
-  f2_mul(&t1, &a->c1, &b->c1);
-  f2_mul(&t2, &a->c2, &b->c2);
+  fq2_mul(&t0, &a->c0, &b->c0);
+  fq2_mul(&t1, &a->c1, &b->c1);
+  fq2_mul(&t2, &a->c2, &b->c2);
   fq2_add(&s0, &a->c1, &a->c2); /* c0 = t0 + ξ((a1 + a2)(b1 + b2) − t1 − t2) */
   fq2_add(&s1, &b->c1, &b->c2);
-  f2_mul(&u, &s0, &s1);
+  fq2_mul(&u, &s0, &s1);
   fq2_sub(&u, &u, &t1);
   fq2_sub(&u, &u, &t2);
   f2_mul_xi(&u, &u);
   fq2_add(&o.c0, &t0, &u);
   fq2_add(&s0, &a->c0, &a->c1); /* c1 = (a0 + a1)(b0 + b1) − t0 − t1 + ξ·t2 */
   fq2_add(&s1, &b->c0, &b->c1);
-  f2_mul(&u, &s0, &s1);
+  fq2_mul(&u, &s0, &s1);
   fq2_sub(&u, &u, &t0);
   fq2_sub(&u, &u, &t1);
   f2_mul_xi(&x, &t2);
   fq2_add(&o.c1, &u, &x);
   fq2_add(&s0, &a->c0, &a->c2); /* c2 = (a0 + a2)(b0 + b2) − t0 − t2 + t1 */
   fq2_add(&s1, &b->c0, &b->c2);
-  f2_mul(&u, &s0, &s1);
+  fq2_mul(&u, &s0, &s1);
   fq2_sub(&u, &u, &t0);
   fq2_sub(&u, &u, &t2);
   fq2_add(&o.c2, &u, &t1);
@@ -177,48 +107,48 @@ static void f6_mul(fq6_t *r, const fq6_t *a, const fq6_t *b) {
 static void f6_mul_by_01(fq6_t *r, const fq6_t *a, const fq2_t *b0, const fq2_t *b1) {
   fq2_t aa, bb, t, s0, s1;
   fq6_t o;
-  f2_mul(&aa, &a->c0, b0);
-  f2_mul(&bb, &a->c1, b1);
-  f2_mul(&t, &a->c2, b1); /* c0 = a0·b0 + ξ·a2·b1 */
+  fq2_mul(&aa, &a->c0, b0);
+  fq2_mul(&bb, &a->c1, b1);
+  fq2_mul(&t, &a->c2, b1); /* c0 = a0·b0 + ξ·a2·b1 */
   f2_mul_xi(&t, &t);
   fq2_add(&o.c0, &aa, &t);
   fq2_add(&s0, &a->c0, &a->c1); /* c1 = a0·b1 + a1·b0 */
   fq2_add(&s1, b0, b1);
-  f2_mul(&t, &s0, &s1);
+  fq2_mul(&t, &s0, &s1);
   fq2_sub(&t, &t, &aa);
   fq2_sub(&o.c1, &t, &bb);
-  f2_mul(&t, &a->c2, b0); /* c2 = a1·b1 + a2·b0 */
+  fq2_mul(&t, &a->c2, b0); /* c2 = a1·b1 + a2·b0 */
   fq2_add(&o.c2, &bb, &t);
   *r = o;
 }
 static void f6_mul_f2(fq6_t *r, const fq6_t *a, const fq2_t *b) {
-  f2_mul(&r->c0, &a->c0, b);
-  f2_mul(&r->c1, &a->c1, b);
-  f2_mul(&r->c2, &a->c2, b);
+  fq2_mul(&r->c0, &a->c0, b);
+  fq2_mul(&r->c1, &a->c1, b);
+  fq2_mul(&r->c2, &a->c2, b);
 }
 static void f6_inv(fq6_t *r, const fq6_t *a) {
   fq2_t t0, t1, t2, u, d;
-  f2_sqr(&t0, &a->c0); /* t0 = a0² − ξ·a1·a2 */
-  f2_mul(&u, &a->c1, &a->c2);
+  fq2_sqr(&t0, &a->c0); /* t0 = a0² − ξ·a1·a2 */
+  fq2_mul(&u, &a->c1, &a->c2);
   f2_mul_xi(&u, &u);
   fq2_sub(&t0, &t0, &u);
-  f2_sqr(&t1, &a->c2); /* t1 = ξ·a2² − a0·a1 */
+  fq2_sqr(&t1, &a->c2); /* t1 = ξ·a2² − a0·a1 */
   f2_mul_xi(&t1, &t1);
-  f2_mul(&u, &a->c0, &a->c1);
+  fq2_mul(&u, &a->c0, &a->c1);
   fq2_sub(&t1, &t1, &u);
-  f2_sqr(&t2, &a->c1); /* t2 = a1² − a0·a2 */
-  f2_mul(&u, &a->c0, &a->c2);
+  fq2_sqr(&t2, &a->c1); /* t2 = a1² − a0·a2 */
+  fq2_mul(&u, &a->c0, &a->c2);
   fq2_sub(&t2, &t2, &u);
-  f2_mul(&d, &a->c2, &t1); /* d = a0·t0 + ξ(a2·t1 + a1·t2) */
-  f2_mul(&u, &a->c1, &t2);
+  fq2_mul(&d, &a->c2, &t1); /* d = a0·t0 + ξ(a2·t1 + a1·t2) */
+  fq2_mul(&u, &a->c1, &t2);
   fq2_add(&d, &d, &u);
   f2_mul_xi(&d, &d);
-  f2_mul(&u, &a->c0, &t0);
+  fq2_mul(&u, &a->c0, &t0);
   fq2_add(&d, &d, &u);
-  f2_inv(&d, &d);
-  f2_mul(&r->c0, &t0, &d);
-  f2_mul(&r->c1, &t1, &d);
-  f2_mul(&r->c2, &t2, &d);
+  fq2_inv(&d, &d);
+  fq2_mul(&r->c0, &t0, &d);
+  fq2_mul(&r->c1, &t1, &d);
+  fq2_mul(&r->c2, &t2, &d);
 }
 
 /* ---- Fq12 = Fq6[w]/(w² − v) ---- */
@@ -294,7 +224,7 @@ static void f12_frobenius(fq12_t *r, const fq12_t *a, int n) {
     fq2_t t = *ac[k];
     if (n & 1) f2_conj(&t, &t);
     if (k)
-      f2_mul(rc[k], &t, &g[k]);
+      fq2_mul(rc[k], &t, &g[k]);
     else
       *rc[k] = t;
   }
@@ -358,31 +288,31 @@ typedef struct {
 /* R = 2R; the tangent line's coefficients (c0, c1, c2) for ell(). */
 static void g2h_double(g2h_t *R, fq2_t *c0, fq2_t *c1, fq2_t *c2) {
   fq2_t a, b, c, e, f, g, h, i, j, e2, t;
-  f2_mul(&a, &R->x, &R->y);
-  f2_mul_fq(&a, &a, &PR_TWO_INV);
-  f2_sqr(&b, &R->y);
-  f2_sqr(&c, &R->z);
+  fq2_mul(&a, &R->x, &R->y);
+  fq2_mul_fq(&a, &a, &PR_TWO_INV);
+  fq2_sqr(&b, &R->y);
+  fq2_sqr(&c, &R->z);
   f2_dbl(&t, &c);
   fq2_add(&t, &t, &c);
-  f2_mul(&e, &t, &PR_TWIST_B);
+  fq2_mul(&e, &t, &PR_TWIST_B);
   f2_dbl(&f, &e);
   fq2_add(&f, &f, &e);
   fq2_add(&g, &b, &f);
-  f2_mul_fq(&g, &g, &PR_TWO_INV);
+  fq2_mul_fq(&g, &g, &PR_TWO_INV);
   fq2_add(&t, &R->y, &R->z);
-  f2_sqr(&h, &t);
+  fq2_sqr(&h, &t);
   fq2_add(&t, &b, &c);
   fq2_sub(&h, &h, &t);
   fq2_sub(&i, &e, &b);
-  f2_sqr(&j, &R->x);
-  f2_sqr(&e2, &e);
+  fq2_sqr(&j, &R->x);
+  fq2_sqr(&e2, &e);
   fq2_sub(&t, &b, &f);
-  f2_mul(&R->x, &a, &t);
-  f2_sqr(&t, &g);
+  fq2_mul(&R->x, &a, &t);
+  fq2_sqr(&t, &g);
   fq2_sub(&t, &t, &e2);
   fq2_sub(&t, &t, &e2);
   fq2_sub(&R->y, &t, &e2);
-  f2_mul(&R->z, &b, &h);
+  fq2_mul(&R->z, &b, &h);
   fq2_neg(c0, &h);
   f2_dbl(c1, &j);
   fq2_add(c1, c1, &j);
@@ -392,26 +322,26 @@ static void g2h_double(g2h_t *R, fq2_t *c0, fq2_t *c1, fq2_t *c2) {
 /* R = R + Q (Q affine); the chord's coefficients. */
 static void g2h_add(g2h_t *R, const fq2_t *qx, const fq2_t *qy, fq2_t *c0, fq2_t *c1, fq2_t *c2) {
   fq2_t theta, lambda, c, d, e, f, g, h, j, t;
-  f2_mul(&t, qy, &R->z);
+  fq2_mul(&t, qy, &R->z);
   fq2_sub(&theta, &R->y, &t);
-  f2_mul(&t, qx, &R->z);
+  fq2_mul(&t, qx, &R->z);
   fq2_sub(&lambda, &R->x, &t);
-  f2_sqr(&c, &theta);
-  f2_sqr(&d, &lambda);
-  f2_mul(&e, &lambda, &d);
-  f2_mul(&f, &R->z, &c);
-  f2_mul(&g, &R->x, &d);
+  fq2_sqr(&c, &theta);
+  fq2_sqr(&d, &lambda);
+  fq2_mul(&e, &lambda, &d);
+  fq2_mul(&f, &R->z, &c);
+  fq2_mul(&g, &R->x, &d);
   fq2_add(&h, &e, &f);
   fq2_sub(&h, &h, &g);
   fq2_sub(&h, &h, &g);
-  f2_mul(&R->x, &lambda, &h);
+  fq2_mul(&R->x, &lambda, &h);
   fq2_sub(&t, &g, &h);
-  f2_mul(&t, &theta, &t);
-  f2_mul(&R->y, &e, &R->y);
+  fq2_mul(&t, &theta, &t);
+  fq2_mul(&R->y, &e, &R->y);
   fq2_sub(&R->y, &t, &R->y);
-  f2_mul(&R->z, &R->z, &e);
-  f2_mul(&j, &theta, qx);
-  f2_mul(&t, &lambda, qy);
+  fq2_mul(&R->z, &R->z, &e);
+  fq2_mul(&j, &theta, qx);
+  fq2_mul(&t, &lambda, qy);
   fq2_sub(&j, &j, &t);
   *c0 = lambda;
   fq2_neg(c1, &theta);
@@ -422,9 +352,9 @@ static void g2h_add(g2h_t *R, const fq2_t *qx, const fq2_t *qy, fq2_t *c0, fq2_t
 static void g2_frobenius(fq2_t *x, fq2_t *y, const fq2_t *qx, const fq2_t *qy) {
   fq2_t t;
   f2_conj(&t, qx);
-  f2_mul(x, &t, &PR_PSI_X);
+  fq2_mul(x, &t, &PR_PSI_X);
   f2_conj(&t, qy);
-  f2_mul(y, &t, &PR_PSI_Y);
+  fq2_mul(y, &t, &PR_PSI_Y);
 }
 
 /* One pair of a product of pairings: P = (px, py) ∈ G1, Q = (qx, qy) ∈ G2, both finite. */
@@ -435,8 +365,8 @@ typedef struct {
 } pr_pair;
 
 static void ell(fq12_t *f, fq2_t *c0, fq2_t *c1, const fq2_t *c2, const pr_pair *p) {
-  f2_mul_fq(c0, c0, &p->py);
-  f2_mul_fq(c1, c1, &p->px);
+  fq2_mul_fq(c0, c0, &p->py);
+  fq2_mul_fq(c1, c1, &p->px);
   f12_mul_by_034(f, c0, c1, c2);
 }
 
@@ -492,7 +422,7 @@ static int load_fq(fq_t *r, const uint8_t *p) {
   fq_t t;
   memcpy(t.v, p, 32);
   if (!lt_mod(t.v, FQ_Q_LIMBS)) return 0;
-  fm(r, &t, &PR_R2);
+  fq_mul(r, &t, &PR_R2);
   return 1;
 }
 
@@ -508,9 +438,9 @@ static int load_g1(fq_t *x, fq_t *y, const uint8_t p[64], const char *what, char
   if (!load_fq(x, p) || !load_fq(y, p + 32))
     return pr_bad(err, errlen, what, "coordinate is not below the base field modulus q");
   fq_t y2, x3;
-  fm(&y2, y, y);
-  fm(&x3, x, x);
-  fm(&x3, &x3, x);
+  fq_mul(&y2, y, y);
+  fq_mul(&x3, x, x);
+  fq_mul(&x3, &x3, x);
   fq_add(&x3, &x3, &PR_THREE);
   if (memcmp(&x3, &y2, sizeof y2) != 0)
     return pr_bad(err, errlen, what, "point is not on the curve y^2 = x^3 + 3");
@@ -527,10 +457,10 @@ static int g2_in_subgroup(const fq2_t *qx, const fq2_t *qy) {
   while (!((FR_Q_LIMBS[top >> 6] >> (top & 63)) & 1)) top--;
   for (int i = top - 1; i >= 0; i--) {
     g2h_double(&R, &c0, &c1, &c2);
-    if (f2_is_zero(&R.z)) return 0;
+    if (fq2_is_zero(&R.z)) return 0;
     if ((FR_Q_LIMBS[i >> 6] >> (i & 63)) & 1) {
       g2h_add(&R, qx, qy, &c0, &c1, &c2);
-      if (f2_is_zero(&R.z)) return i == 0;
+      if (fq2_is_zero(&R.z)) return i == 0;
     }
   }
   return 0;
@@ -543,9 +473,9 @@ static int load_g2(fq2_t *x, fq2_t *y, const uint8_t p[128], int check_subgroup,
   if (!load_fq(&x->c0, p) || !load_fq(&x->c1, p + 32) || !load_fq(&y->c0, p + 64) || !load_fq(&y->c1, p + 96))
     return pr_bad(err, errlen, what, "coordinate is not below the base field modulus q");
   fq2_t y2, x3;
-  f2_sqr(&y2, y);
-  f2_sqr(&x3, x);
-  f2_mul(&x3, &x3, x);
+  fq2_sqr(&y2, y);
+  fq2_sqr(&x3, x);
+  fq2_mul(&x3, &x3, x);
   fq2_add(&x3, &x3, &PR_TWIST_B);
   if (memcmp(&x3, &y2, sizeof y2) != 0)
     return pr_bad(err, errlen, what, "point is not on the twist y^2 = x^3 + 3/(9+u)");
@@ -559,13 +489,12 @@ static void fq12_store(uint8_t out[384], const fq12_t *f) {
   const fq_t plain_one = {{1, 0, 0, 0}};
   for (int k = 0; k < 12; k++) {
     fq_t t;
-    fm(&t, &c[k], &plain_one);
+    fq_mul(&t, &c[k], &plain_one);
     memcpy(out + 32 * k, t.v, 32);
   }
 }
 
 int bn254_pairing(const uint8_t p[64], const uint8_t q[128], uint8_t out[384], char *err, size_t errlen) {
-  pr_init();
   pr_pair pair;
   const int fp = load_g1(&pair.px, &pair.py, p, "G1 point", err, errlen);
   if (fp < 0) return PAIRING_EARG;
@@ -591,23 +520,23 @@ typedef struct {
 static void g1j_double(g1j_t *r) {
   if (fq_is_zero(&r->z)) return;
   fq_t a, b, c, d, e, f, t;
-  fm(&a, &r->x, &r->x);
-  fm(&b, &r->y, &r->y);
-  fm(&c, &b, &b);
+  fq_mul(&a, &r->x, &r->x);
+  fq_mul(&b, &r->y, &r->y);
+  fq_mul(&c, &b, &b);
   fq_add(&t, &r->x, &b);
-  fm(&d, &t, &t);
+  fq_mul(&d, &t, &t);
   fq_sub(&d, &d, &a);
   fq_sub(&d, &d, &c);
   fq_add(&d, &d, &d);
   fq_add(&e, &a, &a);
   fq_add(&e, &e, &a);
-  fm(&f, &e, &e);
-  fm(&t, &r->y, &r->z); /* Z3 = 2·Y·Z (before Y changes) */
+  fq_mul(&f, &e, &e);
+  fq_mul(&t, &r->y, &r->z); /* Z3 = 2·Y·Z (before Y changes) */
   fq_add(&r->z, &t, &t);
   fq_sub(&r->x, &f, &d);
   fq_sub(&r->x, &r->x, &d);
   fq_sub(&t, &d, &r->x);
-  fm(&t, &e, &t);
+  fq_mul(&t, &e, &t);
   fq_add(&c, &c, &c);
   fq_add(&c, &c, &c);
   fq_add(&c, &c, &c);
@@ -623,10 +552,10 @@ static void g1j_add_affine(g1j_t *r, const fq_t *x, const fq_t *y) {
     return;
   }
   fq_t z1z1, u2, s2, h, hh, i, j, rr, v, t;
-  fm(&z1z1, &r->z, &r->z);
-  fm(&u2, x, &z1z1);
-  fm(&s2, y, &r->z);
-  fm(&s2, &s2, &z1z1);
+  fq_mul(&z1z1, &r->z, &r->z);
+  fq_mul(&u2, x, &z1z1);
+  fq_mul(&s2, y, &r->z);
+  fq_mul(&s2, &s2, &z1z1);
   fq_sub(&h, &u2, &r->x);
   fq_sub(&rr, &s2, &r->y);
   if (fq_is_zero(&h)) {
@@ -637,22 +566,22 @@ static void g1j_add_affine(g1j_t *r, const fq_t *x, const fq_t *y) {
     return;
   }
   fq_add(&rr, &rr, &rr);
-  fm(&hh, &h, &h);
+  fq_mul(&hh, &h, &h);
   fq_add(&i, &hh, &hh);
   fq_add(&i, &i, &i);
-  fm(&j, &h, &i);
-  fm(&v, &r->x, &i);
+  fq_mul(&j, &h, &i);
+  fq_mul(&v, &r->x, &i);
   fq_add(&t, &r->z, &h); /* Z3 = (Z1 + H)² − Z1Z1 − HH */
-  fm(&r->z, &t, &t);
+  fq_mul(&r->z, &t, &t);
   fq_sub(&r->z, &r->z, &z1z1);
   fq_sub(&r->z, &r->z, &hh);
-  fm(&r->x, &rr, &rr); /* X3 = r² − J − 2V */
+  fq_mul(&r->x, &rr, &rr); /* X3 = r² − J − 2V */
   fq_sub(&r->x, &r->x, &j);
   fq_sub(&r->x, &r->x, &v);
   fq_sub(&r->x, &r->x, &v);
   fq_sub(&t, &v, &r->x); /* Y3 = r(V − X3) − 2·Y1·J */
-  fm(&t, &rr, &t);
-  fm(&j, &r->y, &j);
+  fq_mul(&t, &rr, &t);
+  fq_mul(&j, &r->y, &j);
   fq_add(&j, &j, &j);
   fq_sub(&r->y, &t, &j);
 }
@@ -661,7 +590,6 @@ size_t g16_vk_bytes(size_t n_public) { return 64 + 3 * 128 + (n_public + 1) * 64
 
 int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const uint8_t *publics, size_t n_public,
                int *valid, char *err, size_t errlen) {
-  pr_init();
   *valid = 0;
   if (n_public > G16_VERIFY_MAX_PUBLIC || vk_len != g16_vk_bytes(n_public)) {
     char why[160];
@@ -734,11 +662,11 @@ int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const
   free(mem);
   if (!fq_is_zero(&acc.z)) {
     fq_t zi, zi2;
-    fq_inverse(&zi, &acc.z);
-    fm(&zi2, &zi, &zi);
-    fm(&pairs[n].px, &acc.x, &zi2);
-    fm(&zi2, &zi2, &zi);
-    fm(&pairs[n].py, &acc.y, &zi2);
+    fq_inv(&zi, &acc.z);
+    fq_mul(&zi2, &zi, &zi);
+    fq_mul(&pairs[n].px, &acc.x, &zi2);
+    fq_mul(&zi2, &zi2, &zi);
+    fq_mul(&pairs[n].py, &acc.y, &zi2);
     n++;
   }
   fq12_t f, e;
