@@ -394,8 +394,16 @@ void g16_free(g16_key *k) {
   free(k);
 }
 
+/* The number of points of the key's four MSMs, in table order (B2, B1, A, C+H: TABLE_GROUP). */
+static void table_ns(const g16_key *k, size_t ns[4]) {
+  ns[0] = ns[1] = k->n_b;
+  ns[2] = k->n_a;
+  ns[3] = k->n_ch;
+}
+
 size_t g16_table_need(const g16_key *k) {
-  const size_t ns[4] = {k->n_b, k->n_b, k->n_a, k->n_ch};
+  size_t ns[4];
+  table_ns(k, ns);
   size_t need = 0;
   for (int i = 0; i < 4; i++) need += msm_table_size(TABLE_GROUP[i], ns[i]);
   return need;
@@ -403,7 +411,8 @@ size_t g16_table_need(const g16_key *k) {
 
 size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads) {
   if (k->tables) return g16_table_bytes(k); /* built already */
-  const size_t ns[4] = {k->n_b, k->n_b, k->n_a, k->n_ch};
+  size_t ns[4];
+  table_ns(k, ns);
   if (g16_table_need(k) > max_bytes) return 0; /* all or nothing: a process holds many keys, only small ones get tables */
   const uint8_t *bases[4] = {k->b2_ext, k->b1_ext, k->a_ext, k->ch};
   g16_tables *set = tables_acquire(bases, ns, threads);

@@ -763,26 +763,20 @@ static void *PN(ba_worker)(void *arg) {
   return NULL;
 }
 
-/* Batch-affine MSM (msm.h semantics). Bases at infinity and zero scalars are dropped, bases with
- * scalar 1 are summed apart (one unweighted pass: witnesses are mostly bits), and the window
- * width and count follow the number of remaining points and their longest scalar. With glv (G1),
- * each remaining k·P becomes k1·(±P) + k2·(±φ(P)) with 127-bit k1, k2 (msm_glv_split). */
-static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
-                          unsigned threads, uint8_t *out, int glv) {
-  if (n == 0) return 0;
-  if (n > UINT32_MAX) return PN(msm)(bases, scalars, scalar_size, n, threads, out); /* 32-bit indices */
+/* Sorts an MSM's terms for the batch-affine paths: idx (n entries of room) gets the indices of the
+ * scalars other than 0 and 1 first (*m of them), then those of the scalars equal to 1 (*ones); zero
+ * scalars and bases at infinity (all-zero affine) are dropped. *maxbits: the widest of the first
+ * group's scalars in bits (0 when *m = 0). Scalars: little-endian, scalar_size bytes each. */
+static void PN(split_scalars)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
+                              uint32_t *idx, size_t *m_out, size_t *ones_out, unsigned *maxbits_out) {
   static const uint8_t zero[sizeof(PN(aff_t))] = {0};
-  const size_t idx_bytes = sizeof(uint32_t) * n;
-  uint32_t *idx = scratch_alloc(idx_bytes);
-  if (!idx) return -1;
   size_t m = 0, ones = 0;
   unsigned maxbits = 0;
   for (size_t i = 0; i < n; i++) {
     const uint8_t *sc = scalars + i * scalar_size;
     size_t top = scalar_size;
     while (top > 0 && sc[top - 1] == 0) top--;
-    if (top == 0) continue;
-    if (memcmp(bases + i * sizeof(PN(aff_t)), zero, sizeof zero) == 0) continue;
+    if (top == 0 || memcmp(bases + i * sizeof(PN(aff_t)), zero, sizeof zero) == 0) continue;
     if (top == 1 && sc[0] == 1) {
       idx[n - 1 - ones++] = (uint32_t)i;
       continue;
@@ -793,6 +787,25 @@ static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t s
   }
   /* the ones were stored from the end: move them right after the others */
   if (ones) memmove(idx + m, idx + n - ones, sizeof(uint32_t) * ones);
+  *m_out = m;
+  *ones_out = ones;
+  *maxbits_out = maxbits;
+}
+
+/* Batch-affine MSM (msm.h semantics). Bases at infinity and zero scalars are dropped, bases with
+ * scalar 1 are summed apart (one unweighted pass: witnesses are mostly bits), and the window
+ * width and count follow the number of remaining points and their longest scalar. With glv (G1),
+ * each remaining k·P becomes k1·(±P) + k2·(±φ(P)) with 127-bit k1, k2 (msm_glv_split). */
+static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
+                          unsigned threads, uint8_t *out, int glv) {
+  if (n == 0) return 0;
+  if (n > UINT32_MAX) return PN(msm)(bases, scalars, scalar_size, n, threads, out); /* 32-bit indices */
+  const size_t idx_bytes = sizeof(uint32_t) * n;
+  uint32_t *idx = scratch_alloc(idx_bytes);
+  if (!idx) return -1;
+  size_t m, ones;
+  unsigned maxbits;
+  PN(split_scalars)(bases, scalars, scalar_size, n, idx, &m, &ones, &maxbits);
   const size_t m0 = m;
   if (m == 0 && ones == 0) {
     scratch_free(idx, idx_bytes);
@@ -998,23 +1011,13 @@ static int PN(table_fill)(const uint8_t *all_bases, size_t n, size_t lo, size_t 
 static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, const uint8_t *scalars,
                          size_t scalar_size, unsigned threads, uint8_t *out) {
   if (n == 0) return 0;
-  static const uint8_t zero[sizeof(PN(aff_t))] = {0};
-  const size_t ps = sizeof(PN(aff_t));
   const size_t idx_bytes = sizeof(uint32_t) * n;
   uint32_t *idx = scratch_alloc(idx_bytes);
   if (!idx) return -1;
-  size_t m = 0, ones = 0;
-  for (size_t i = 0; i < n; i++) {
-    const uint8_t *sc = scalars + i * scalar_size;
-    size_t top = scalar_size;
-    while (top > 0 && sc[top - 1] == 0) top--;
-    if (top == 0 || memcmp(pts + i * ps, zero, ps) == 0) continue;
-    if (top == 1 && sc[0] == 1)
-      idx[n - 1 - ones++] = (uint32_t)i;
-    else
-      idx[m++] = (uint32_t)i;
-  }
-  if (ones) memmove(idx + m, idx + n - ones, sizeof(uint32_t) * ones);
+  size_t m, ones;
+  unsigned maxbits;
+  PN(split_scalars)(pts, scalars, scalar_size, n, idx, &m, &ones, &maxbits);
+  (void)maxbits; /* the table's windows cover every scalar */
   if (m == 0 && ones == 0) {
     scratch_free(idx, idx_bytes);
     return 0;
