@@ -249,12 +249,12 @@ writeFileSync(path.join(outDir, 'msm.json'), JSON.stringify(report, null, 2) + '
 
 const pad = (s: string, k: number) => s.padEnd(k);
 console.log(`MSM on ${report.machine.cpuModel} ×${report.machine.cpuCount}, ${scalarImpl} multiply (glv+ifma: IFMA flush), 1 thread, median of ${ROUNDS} rounds (CPU ns per point)`);
-console.log(`${pad('group', 6)}${pad('n', 8)}${pad('scalars', 9)}${ALGORITHMS.map((a) => pad(a, 10)).join('')}${defaultPath} vs xyzz`);
+console.log(`${pad('group', 6)}${pad('n', 8)}${pad('scalars', 9)}${ALGORITHMS.map((a) => pad(a, 11)).join('')}${defaultPath} vs xyzz`);
 for (const group of GROUPS)
   for (let bits = FROM; bits <= TO; bits++)
     for (const kind of ['random', 'merkle']) {
       const rs = rows.filter((r) => r.group === group && r.n === 1 << bits && r.scalars === kind);
       const best = rs.find((r) => r.algorithm === defaultPath);
-      console.log(`${pad(group, 6)}${pad(`2^${bits}`, 8)}${pad(kind, 9)}${rs.map((r) => pad(String(r.cpuNsPerPointMedian), 10)).join('')}×${best?.speedupVsXyzz}`);
+      console.log(`${pad(group, 6)}${pad(`2^${bits}`, 8)}${pad(kind, 9)}${rs.map((r) => pad(String(r.cpuNsPerPointMedian), 11)).join('')}×${best?.speedupVsXyzz}`);
     }
 console.log(`\nwrote ${path.relative(process.cwd(), path.join(outDir, 'msm.json'))}`);
