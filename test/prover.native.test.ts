@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 import { nativeAddon } from '../src/native.ts';
-import { loadNativeKey, nativeProverAvailable, nativeTableSets, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
+import { DEFAULT_TABLE_MB, loadNativeKey, nativeProverAvailable, nativeTableSets, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
@@ -158,7 +158,7 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
   test('fixed-base MSM tables: all four built by default for inclusion_26_1, none with tableMb 0 or a budget they exceed; the same proof either way', () => {
     const c = circuits.inclusion_26_1!;
     expect(c.key.tableBytes).toBeGreaterThan(30 * 2 ** 20);
-    expect(c.key.tableBytes).toBeLessThanOrEqual(72 * 2 ** 20);
+    expect(c.key.tableBytes).toBeLessThanOrEqual(DEFAULT_TABLE_MB * 2 ** 20);
     expect(c.key.bytes).toBeGreaterThan(c.key.tableBytes);
     // another load of the same key (another prover thread) shares the process's set instead of building one
     const before = nativeTableSets()!;
@@ -264,7 +264,7 @@ describe('proverBackend configuration', () => {
     expect(proverBackend('snarkjs')).toBe('snarkjs');
   });
 
-  test('proverTableMb comes from env or flags, 72 by default, and rejects what is not a MiB count', () => {
+  test('proverTableMb comes from env or flags, 96 by default, and rejects what is not a MiB count', () => {
     expect(loadConfig({ env: {} }).proverTableMb).toBeUndefined();
     expect(loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '0' } }).proverTableMb).toBe(0);
     expect(loadConfig({ env: { REFRACT_PROVER_TABLE_MB: '8' }, flags: { proverTableMb: 128 } }).proverTableMb).toBe(128);
@@ -272,7 +272,7 @@ describe('proverBackend configuration', () => {
     const saved = process.env.REFRACT_PROVER_TABLE_MB;
     try {
       delete process.env.REFRACT_PROVER_TABLE_MB;
-      expect(proverTableMb()).toBe(72);
+      expect(proverTableMb()).toBe(96);
       expect(proverTableMb(0)).toBe(0);
       process.env.REFRACT_PROVER_TABLE_MB = '32';
       expect(proverTableMb()).toBe(32);

@@ -26,7 +26,7 @@ export interface ProverCommandOptions {
   kernels?: string;
   /** native | snarkjs (default: $REFRACT_PROVER_BACKEND, else native when the addon is built). */
   backend?: string;
-  /** Fixed-base MSM table budget per key, MiB (default: $REFRACT_PROVER_TABLE_MB, else 72). */
+  /** Fixed-base MSM table budget per key, MiB (default: $REFRACT_PROVER_TABLE_MB, else 96). */
   tableMb?: number;
   queue?: string;
   lockDurationMs?: number;

@@ -37,7 +37,7 @@ export const configSchema = z
     proverKernels: z.enum(['native', 'wasm']).optional(),
     /** Groth16 prover in the prover threads: Refract's native C prover or snarkjs; absent = native when the addon is built. */
     proverBackend: z.enum(['native', 'snarkjs']).optional(),
-    /** Native prover: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none, once per process); absent = 72 (the 1-account / 1-address v1 and v2 circuits). */
+    /** Native prover: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none, once per process); absent = 96 (v1 circuits of up to 2 accounts or addresses, 1-account / 1-address v2 circuits). */
     proverTableMb: z.number().int().min(0).max(65536).optional(),
     proverUrl: z.string().url().optional(),
     ptau: z.string().optional(),

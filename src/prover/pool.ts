@@ -71,8 +71,9 @@ export interface ProverPoolOptions {
    */
   /**
    * Native backend: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none;
-   * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 72 — the one-account and one-address v1
-   * and v2 circuits fit, 38–65 MiB each, once per process (the threads share them), ≈ 1.2 s to build at load on 2 cores; 0 = no tables).
+   * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 96 — the v1 circuits of up to two accounts or
+   * addresses and the one-account / one-address v2 circuits fit, 38–81 MiB each, once per process (the threads share them),
+   * 1.2–3.2 s each to build at load on 2 cores; 0 = no tables).
    */
   tableMb?: number;
   backend?: ProverBackendKind;
