@@ -8,6 +8,9 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** Shape of the addon's exports (see native/kernels/src/binding.c). */
+/** Where a native key's fixed-base tables came from: none, built in this process, read from its table file, or shared with another key of the process. */
+export type TableSource = 'none' | 'built' | 'file' | 'shared';
+
 export interface NativeAddon {
   /** Poseidon of 1..7 inputs (32 B BE each) into `out`; returns `out`. */
   hash(out: Uint8Array, ...inputs: Uint8Array[]): Uint8Array;
@@ -61,13 +64,13 @@ export interface NativeAddon {
    */
   groth16Load?(zkey: Uint8Array): unknown;
   /** Sizes of a loaded key: witness length, public signals, domain, coefficients, resident bytes. */
-  groth16Info?(handle: unknown): { nVars: number; nPublic: number; domainSize: number; nCoefs: number; bytes: number; tableBytes?: number };
+  groth16Info?(handle: unknown): { nVars: number; nPublic: number; domainSize: number; nCoefs: number; bytes: number; tableBytes?: number; tableSource?: TableSource; tableNote?: string | null };
   /**
    * Gives the key fixed-base tables for its four MSMs when together they fit `maxBytes` (all or none),
    * shared with the process's other keys of the same points; returns the tables' bytes (0: none).
    * Blocks while the first load builds them on every core (≈ 1.2 s for inclusion_26_1 on 2 cores).
    */
-  groth16Tables?(handle: unknown, maxBytes: number): number;
+  groth16Tables?(handle: unknown, maxBytes: number, path?: string): number;
   /** The process's fixed-base table sets (shared by the keys with the same points, across threads) and their bytes. */
   groth16TableSets?(): { sets: number; bytes: number };
   /** Fixed-base table of n affine bases (group 1: 64 B each, 2: 128 B); `msmFixed` = msmG1/msmG2 over them. */

@@ -6,7 +6,9 @@
 // Keys: the v1 test keys (.refract-test-keys, built by setup on first use, ~1 min) and, when they exist,
 // the v2 ones (.refract-test-keys-v2: compared with snarkjs on a random witness).
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -188,6 +190,52 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
     expect(ours.proof).toEqual((await snarkjsProofWith(zkey, wtns, r, s)).proof);
   });
 
+  test('table files: built and written at a process\'s first load, read back by the next process (same proof); a damaged, truncated or foreign file is named in tableNote and the tables are built; an unwritable path too', async () => {
+    const c = circuits.inclusion_26_1!;
+    const dir = mkdtempSync(path.join(tmpdir(), 'refract-tables-'));
+    try {
+      const wtns = path.join(dir, 'w.wtns');
+      writeFileSync(wtns, c.wtns);
+      const wtnsNonInclusion = path.join(dir, 'n.wtns');
+      writeFileSync(wtnsNonInclusion, circuits['non-inclusion_26_1']!.wtns);
+      const rs = Buffer.from([...le32(randomScalar()), ...le32(randomScalar())]).toString('hex');
+      const file = path.join(dir, 'inclusion_26_1.tables');
+      const run = (tableFile: string, id = 'inclusion_26_1', w = wtns) => {
+        const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/tableFileLoad.ts'), keyFiles(TEST_KEYS_DIR, id).zkey, tableFile, w, rs], { encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000 });
+        expect(r.status, r.stderr).toBe(0);
+        return JSON.parse(r.stdout) as { source: string; note: string | null; mib: number; proof: unknown };
+      };
+      const built = run(file);
+      expect([built.source, built.note]).toEqual(['built', null]);
+      expect(built.mib).toBeGreaterThan(30);
+      expect(statSync(file).size).toBeGreaterThan(30 * 2 ** 20);
+      const read = run(file);
+      expect([read.source, read.note, read.mib]).toEqual(['file', null, built.mib]);
+      expect(read.proof).toEqual(built.proof);
+      // one flipped byte deep in a table: the checksum catches it; the rebuilt tables are written again
+      const bytes = readFileSync(file);
+      bytes[bytes.length >> 1] ^= 1;
+      writeFileSync(file, bytes);
+      const damaged = run(file);
+      expect(damaged.source).toBe('built');
+      expect(damaged.note).toMatch(/checksum does not match \(damaged file\); rebuilt/);
+      expect(damaged.proof).toEqual(built.proof);
+      expect(run(file).source).toBe('file');
+      truncateSync(file, 1000);
+      expect(run(file).note).toMatch(/short file/);
+      // another key's file (non-inclusion_26_1 reads inclusion_26_1's)
+      const foreign = run(file, 'non-inclusion_26_1', wtnsNonInclusion);
+      expect(foreign.source).toBe('built');
+      expect(foreign.note).toMatch(/for other points|not the key's points/);
+      const unwritable = run(path.join(dir, 'missing-dir', 'x.tables'));
+      expect(unwritable.source).toBe('built');
+      expect(unwritable.note).toMatch(/not written \(No such file or directory\)/);
+      expect(unwritable.proof).toEqual(built.proof);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   test('malformed witnesses: a specific witness_failed error, never a proof', () => {
     const { key, wtns } = circuits.inclusion_26_1!;
     const base = wtns.length - key.nVars * 32;
@@ -284,7 +332,7 @@ describe('proverBackend configuration', () => {
     }
   });
 
-  test.skipIf(!nativeProverAvailable())('the binary: --prover-backend and REFRACT_PROVER_BACKEND reach the pool (GET /health)', async () => {
+  test.skipIf(!nativeProverAvailable())('the binary: --prover-backend and REFRACT_PROVER_BACKEND reach the pool (GET /health); the tables\' source per circuit, read from the table file at the next start', async () => {
     const args = ['--keys', TEST_KEYS_DIR, '--circuits', 'inclusion_26_1', '--no-build-keys', '--prover-threads', '1'];
     const backendOf = async (d: { url: string }) => ((await (await fetch(`${d.url}/health`)).json()) as { prover: { pool: { backend: string } } }).prover.pool.backend;
     const a = await startRefract([...args, '--prover-backend', 'snarkjs']);
@@ -304,7 +352,20 @@ describe('proverBackend configuration', () => {
     // the field arithmetic the native kernels run, the same the addon reports in-process
     const pool = ((await (await fetch(`${b.url}/health`)).json()) as { prover: { pool: { fieldArithmetic: string } } }).prover.pool;
     expect(pool.fieldArithmetic).toBe(nativeAddon!.msmImpl!());
+    // where the tables came from: built and written to the keys dir (or read, when an earlier run wrote the file)
+    type ByCircuit = Record<string, { source: string; mib: number; note: string | null }>;
+    const byCircuit = async (d: { url: string }) => ((await (await fetch(`${d.url}/health`)).json()) as { prover: { pool: { tables: { byCircuit: ByCircuit } } } }).prover.pool.tables.byCircuit;
+    const first = (await byCircuit(b)).inclusion_26_1!;
+    expect(['built', 'file']).toContain(first.source);
+    expect(first.note).toBeNull();
+    expect(existsSync(keyFiles(TEST_KEYS_DIR, 'inclusion_26_1').tables)).toBe(true);
     await b.stop();
+    // the next start reads them from the table file
+    const c = await startRefract(args, { REFRACT_PROVER_TABLE_MB: '48' });
+    const until = Date.now() + 60_000;
+    while (!(await byCircuit(c)).inclusion_26_1 && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+    expect((await byCircuit(c)).inclusion_26_1).toMatchObject({ source: 'file', mib: first.mib, note: null });
+    await c.stop();
     const bad = await runRefract(['start', '--no-ingest', '--prover-backend', 'gpu']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/proverBackend/);

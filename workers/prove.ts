@@ -39,7 +39,7 @@ import {
   verifyNative,
   type NativeGroth16Key,
 } from '../src/prover/groth16Native.ts';
-import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from '../src/prover/proveMessages.ts';
+import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from '../src/prover/proveMessages.ts';
 import {
   prove,
   useCurve,
@@ -64,6 +64,8 @@ interface Loaded {
 const config = workerData as ProveWorkerData;
 const backend = proverBackend(config.backend);
 const circuits = new Map<string, Promise<Loaded>>();
+/** Native key loads not yet reported (taskResult hands them to the pool). */
+const tableLoads: TableLoad[] = [];
 const vkeys = new Map<string, Promise<VerificationKey>>();
 /** The native verifier in use (backend `native` and the addon has it): vkeys in the addon's layout. */
 const nativeVerify = backend === 'native' && nativeVerifierAvailable();
@@ -136,7 +138,9 @@ function load(id: string): Promise<Loaded> {
       const wc = await WitnessCalculator.create(wasm);
       const bytes = new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength);
       if (backend === 'native') {
-        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb });
+        const t0 = performance.now();
+        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb, tableFile: f.tables });
+        tableLoads.push({ circuitId: id, threadId, source: native.tableSource, mib: Math.round((native.tableBytes / 2 ** 20) * 10) / 10, ms: Math.round(performance.now() - t0), note: native.tableNote });
         if (native.nPublic !== spec.nPublic || native.nVars !== wc.witnessSize) {
           throw new ProverError('keys_missing', `circuit ${id}: ${f.zkey} has ${native.nPublic} public inputs and ${native.nVars} signals, the circuit ${spec.nPublic} and ${wc.witnessSize}; re-run setup`);
         }
@@ -233,6 +237,7 @@ function taskResult(proofs: ProveTaskResult['proofs'], loadMs: number, extra: Pi
     arrayBuffers: mem.arrayBuffers,
     rss: mem.rss,
     resident: [...circuits.keys()],
+    ...(tableLoads.length ? { tableLoads: tableLoads.splice(0) } : {}),
     ...extra,
   };
 }

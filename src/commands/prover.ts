@@ -10,7 +10,7 @@
 import { createLogger } from '../log.ts';
 import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
 import { ProverError } from '../prover/errors.ts';
-import type { CurveThreading } from '../prover/pool.ts';
+import { logTableLoad, type CurveThreading } from '../prover/pool.ts';
 import type { ProverKernels } from '../prover/snark.ts';
 import type { ProverBackendKind } from '../prover/groth16Native.ts';
 import { KeyReadiness } from '../prover/keyReadiness.ts';
@@ -66,6 +66,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,
     warm,
+    onTableLoad: (t) => logTableLoad(log, t),
     onEvent: (e) => {
       print({ event: e.type, ...e, type: undefined });
       if (e.type === 'failed') log.warn({ jobId: e.jobId, circuit: e.circuitId, code: e.code, retry: e.retry }, e.message);

@@ -42,6 +42,7 @@ import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
 import type { CircuitInput, Groth16Proof } from './snark.ts';
 import type { ProverBackendKind } from './groth16Native.ts';
+import type { TableLoad } from './proveMessages.ts';
 import { displayUrl } from '../displayUrl.ts';
 
 /** Default BullMQ queue name. */
@@ -458,6 +459,8 @@ export interface ProverNodeOptions {
   backend?: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
   tableMb?: number;
+  /** Native backend, own pool: each key load of a prover thread (`ProverPoolOptions.onTableLoad`). */
+  onTableLoad?: (t: TableLoad) => void;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
   pool?: ProverPool;
   queueName?: string;
@@ -514,7 +517,7 @@ const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'i
 export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
   const ownPool = !opts.pool;
   if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
-  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend, tableMb: opts.tableMb });
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend, tableMb: opts.tableMb, onTableLoad: opts.onTableLoad });
   const concurrency = pool.stats().size;
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;

@@ -13,7 +13,7 @@
  */
 import { ProverError } from './errors.ts';
 import type { Groth16Proof, VerificationKey } from './snark.ts';
-import { nativeAddon } from '../native.ts';
+import { nativeAddon, type TableSource } from '../native.ts';
 
 /** Who computes a Groth16 proof in the pool threads: Refract's C prover or snarkjs' `groth16.prove`. */
 export type ProverBackendKind = 'native' | 'snarkjs';
@@ -53,6 +53,10 @@ export interface NativeGroth16Key {
   readonly bytes: number;
   /** Bytes of its fixed-base MSM tables (0: plain MSMs). */
   readonly tableBytes: number;
+  /** Where the tables came from: none, built here (and written to the table file), read from the table file, or shared with another thread's key. */
+  readonly tableSource: TableSource;
+  /** What went wrong with the table file (unreadable, for another key, damaged, not writable), null when nothing did; the tables are then built. */
+  readonly tableNote: string | null;
 }
 
 /**
@@ -109,14 +113,18 @@ function addonError(e: unknown, what: string): ProverError {
  * process may hold many keys, only the small, latency-bound ones get tables). Each MSM gets about
  * ×1.3 faster for ≈20× its points' memory. The tables exist once per process: the prover threads'
  * keys with the same points share them, the first load builds them on every core while the others
- * wait (inclusion_26_1: 38 MiB, ≈ 1.2 s on 2 cores; a later load ≈ 10 ms).
+ * wait (inclusion_26_1: 38 MiB, ≈ 1.2 s on 2 cores; a later load ≈ 10 ms). With `opts.tableFile`
+ * the first load of a process reads them from that file instead when it holds them for this key
+ * (checked byte for byte against the key's points, and by a checksum), else builds them and writes
+ * the file for the next start; a bad or unwritable file only costs the build (`tableNote` says why).
  * @param zkey snarkjs Groth16 zkey file bytes (BN254)
  * @param label names the key in errors (circuit id or file)
  * @param opts.tableMb table budget for this key, MiB (default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else DEFAULT_TABLE_MB; 0 = no tables)
+ * @param opts.tableFile the key's table file (`keyFiles(dir, id).tables`); absent = build, no file
  * @throws ProverError `keys_missing` (malformed / not Groth16 / not BN254 / a point off the curve:
  *   the message names the section), `internal` when the addon lacks the prover or memory runs out
  */
-export function loadNativeKey(zkey: Uint8Array, label = 'zkey', opts: { tableMb?: number } = {}): NativeGroth16Key {
+export function loadNativeKey(zkey: Uint8Array, label = 'zkey', opts: { tableMb?: number; tableFile?: string } = {}): NativeGroth16Key {
   if (!nativeProverAvailable()) throw new ProverError('internal', `${label}: the native prover is not built (addon missing or older)`);
   let handle: unknown;
   try {
@@ -125,9 +133,9 @@ export function loadNativeKey(zkey: Uint8Array, label = 'zkey', opts: { tableMb?
     throw addonError(e, label);
   }
   const tableMb = proverTableMb(opts.tableMb);
-  if (tableMb > 0) nativeAddon!.groth16Tables?.(handle, tableMb * 1024 * 1024);
+  if (tableMb > 0) nativeAddon!.groth16Tables?.(handle, tableMb * 1024 * 1024, opts.tableFile);
   const info = nativeAddon!.groth16Info!(handle);
-  return { handle, ...info, tableBytes: info.tableBytes ?? 0 };
+  return { handle, ...info, tableBytes: info.tableBytes ?? 0, tableSource: info.tableSource ?? 'none', tableNote: info.tableNote ?? null };
 }
 
 function leDecimal(b: Uint8Array, o: number): string {

@@ -825,6 +825,7 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
         const vkeyMs = performance.now() - t;
 
         for (const f of [files.wasm, files.vkey, files.vkeySolana, files.zkey]) await rename(tmp(f), f);
+        await rm(files.tables, { force: true }); // the native prover's tables of an earlier zkey (a load would find them stale and rebuild anyway)
         const timings = { compile: Math.round(c.compileMs), zkey: Math.round(zkeyMs), vkey: Math.round(vkeyMs) };
         manifest.circuits[id] = {
           id,

@@ -29,6 +29,8 @@ export interface CircuitKeyFiles {
   zkey: string;
   vkey: string;
   vkeySolana: string;
+  /** The native prover's fixed-base MSM tables for this zkey: written by the first load that builds them, read at later starts (`loadNativeKey`); not in the manifest, rebuilt when stale. */
+  tables: string;
 }
 
 /** The key files of circuit `id` under `keysDir`. */
@@ -38,6 +40,7 @@ export function keyFiles(keysDir: string, id: string): CircuitKeyFiles {
     zkey: path.join(keysDir, `${id}.zkey`),
     vkey: path.join(keysDir, `${id}.vkey.json`),
     vkeySolana: path.join(keysDir, `${id}.vkey.solana.json`),
+    tables: path.join(keysDir, `${id}.tables`),
   };
 }
 

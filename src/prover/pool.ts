@@ -35,7 +35,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { MessageChannel } from 'node:worker_threads';
-import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData } from './proveMessages.ts';
+import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from './proveMessages.ts';
 import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
@@ -65,17 +65,19 @@ export interface ProverPoolOptions {
   /** Native MSM threads per call (default 0: the CPUs, shared by the MSMs running in the process). */
   msmThreads?: number;
   /**
-   * Who computes the proofs (default `proverBackend()`: `native`, Refract's C Groth16 prover with the
-   * zkey resident in the addon, when the addon is built; else `snarkjs`). Either way every proof is
-   * verified before it is returned (`verify`): by the addon's pairing with `native`, by snarkjs with `snarkjs`.
-   */
-  /**
    * Native backend: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none;
    * default `proverTableMb()`: REFRACT_PROVER_TABLE_MB, else 96 — the v1 circuits of up to two accounts or
    * addresses and the one-account / one-address v2 circuits fit, 38–81 MiB each, once per process (the threads share them),
    * 1.2–3.2 s each to build at load on 2 cores; 0 = no tables).
    */
   tableMb?: number;
+  /** Native backend: called (on the pool's thread) for each key a prover thread loads, with where its tables came from and what went wrong with its table file (`note`); the table file is `keyFiles(keysDir, id).tables`. */
+  onTableLoad?: (t: TableLoad) => void;
+  /**
+   * Who computes the proofs (default `proverBackend()`: `native`, Refract's C Groth16 prover with the
+   * zkey resident in the addon, when the addon is built; else `snarkjs`). Either way every proof is
+   * verified before it is returned (`verify`): by the addon's pairing with `native`, by snarkjs with `snarkjs`.
+   */
   backend?: ProverBackendKind;
   /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
   batchWindowMs?: number;
@@ -160,6 +162,8 @@ export interface ProverPoolStats {
   lastWorkerError?: string;
   /** Last memory report per thread id (bytes). */
   threads: Record<number, { heapUsed: number; external: number; rss: number; resident: string[] }>;
+  /** Native backend: per circuit, its latest key load (tables' source and size, load time, table file note). */
+  tableLoads: Record<string, TableLoad>;
 }
 
 interface Job {
@@ -183,11 +187,23 @@ export interface ProveOptions {
   onStart?: () => void;
 }
 
+/**
+ * Logs one key load of a prover thread (pino-style logger): info with its fixed-base tables' source
+ * (built / file / shared / none), MiB and load time; warn with the table file's note when something
+ * went wrong with the file (the tables were then built, and the next start builds them again unless
+ * the file could be written).
+ */
+export function logTableLoad(log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void }, t: TableLoad): void {
+  const fields = { circuit: t.circuitId, thread: t.threadId, tables: t.source, mib: t.mib, ms: t.ms };
+  if (t.note) log.warn({ ...fields, note: t.note }, 'prover key loaded; its table file could not be used');
+  else log.info(fields, 'prover key loaded');
+}
+
 /** The pool; see the module comment. Create one per process; `close()` on shutdown. */
 export class ProverPool {
   private readonly piscina: Piscina;
   private readonly queues = new Map<string, Job[]>();
-  private readonly opts: Required<Omit<ProverPoolOptions, 'workerFile' | 'recycleRssBytes'>> & { recycleRssBytes: number };
+  private readonly opts: Required<Omit<ProverPoolOptions, 'workerFile' | 'recycleRssBytes' | 'onTableLoad'>> & { recycleRssBytes: number };
   private inFlight = 0;
   private paused = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -197,6 +213,8 @@ export class ProverPool {
   private readonly counters = { tasks: 0, proofs: 0, failures: 0, batchedJobs: 0, recycled: 0, workerErrors: 0 };
   private lastWorkerError: string | undefined;
   private readonly threadMem: ProverPoolStats['threads'] = {};
+  private readonly tableLoads: Record<string, TableLoad> = {};
+  private readonly onTableLoad: ((t: TableLoad) => void) | undefined;
 
   /**
    * Starts `size` threads (they load circuits lazily; see `warm`).
@@ -206,6 +224,7 @@ export class ProverPool {
     const size = options.size ?? availableParallelism();
     if (!Number.isInteger(size) || size < 1) throw new ProverError('invalid_input', `pool size must be a positive integer, got ${size}`);
     const kernels = proverKernels(options.kernels);
+    this.onTableLoad = options.onTableLoad;
     this.opts = {
       keysDir: path.resolve(options.keysDir),
       size,
@@ -353,6 +372,7 @@ export class ProverPool {
       ...this.counters,
       lastWorkerError: this.lastWorkerError,
       threads: { ...this.threadMem },
+      tableLoads: { ...this.tableLoads },
     };
   }
 
@@ -485,6 +505,14 @@ export class ProverPool {
 
   private noteMemory(r: ProveTaskResult): void {
     this.threadMem[r.threadId] = { heapUsed: r.heapUsed, external: r.external, rss: r.rss, resident: r.resident };
+    for (const t of r.tableLoads ?? []) {
+      this.tableLoads[t.circuitId] = t;
+      try {
+        this.onTableLoad?.(t);
+      } catch {
+        // a failing observer must not fail the proofs
+      }
+    }
   }
 
   private maybeRecycle(r: ProveTaskResult): void {

@@ -7,6 +7,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ProverErrorCode } from './errors.ts';
 import type { ProverBackendKind } from './groth16Native.ts';
+import type { TableSource } from '../native.ts';
 import type { CircuitInput, Groth16Proof, ProverKernels } from './snark.ts';
 
 /** `workerData` of the pool (fixed per worker). */
@@ -79,4 +80,17 @@ export interface ProveTaskResult {
   loadError?: ProveItemError;
   /** For a `verify` task: whether the proof verified (undefined when the vkey could not be loaded: see loadError). */
   verified?: boolean;
+  /** Native keys this thread loaded since its previous task, with where their fixed-base tables came from. */
+  tableLoads?: TableLoad[];
+}
+
+/** One native key's load in a prover thread: its fixed-base tables' source and size, the load time, and what went wrong with its table file (null: nothing). */
+export interface TableLoad {
+  circuitId: string;
+  threadId: number;
+  source: TableSource;
+  mib: number;
+  /** Time to load the key, tables included, ms. */
+  ms: number;
+  note: string | null;
 }

@@ -19,7 +19,7 @@ import { nativeAddon } from '../native.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
-import { type CurveThreading, ProverPool, singleThreadFor } from './pool.ts';
+import { type CurveThreading, logTableLoad, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
 import { nativeTableSets, type ProverBackendKind } from './groth16Native.ts';
 import { KeyReadiness } from './keyReadiness.ts';
@@ -169,7 +169,7 @@ export class ProverRuntime {
 
     o.metrics?.proofQueueCapacity.set(o.maxPending ?? DEFAULT_MAX_PENDING);
     const threads = o.threads ?? availableParallelism();
-    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend, tableMb: o.tableMb });
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, onTableLoad: (t) => logTableLoad(this.log, t) });
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
@@ -266,8 +266,10 @@ export class ProverRuntime {
       const s = this.pool.stats();
       // fieldArithmetic: the multiplication of the native kernels or the native prover (ifma = ADX plus the eight-lane AVX-512 IFMA MSM flush and FFT; adx; c)
       const tables = s.backend === 'native' ? nativeTableSets() : null;
-      // tableMb: the fixed-base table budget per circuit; tables: the sets built in this process (shared by the threads) and their MiB
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, tables: tables ? { sets: tables.sets, mib: Number((tables.bytes / 2 ** 20).toFixed(1)) } : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      // tableMb: the fixed-base table budget per circuit; tables: the sets in this process (shared by the threads), their MiB,
+      // and per loaded circuit where its tables came from (built / file / shared / none), MiB, load ms and the table file's note (null: fine)
+      const byCircuit = Object.fromEntries(Object.entries(s.tableLoads).map(([id, t]) => [id, { source: t.source, mib: t.mib, ms: t.ms, note: t.note }]));
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, tables: tables ? { sets: tables.sets, mib: Number((tables.bytes / 2 ** 20).toFixed(1)), byCircuit } : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }

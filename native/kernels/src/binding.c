@@ -28,10 +28,13 @@
  *   groth16Load(zkey) → handle   parses a snarkjs Groth16 zkey once into a resident key (groth16.h);
  *        the handle (an external, freed when collected) owns it. Error code ERR_GROTH16_KEY (malformed
  *        or unsupported key, message names the section) or ERR_GROTH16_NOMEM
- *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes, tableBytes, tableBytesNeeded}
- *   groth16Tables(handle, maxBytes) → number   builds the key's fixed-base MSM tables within maxBytes
- *        (groth16.h g16_build_tables: shared by the keys of the process with the same points, built on
- *        every CPU by the first; blocks, ≈ 1.2 s for inclusion_26_1 on 2 cores); returns the tables' bytes
+ *   groth16Info(handle) → {nVars, nPublic, domainSize, nCoefs, bytes, tableBytes, tableBytesNeeded,
+ *        tableSource ('none' | 'built' | 'file' | 'shared'), tableNote (string | null: what went wrong
+ *        with the table file)}
+ *   groth16Tables(handle, maxBytes[, path]) → number   gives the key fixed-base MSM tables within maxBytes
+ *        (groth16.h g16_build_tables: shared by the keys of the process with the same points; else read
+ *        from the table file at path, else built on every CPU by the first and written there; blocks,
+ *        ≈ 1.2 s for inclusion_26_1 on 2 cores when built); returns the tables' bytes
  *   groth16TableSets() → {sets, bytes}   the process's shared table sets and their bytes
  *   groth16Prove(handle, wtns, out[, threads[, rs[, times]]]) → number   a proof for a .wtns witness
  *        (snarkjs' format): out ≥ 256 bytes receives π_A (x, y), π_B (x.c0, x.c1, y.c0, y.c1), π_C
@@ -518,13 +521,23 @@ static napi_value js_g16_info(napi_env env, napi_callback_info info) {
   napi_set_named_property(env, o, "tableBytes", v);
   napi_create_double(env, (double)g16_table_need(key), &v);
   napi_set_named_property(env, o, "tableBytesNeeded", v);
+  static const char *const sources[] = {"none", "built", "file", "shared"};
+  const char *note;
+  const int src = g16_table_source(key, &note);
+  napi_create_string_utf8(env, sources[src >= 0 && src < 4 ? src : 0], NAPI_AUTO_LENGTH, &v);
+  napi_set_named_property(env, o, "tableSource", v);
+  if (note[0])
+    napi_create_string_utf8(env, note, NAPI_AUTO_LENGTH, &v);
+  else
+    napi_get_null(env, &v);
+  napi_set_named_property(env, o, "tableNote", v);
   return o;
 }
 
 static napi_value js_g16_tables(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  if (!get_args(env, info, 2, &argc, argv, "groth16Tables(handle, maxBytes) takes 2 arguments")) return NULL;
+  size_t argc = 3;
+  napi_value argv[3];
+  if (!get_args(env, info, 2, &argc, argv, "groth16Tables(handle, maxBytes[, path]) takes 2 or 3 arguments")) return NULL;
   g16_key *key = g16_handle(env, argv[0]);
   if (!key) return NULL;
   double max = 0;
@@ -532,8 +545,23 @@ static napi_value js_g16_tables(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "maxBytes must be a non-negative number");
     return NULL;
   }
+  char path[4096];
+  int has_path = 0;
+  if (argc > 2) {
+    napi_valuetype t;
+    napi_typeof(env, argv[2], &t);
+    if (t != napi_undefined && t != napi_null) {
+      size_t len = 0;
+      if (t != napi_string || napi_get_value_string_utf8(env, argv[2], path, sizeof path, &len) != napi_ok ||
+          len == 0 || len >= sizeof path - 1) {
+        napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "path must be a non-empty string shorter than 4095 bytes");
+        return NULL;
+      }
+      has_path = 1;
+    }
+  }
   const size_t before = g16_key_bytes(key);
-  const size_t bytes = g16_build_tables(key, max > 1e18 ? (size_t)1e18 : (size_t)max, 0);
+  const size_t bytes = g16_build_tables(key, max > 1e18 ? (size_t)1e18 : (size_t)max, 0, has_path ? path : NULL);
   int64_t adjusted;
   napi_adjust_external_memory(env, (int64_t)(g16_key_bytes(key) - before), &adjusted);
   napi_value r;

@@ -56,6 +56,8 @@ struct g16_key {
    * owned by a process-wide shared set (several threads load the same key) */
   msm_table *t_a, *t_b1, *t_b2, *t_ch;
   struct g16_tables *tables;
+  int table_source;     /* G16_TABLES_* */
+  char table_note[256]; /* what went wrong with the table file, "" when nothing did */
   size_t bytes;
 };
 
@@ -307,8 +309,76 @@ static void tables_unlink_free(g16_tables *e) {
   free(e);
 }
 
-/* The shared tables for these points (a reference), built here if no thread has them; NULL when out of memory. */
-static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[4], unsigned threads) {
+/* Table files: "REFRTBL1", a u32 mask of the tables present (bit i: B2, B1, A, C+H), a u32 0, then
+ * one msm_table_save record per table present. */
+static const char TABLE_FILE_MAGIC[8] = {'R', 'E', 'F', 'R', 'T', 'B', 'L', '1'};
+
+/* Reads the set's tables from path: 1 when all are there and right, 0 when there is no file, −1
+ * (note says why) when it is unreadable, for other points, truncated or damaged. */
+static int tables_file_load(g16_tables *e, const char *path, const uint8_t *const bases[4], char *note, size_t notelen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    if (errno == ENOENT) return 0;
+    set_err(note, notelen, "table file %s: cannot open (%s); rebuilt", path, strerror(errno));
+    return -1;
+  }
+  char magic[8];
+  uint32_t head[2];
+  const char *why = NULL;
+  unsigned mask = 0;
+  for (int i = 0; i < 4; i++) mask |= e->n[i] ? 1u << i : 0;
+  if (fread(magic, 8, 1, f) != 1 || memcmp(magic, TABLE_FILE_MAGIC, 8) != 0 || fread(head, sizeof head, 1, f) != 1)
+    why = "not a table file of this version";
+  else if (head[0] != mask)
+    why = "a table is for other points (the tables present differ)";
+  for (int i = 0; i < 4 && !why; i++)
+    if (e->n[i]) e->t[i] = msm_table_load(f, TABLE_GROUP[i], bases[i], e->n[i], &why);
+  fclose(f);
+  if (!why) return 1;
+  for (int i = 0; i < 4; i++) {
+    msm_table_free(e->t[i]);
+    e->t[i] = NULL;
+  }
+  set_err(note, notelen, "table file %s: %s; rebuilt", path, why);
+  return -1;
+}
+
+/* Writes the set's tables to path (through a temporary file renamed over it, so readers never see a
+ * partial file); 0, or −1 with note saying why. */
+static int tables_file_save(const g16_tables *e, const char *path, char *note, size_t notelen) {
+  const size_t plen = strlen(path);
+  char *tmp = malloc(plen + 48);
+  if (!tmp) {
+    set_err(note, notelen, "table file %s: not written (out of memory)", path);
+    return -1;
+  }
+  uint32_t rnd = 0;
+  if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) rnd = (uint32_t)time(NULL);
+  snprintf(tmp, plen + 48, "%s.tmp.%ld.%08x", path, (long)getpid(), rnd);
+  FILE *f = fopen(tmp, "wb");
+  int ok = f != NULL, err = ok ? 0 : errno;
+  uint32_t head[2] = {0, 0};
+  for (int i = 0; i < 4; i++) head[0] |= e->n[i] ? 1u << i : 0;
+  if (ok && (fwrite(TABLE_FILE_MAGIC, 8, 1, f) != 1 || fwrite(head, sizeof head, 1, f) != 1)) ok = 0, err = errno;
+  for (int i = 0; i < 4 && ok; i++)
+    if (e->t[i] && msm_table_save(e->t[i], f) != 0) ok = 0, err = errno;
+  if (f && fclose(f) != 0 && ok) ok = 0, err = errno;
+  if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
+  if (!ok) {
+    set_err(note, notelen, "table file %s: not written (%s); the tables are built again at the next start", path,
+            strerror(err ? err : EIO));
+    unlink(tmp);
+  }
+  free(tmp);
+  return ok ? 0 : -1;
+}
+
+/* The shared tables for these points (a reference): an existing set of the process (source
+ * G16_TABLES_SHARED), else read from path (G16_TABLES_FILE), else built here and written to path
+ * (G16_TABLES_BUILT; path may be NULL: no file). note gets what went wrong with the file. NULL when
+ * out of memory or a build failed before. */
+static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[4], unsigned threads, const char *path,
+                                  int *source, char *note, size_t notelen) {
   const uint64_t hash = tables_hash(bases, n);
   pthread_mutex_lock(&tables_mu);
   for (;;) {
@@ -318,6 +388,7 @@ static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[
     if (e->state == 1) {
       e->refs++;
       pthread_mutex_unlock(&tables_mu);
+      *source = G16_TABLES_SHARED;
       return e;
     }
     if (e->state == 0) {
@@ -339,8 +410,14 @@ static g16_tables *tables_acquire(const uint8_t *const bases[4], const size_t n[
   tables_list = e;
   pthread_mutex_unlock(&tables_mu);
   int ok = 1;
-  for (int i = 0; i < 4 && ok; i++)
-    if (n[i] && !(e->t[i] = msm_table_build(TABLE_GROUP[i], bases[i], n[i], threads))) ok = 0;
+  *source = G16_TABLES_FILE;
+  if (!path || tables_file_load(e, path, bases, note, notelen) != 1) {
+    *source = G16_TABLES_BUILT;
+    for (int i = 0; i < 4 && ok; i++)
+      if (n[i] && !(e->t[i] = msm_table_build(TABLE_GROUP[i], bases[i], n[i], threads))) ok = 0;
+    /* a second note (the write failed) replaces the first (the file was bad): it is the one to act on */
+    if (ok && path) tables_file_save(e, path, note, notelen);
+  }
   pthread_mutex_lock(&tables_mu);
   if (!ok) {
     for (int i = 0; i < 4; i++) {
@@ -409,14 +486,16 @@ size_t g16_table_need(const g16_key *k) {
   return need;
 }
 
-size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads) {
+size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads, const char *path) {
   if (k->tables) return g16_table_bytes(k); /* built already */
   size_t ns[4];
   table_ns(k, ns);
   if (g16_table_need(k) > max_bytes) return 0; /* all or nothing: a process holds many keys, only small ones get tables */
   const uint8_t *bases[4] = {k->b2_ext, k->b1_ext, k->a_ext, k->ch};
-  g16_tables *set = tables_acquire(bases, ns, threads);
+  int source = G16_TABLES_NONE;
+  g16_tables *set = tables_acquire(bases, ns, threads, path, &source, k->table_note, sizeof k->table_note);
   if (!set) return 0; /* out of memory: plain MSMs */
+  k->table_source = source;
   k->tables = set;
   k->t_b2 = set->t[0];
   k->t_b1 = set->t[1];
@@ -424,6 +503,11 @@ size_t g16_build_tables(g16_key *k, size_t max_bytes, unsigned threads) {
   k->t_ch = set->t[3];
   k->bytes += g16_table_bytes(k);
   return g16_table_bytes(k);
+}
+
+int g16_table_source(const g16_key *k, const char **note) {
+  *note = k->table_note;
+  return k->table_source;
 }
 
 size_t g16_table_bytes(const g16_key *k) {

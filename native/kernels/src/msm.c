@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -402,6 +403,75 @@ void msm_table_free(msm_table *t) {
   if (!t) return;
   free(t->pts);
   free(t);
+}
+
+/* 64-bit checksum of a table's points: four interleaved multiply-xor lanes over 8-byte words (the
+ * lengths are multiples of 32), folded; ≈ 0.1 ms per MiB. Catches a damaged or truncated file, not
+ * an attacker (who could as well replace the keys). */
+static uint64_t table_checksum(const uint8_t *p, size_t bytes) {
+  uint64_t h[4] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL, 0x27d4eb2f165667c5ULL};
+  for (size_t i = 0; i + 32 <= bytes; i += 32)
+    for (int l = 0; l < 4; l++) {
+      uint64_t w;
+      memcpy(&w, p + i + 8 * l, 8);
+      h[l] = (h[l] ^ w) * 0x100000001b3ULL;
+      h[l] ^= h[l] >> 29;
+    }
+  return (h[0] ^ (h[1] << 1) ^ (h[2] << 2) ^ (h[3] << 3)) + bytes;
+}
+
+/* Record header of a table in a file: group, c, then n, the points' bytes and their checksum. */
+typedef struct {
+  uint32_t group, c;
+  uint64_t n, bytes, checksum;
+} msm_table_record;
+
+int msm_table_save(const msm_table *t, FILE *f) {
+  const msm_table_record r = {(uint32_t)t->group, t->c, t->n, t->bytes, table_checksum(t->pts, t->bytes)};
+  if (fwrite(&r, sizeof r, 1, f) != 1) return -1;
+  return t->bytes && fwrite(t->pts, 1, t->bytes, f) != t->bytes ? -1 : 0;
+}
+
+msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, const char **why) {
+  msm_table_record r;
+  if (fread(&r, sizeof r, 1, f) != 1) {
+    *why = "short file (a record header is missing)";
+    return NULL;
+  }
+  const size_t ps = group == 1 ? 64 : 128;
+  if (r.group != (uint32_t)group || r.n != n || r.c < 6 || r.c > 15) {
+    *why = "a table is for other points (group, count or window width differ)";
+    return NULL;
+  }
+  const unsigned W = 256 / r.c + 1;
+  if (r.bytes != (uint64_t)W * n * ps || (uint64_t)W * n > UINT32_MAX) {
+    *why = "a table's size does not match its points";
+    return NULL;
+  }
+  msm_table *t = calloc(1, sizeof *t);
+  if (!t) {
+    *why = "out of memory";
+    return NULL;
+  }
+  t->group = group;
+  t->n = n;
+  t->c = r.c;
+  t->W = W;
+  t->bytes = r.bytes;
+  t->pts = malloc(t->bytes ? t->bytes : 1);
+  if (!t->pts) {
+    *why = "out of memory";
+  } else if (fread(t->pts, 1, t->bytes, f) != t->bytes) {
+    *why = "short file (a table is truncated)";
+  } else if (table_checksum(t->pts, t->bytes) != r.checksum) {
+    *why = "a table's checksum does not match (damaged file)";
+  } else if (n && memcmp(t->pts, bases, n * ps) != 0) {
+    *why = "a table's first row is not the key's points (the file is for another key)";
+  } else {
+    return t;
+  }
+  msm_table_free(t);
+  return NULL;
 }
 
 int msm_fixed(const msm_table *t, const uint8_t *scalars, size_t scalar_size, unsigned threads, uint8_t *out) {

@@ -11,6 +11,7 @@
 #define REFRACT_MSM_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 int msm_g1(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n, unsigned threads,
            uint8_t *out);
@@ -58,5 +59,13 @@ const uint8_t *msm_table_bases(const msm_table *t); /* its row 0: the n bases as
 int msm_table_group(const msm_table *t); /* 1 or 2 */
 void msm_table_free(msm_table *t);
 int msm_fixed(const msm_table *t, const uint8_t *scalars, size_t scalar_size, unsigned threads, uint8_t *out);
+/* Table files (a table built once is read back at the next start instead of rebuilt):
+ *   msm_table_save  appends the table to f: a record header (group, window width, count, bytes,
+ *                   a checksum of the points) and the points; 0, or −1 on a write error (errno)
+ *   msm_table_load  reads one record written by msm_table_save for these bases: NULL, with *why
+ *                   saying what is wrong, when it is for other points (group, count, first row not
+ *                   the bases byte for byte), inconsistent, truncated or damaged (checksum) */
+int msm_table_save(const msm_table *t, FILE *f);
+msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, const char **why);
 
 #endif
