@@ -51,6 +51,18 @@ const randomScalar = () => BigInt(`0x${randomBytes(32).toString('hex')}`) % R;
 
 const thrown = thrownProverError;
 
+/** The addon's table checksum (msm.c table_checksum): four multiply-xor lanes over 8-byte words, folded, plus the length. */
+function tableChecksum(b: Buffer): bigint {
+  const M = 0x100000001b3n;
+  const h = [0x9e3779b97f4a7c15n, 0xc2b2ae3d27d4eb4fn, 0x165667b19e3779f9n, 0x27d4eb2f165667c5n];
+  for (let i = 0; i + 32 <= b.length; i += 32)
+    for (let l = 0; l < 4; l++) {
+      const v = BigInt.asUintN(64, (h[l]! ^ b.readBigUInt64LE(i + 8 * l)) * M);
+      h[l] = v ^ (v >> 29n);
+    }
+  return BigInt.asUintN(64, (h[0]! ^ BigInt.asUintN(64, h[1]! << 1n) ^ BigInt.asUintN(64, h[2]! << 2n) ^ BigInt.asUintN(64, h[3]! << 3n)) + BigInt(b.length));
+}
+
 /** snarkjs' proof with its two `curve.Fr.random()` calls answering r then s. */
 async function snarkjsProofWith(zkey: Uint8Array, wtns: Uint8Array, r: bigint, s: bigint) {
   await useCurve({ singleThread: true });
@@ -190,7 +202,7 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
     expect(ours.proof).toEqual((await snarkjsProofWith(zkey, wtns, r, s)).proof);
   });
 
-  test('table files: built and written at a process\'s first load, read back by the next process (same proof); a damaged, truncated or foreign file is named in tableNote and the tables are built; an unwritable path too', async () => {
+  test('table files: built and written at a process\'s first load, read back by the next process (same proof); a damaged, truncated, foreign or inconsistent (rows swapped) file is named in tableNote and the tables are built; an unwritable path too', async () => {
     const c = circuits.inclusion_26_1!;
     const dir = mkdtempSync(path.join(tmpdir(), 'refract-tables-'));
     try {
@@ -218,9 +230,26 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
       writeFileSync(file, bytes);
       const damaged = run(file);
       expect(damaged.source).toBe('built');
-      expect(damaged.note).toMatch(/checksum does not match \(damaged file\); rebuilt/);
+      expect(damaged.note).toMatch(/checksum does not match \(damaged file\), rebuilt: table file /);
       expect(damaged.proof).toEqual(built.proof);
       expect(run(file).source).toBe('file');
+      // rows 1 and 2 of the first table swapped and its checksum made right again: the rows' spot check refuses it
+      const f2 = readFileSync(file);
+      const rec = 16; // magic, mask, 0; then group u32, c u32, n u64, bytes u64, checksum u64, points
+      const group = f2.readUInt32LE(rec);
+      const n = Number(f2.readBigUInt64LE(rec + 8));
+      const tableBytes = Number(f2.readBigUInt64LE(rec + 16));
+      const pts = rec + 32;
+      const row = n * (group === 1 ? 64 : 128);
+      const row1 = Buffer.from(f2.subarray(pts + row, pts + 2 * row));
+      f2.copy(f2, pts + row, pts + 2 * row, pts + 3 * row);
+      row1.copy(f2, pts + 2 * row);
+      f2.writeBigUInt64LE(tableChecksum(f2.subarray(pts, pts + tableBytes)), rec + 24);
+      writeFileSync(file, f2);
+      const swapped = run(file);
+      expect(swapped.source).toBe('built');
+      expect(swapped.note).toMatch(/rows are not 2\^c multiples of each other/);
+      expect(swapped.proof).toEqual(built.proof);
       truncateSync(file, 1000);
       expect(run(file).note).toMatch(/short file/);
       // another key's file (non-inclusion_26_1 reads inclusion_26_1's)

@@ -825,7 +825,10 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
         const vkeyMs = performance.now() - t;
 
         for (const f of [files.wasm, files.vkey, files.vkeySolana, files.zkey]) await rename(tmp(f), f);
-        await rm(files.tables, { force: true }); // the native prover's tables of an earlier zkey (a load would find them stale and rebuild anyway)
+        // the native prover's tables of an earlier zkey (a load would find them stale and rebuild anyway), and the
+        // temporary files of a prover killed while writing them
+        for (const name of await readdir(keysDir))
+          if (name === `${id}.tables` || name.startsWith(`${id}.tables.tmp.`)) await rm(path.join(keysDir, name), { force: true });
         const timings = { compile: Math.round(c.compileMs), zkey: Math.round(zkeyMs), vkey: Math.round(vkeyMs) };
         manifest.circuits[id] = {
           id,

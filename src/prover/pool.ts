@@ -506,7 +506,9 @@ export class ProverPool {
   private noteMemory(r: ProveTaskResult): void {
     this.threadMem[r.threadId] = { heapUsed: r.heapUsed, external: r.external, rss: r.rss, resident: r.resident };
     for (const t of r.tableLoads ?? []) {
-      this.tableLoads[t.circuitId] = t;
+      // the thread that built or read the tables (and its note) stays the circuit's entry: the other threads only share them
+      const prev = this.tableLoads[t.circuitId];
+      if (t.source !== 'shared' || !prev || prev.source === 'shared' || prev.source === 'none') this.tableLoads[t.circuitId] = t;
       try {
         this.onTableLoad?.(t);
       } catch {

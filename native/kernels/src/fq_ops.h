@@ -1,8 +1,8 @@
 /* Fq and Fq2 arithmetic outside the MSM templates (the Groth16 prover's point conversions and
  * checks in groth16.c, the pairing and verifier in pairing.c): the fully reduced Montgomery product,
  * on the BMI2/ADX asm where the CPU has it (chosen once, when the addon loads) else the portable
- * CIOS product; the divsteps inversion (fq_inv.h, variable time: only public values are inverted
- * here); the Fq2 product, squaring and inverse of fq2_tmpl.h. Representation: fq.h (Montgomery,
+ * CIOS product; the divsteps inversion (fq_inv.h, variable time, like the MSMs whose sums it
+ * normalises); the Fq2 product, squaring and inverse of fq2_tmpl.h. Representation: fq.h (Montgomery,
  * R = 2^256, four little-endian u64 limbs, fully reduced in and out). The MSM compiles its own
  * copies per backend (msm_field.h), the backend being a compile-time choice there. */
 #ifndef REFRACT_FQ_OPS_H
@@ -10,14 +10,12 @@
 #include "fq.h"
 #include "fq_inv.h"
 
+#ifdef FR_HAVE_ADX
 /* 1 when the ADX product runs; set by fq_ops_detect at load (one flag per including file). */
 static int fq_ops_use_adx;
 
-__attribute__((constructor)) static void fq_ops_detect(void) {
-#ifdef FR_HAVE_ADX
-  fq_ops_use_adx = fr_cpu_has_adx();
+__attribute__((constructor)) static void fq_ops_detect(void) { fq_ops_use_adx = fr_cpu_has_adx(); }
 #endif
-}
 
 /* r = a·b (Montgomery), fully reduced; a, b < q. r may alias a or b. */
 FR_INLINE void fq_mul(fq_t *r, const fq_t *a, const fq_t *b) {

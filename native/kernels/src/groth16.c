@@ -57,7 +57,7 @@ struct g16_key {
   msm_table *t_a, *t_b1, *t_b2, *t_ch;
   struct g16_tables *tables;
   int table_source;     /* G16_TABLES_* */
-  char table_note[256]; /* what went wrong with the table file, "" when nothing did */
+  char table_note[512]; /* what went wrong with the table file, "" when nothing did */
   size_t bytes;
 };
 
@@ -319,7 +319,7 @@ static int tables_file_load(g16_tables *e, const char *path, const uint8_t *cons
   FILE *f = fopen(path, "rb");
   if (!f) {
     if (errno == ENOENT) return 0;
-    set_err(note, notelen, "table file %s: cannot open (%s); rebuilt", path, strerror(errno));
+    set_err(note, notelen, "cannot open (%s), rebuilt: table file %s", strerror(errno), path);
     return -1;
   }
   char magic[8];
@@ -327,7 +327,8 @@ static int tables_file_load(g16_tables *e, const char *path, const uint8_t *cons
   const char *why = NULL;
   unsigned mask = 0;
   for (int i = 0; i < 4; i++) mask |= e->n[i] ? 1u << i : 0;
-  if (fread(magic, 8, 1, f) != 1 || memcmp(magic, TABLE_FILE_MAGIC, 8) != 0 || fread(head, sizeof head, 1, f) != 1)
+  if (fread(magic, 8, 1, f) != 1 || memcmp(magic, TABLE_FILE_MAGIC, 8) != 0 || fread(head, sizeof head, 1, f) != 1 ||
+      head[1] != 0)
     why = "not a table file of this version";
   else if (head[0] != mask)
     why = "a table is for other points (the tables present differ)";
@@ -339,7 +340,7 @@ static int tables_file_load(g16_tables *e, const char *path, const uint8_t *cons
     msm_table_free(e->t[i]);
     e->t[i] = NULL;
   }
-  set_err(note, notelen, "table file %s: %s; rebuilt", path, why);
+  set_err(note, notelen, "%s, rebuilt: table file %s", why, path);
   return -1;
 }
 
@@ -352,9 +353,8 @@ static int tables_file_save(const g16_tables *e, const char *path, char *note, s
     set_err(note, notelen, "table file %s: not written (out of memory)", path);
     return -1;
   }
-  uint32_t rnd = 0;
-  if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd) rnd = (uint32_t)time(NULL);
-  snprintf(tmp, plen + 48, "%s.tmp.%ld.%08x", path, (long)getpid(), rnd);
+  static atomic_uint seq; /* unique per process; the pid makes it unique across processes */
+  snprintf(tmp, plen + 48, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
   FILE *f = fopen(tmp, "wb");
   int ok = f != NULL, err = ok ? 0 : errno;
   uint32_t head[2] = {0, 0};
@@ -362,11 +362,12 @@ static int tables_file_save(const g16_tables *e, const char *path, char *note, s
   if (ok && (fwrite(TABLE_FILE_MAGIC, 8, 1, f) != 1 || fwrite(head, sizeof head, 1, f) != 1)) ok = 0, err = errno;
   for (int i = 0; i < 4 && ok; i++)
     if (e->t[i] && msm_table_save(e->t[i], f) != 0) ok = 0, err = errno;
+  if (ok && (fflush(f) != 0 || fsync(fileno(f)) != 0)) ok = 0, err = errno; /* durable before the rename */
   if (f && fclose(f) != 0 && ok) ok = 0, err = errno;
   if (ok && rename(tmp, path) != 0) ok = 0, err = errno;
   if (!ok) {
-    set_err(note, notelen, "table file %s: not written (%s); the tables are built again at the next start", path,
-            strerror(err ? err : EIO));
+    set_err(note, notelen, "not written (%s), so the next start builds them again: table file %s", strerror(err ? err : EIO),
+            path);
     unlink(tmp);
   }
   free(tmp);

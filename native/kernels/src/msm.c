@@ -420,6 +420,54 @@ static uint64_t table_checksum(const uint8_t *p, size_t bytes) {
   return (h[0] ^ (h[1] << 1) ^ (h[2] << 2) ^ (h[3] << 3)) + bytes;
 }
 
+/* Checks rows against each other at a few columns per row: Σ_j a_j·(row_v[j] − 2^c·row_{v−1}[j]) must be
+ * infinity for random 64-bit a_j (8 columns per row, one MSM of 16·(W − 1) points, ≈ 1 ms), so a file
+ * whose checksum holds but whose rows were made another way (another layout or a faulty build) is
+ * refused. The points are in the prime-order group, so the scalars are taken mod r. Returns 1 (rows
+ * consistent), 0 (not), −1 (out of memory). */
+static int table_spot_check(const msm_table *t) {
+  enum { K = 8 };
+  if (t->n == 0 || t->W < 2) return 1;
+  const size_t ps = t->group == 1 ? 64 : 128, m = (size_t)2 * K * (t->W - 1);
+  uint8_t *pts = malloc(m * ps), *sc = calloc(m, 32);
+  if (!pts || !sc) {
+    free(pts);
+    free(sc);
+    return -1;
+  }
+  const uint64_t *r = FR_Q_LIMBS;
+  uint64_t x = table_checksum(t->pts, t->bytes) | 1; /* xorshift64 seed: columns and coefficients */
+  size_t k = 0;
+  for (unsigned v = 1; v < t->W; v++)
+    for (int i = 0; i < K; i++, k += 2) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const size_t j = x % t->n;
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      const uint64_t a = x >> 1;
+      memcpy(pts + k * ps, t->pts + ((size_t)v * t->n + j) * ps, ps);
+      memcpy(pts + (k + 1) * ps, t->pts + ((size_t)(v - 1) * t->n + j) * ps, ps);
+      memcpy(sc + k * 32, &a, 8);
+      /* r − a·2^c (a·2^c < 2^78 < r) */
+      const unsigned __int128 p = (unsigned __int128)a << t->c;
+      const uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64);
+      uint64_t out[4];
+      unsigned __int128 acc = (unsigned __int128)r[0] - lo;
+      out[0] = (uint64_t)acc;
+      uint64_t borrow = (uint64_t)(acc >> 64) ? 1 : 0;
+      acc = (unsigned __int128)r[1] - hi - borrow;
+      out[1] = (uint64_t)acc;
+      borrow = (uint64_t)(acc >> 64) ? 1 : 0;
+      out[2] = r[2] - borrow;
+      out[3] = r[3];
+      memcpy(sc + (k + 1) * 32, out, 32);
+    }
+  uint8_t res[192];
+  const int ret = t->group == 1 ? msm_g1(pts, sc, 32, m, 1, res) : msm_g2(pts, sc, 32, m, 1, res);
+  free(pts);
+  free(sc);
+  return ret < 0 ? -1 : ret == 0;
+}
+
 /* Record header of a table in a file: group, c, then n, the points' bytes and their checksum. */
 typedef struct {
   uint32_t group, c;
@@ -444,8 +492,9 @@ msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, co
     return NULL;
   }
   const unsigned W = 256 / r.c + 1;
-  if (r.bytes != (uint64_t)W * n * ps || (uint64_t)W * n > UINT32_MAX) {
-    *why = "a table's size does not match its points";
+  if (r.c != msm_table_bits(n) || r.bytes != msm_table_size(group, n) || (uint64_t)W * n > UINT32_MAX) {
+    /* another window width (a build with another cost model) would also break the key's table budget */
+    *why = "a table's window width or size is not this build's for its points";
     return NULL;
   }
   msm_table *t = calloc(1, sizeof *t);
@@ -468,7 +517,9 @@ msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, co
   } else if (n && memcmp(t->pts, bases, n * ps) != 0) {
     *why = "a table's first row is not the key's points (the file is for another key)";
   } else {
-    return t;
+    const int ok = table_spot_check(t);
+    if (ok == 1) return t;
+    *why = ok < 0 ? "out of memory" : "a table's rows are not 2^c multiples of each other (wrong layout)";
   }
   msm_table_free(t);
   return NULL;
