@@ -763,13 +763,16 @@ static void *PN(ba_worker)(void *arg) {
   return NULL;
 }
 
-/* Sorts an MSM's terms for the batch-affine paths: idx (n entries of room) gets the indices of the
- * scalars other than 0 and 1 first (*m of them), then those of the scalars equal to 1 (*ones); zero
- * scalars and bases at infinity (all-zero affine) are dropped. *maxbits: the widest of the first
- * group's scalars in bits (0 when *m = 0). Scalars: little-endian, scalar_size bytes each. */
-static void PN(split_scalars)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
-                              uint32_t *idx, size_t *m_out, size_t *ones_out, unsigned *maxbits_out) {
+/* Sorts an MSM's terms for the batch-affine paths into a scratch block of n indices (release it with
+ * scratch_free(idx, n·4)): the indices of the scalars other than 0 and 1 first (*m of them), then
+ * those of the scalars equal to 1 (*ones); zero scalars and bases at infinity (all-zero affine) are
+ * dropped. *maxbits: the widest of the first group's scalars in bits (0 when *m = 0). Scalars:
+ * little-endian, scalar_size bytes each. NULL when out of memory. */
+static uint32_t *PN(split_scalars)(const uint8_t *bases, const uint8_t *scalars, size_t scalar_size, size_t n,
+                                   size_t *m_out, size_t *ones_out, unsigned *maxbits_out) {
   static const uint8_t zero[sizeof(PN(aff_t))] = {0};
+  uint32_t *idx = scratch_alloc(sizeof(uint32_t) * n);
+  if (!idx) return NULL;
   size_t m = 0, ones = 0;
   unsigned maxbits = 0;
   for (size_t i = 0; i < n; i++) {
@@ -790,6 +793,7 @@ static void PN(split_scalars)(const uint8_t *bases, const uint8_t *scalars, size
   *m_out = m;
   *ones_out = ones;
   *maxbits_out = maxbits;
+  return idx;
 }
 
 /* Batch-affine MSM (msm.h semantics). Bases at infinity and zero scalars are dropped, bases with
@@ -801,11 +805,10 @@ static int PN(msm_ba_any)(const uint8_t *bases, const uint8_t *scalars, size_t s
   if (n == 0) return 0;
   if (n > UINT32_MAX) return PN(msm)(bases, scalars, scalar_size, n, threads, out); /* 32-bit indices */
   const size_t idx_bytes = sizeof(uint32_t) * n;
-  uint32_t *idx = scratch_alloc(idx_bytes);
-  if (!idx) return -1;
   size_t m, ones;
   unsigned maxbits;
-  PN(split_scalars)(bases, scalars, scalar_size, n, idx, &m, &ones, &maxbits);
+  uint32_t *idx = PN(split_scalars)(bases, scalars, scalar_size, n, &m, &ones, &maxbits);
+  if (!idx) return -1;
   const size_t m0 = m;
   if (m == 0 && ones == 0) {
     scratch_free(idx, idx_bytes);
@@ -1012,12 +1015,10 @@ static int PN(msm_fixed)(const uint8_t *pts, size_t n, unsigned c, unsigned W, c
                          size_t scalar_size, unsigned threads, uint8_t *out) {
   if (n == 0) return 0;
   const size_t idx_bytes = sizeof(uint32_t) * n;
-  uint32_t *idx = scratch_alloc(idx_bytes);
-  if (!idx) return -1;
   size_t m, ones;
-  unsigned maxbits;
-  PN(split_scalars)(pts, scalars, scalar_size, n, idx, &m, &ones, &maxbits);
-  (void)maxbits; /* the table's windows cover every scalar */
+  unsigned maxbits; /* unused: the table's windows cover every scalar */
+  uint32_t *idx = PN(split_scalars)(pts, scalars, scalar_size, n, &m, &ones, &maxbits);
+  if (!idx) return -1;
   if (m == 0 && ones == 0) {
     scratch_free(idx, idx_bytes);
     return 0;
