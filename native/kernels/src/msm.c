@@ -421,7 +421,7 @@ static uint64_t table_checksum(const uint8_t *p, size_t bytes) {
 }
 
 /* Checks rows against each other at a few columns per row: Σ_j a_j·(row_v[j] − 2^c·row_{v−1}[j]) must be
- * infinity for random 64-bit a_j (8 columns per row, one MSM of 16·(W − 1) points, ≈ 1 ms), so a file
+ * infinity for random 64-bit a_j (8 columns per row, one MSM of 16·(W − 1) points, a few ms), so a file
  * whose checksum holds but whose rows were made another way (another layout or a faulty build) is
  * refused. The points are in the prime-order group, so the scalars are taken mod r. Returns 1 (rows
  * consistent), 0 (not), −1 (out of memory). */
