@@ -20,6 +20,8 @@
  *    prove again on the key without fixed-base tables (nativeProvePlain: their A/B in this run),
  *    and snarkjs' groth16.prove on the same witness (native kernels, one MSM thread) for
  *    comparison; medians over --stages-n;
+ * 1d. tail latency: --tail-n (default 200) inclusion_26_1 requests at concurrency 1 in the default
+ *    pool: p50, p90, p95, p99, max of the pool's time and the stages of the three slowest;
  * 2. throughput of inclusion_26_1 at concurrency 1,2,4,8 (first layout of --pools): proofs/s,
  *    latency, CPU per proof;
  * 2b. the throughput ratio of the target, drift-proof: the single-thread reference (back to back)
@@ -33,7 +35,7 @@
  * with issue #4's targets, all from this run.
  *
  * Usage: npm run bench:prove [-- --keys .refract-keys-all --latency-n 5 --throughput-n 16
- *   --naive-n 3 --memory-n 500 --ratio-rounds 5 --warmup-n 5 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
+ *   --naive-n 3 --memory-n 500 --ratio-rounds 5 --warmup-n 5 --tail-n 200 --pools default,1m,2m-wasm --shapes inclusion_26_1,... --out bench/results/prove.json]
  * Keys: a keys dir with every benchmarked circuit (`refract setup --keys DIR`, which builds the 15
  * v1 circuits and the default v2 ones; the default .refract-keys-all is made with the INSECURE dev
  * ptau). The naive path runs every shape too (v2 included).
@@ -71,6 +73,8 @@ const { values } = parseArgs({
     'stages-n': { type: 'string', default: '5' },
     /** Unmeasured proofs per shape before its latency runs: the first proofs after a warm-up run while V8 tiers the witness wasm up (measured: 16 proofs right after warming 10 circuits p50 110 ms, the next 16 92 ms). */
     'warmup-n': { type: 'string', default: '5' },
+    /** Requests of the tail section (inclusion_26_1 at concurrency 1 in the default pool: p50 … p99, max, and the slowest requests' stages); 0 = skip. */
+    'tail-n': { type: 'string', default: '200' },
     out: { type: 'string', default: path.join(REPO_ROOT, 'bench/results/prove.json') },
   },
 });
@@ -325,6 +329,32 @@ for (const id of stageShapes) stages[id] = await stageBreakdown(id, Number(value
 stages.loadavgEnd = load();
 result.stages = stages;
 await terminateCurve();
+
+// 1d. tail latency: inclusion_26_1 at concurrency 1 in the default pool, enough requests for a p99
+// (the latency section's p95 over 15 requests is their slowest), with the stages of the slowest
+const tailN = Number(values['tail-n']);
+if (tailN > 0) {
+  const tail: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', n: tailN, loadavgStart: load() };
+  await withPool(
+    pools[0]!,
+    async (svc) => {
+      for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor('inclusion_26_1'));
+      const rows: { totalMs: number; queueMs: number; witnessMs: number; proveMs: number; verifyMs: number }[] = [];
+      for (let i = 0; i < tailN; i++) {
+        const input = inputsFor('inclusion_26_1'); // built before the request: its Poseidon hashing is not timed
+        const { timings: t } = await svc.prove(input);
+        rows.push({ totalMs: t.totalMs, queueMs: t.queueMs, witnessMs: t.witnessMs, proveMs: t.proveMs, verifyMs: t.verifyMs });
+      }
+      const totals = rows.map((r) => r.totalMs);
+      const slowest = [...rows].sort((a, b) => b.totalMs - a.totalMs).slice(0, 3).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, r1(v)])));
+      Object.assign(tail, { p50Ms: r1(pct(totals, 50)), p90Ms: r1(pct(totals, 90)), p95Ms: r1(pct(totals, 95)), p99Ms: r1(pct(totals, 99)), maxMs: r1(Math.max(...totals)), proveP50Ms: r1(pct(rows.map((r) => r.proveMs), 50)), slowest });
+      log(`tail inclusion_26_1 (${tailN} requests, c=1): p50 ${tail.p50Ms} p90 ${tail.p90Ms} p95 ${tail.p95Ms} p99 ${tail.p99Ms} max ${tail.maxMs} ms; slowest ${JSON.stringify(slowest[0])}`);
+    },
+    ['inclusion_26_1'],
+  );
+  tail.loadavgEnd = load();
+  result.tail = tail;
+}
 
 // 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
 const throughput: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
