@@ -41,6 +41,12 @@ static inline void fq_inv(fq_t *r, const fq_t *a) {
 #define F2_FQ_INV fq_inv
 #include "fq2_tmpl.h"
 
+/* The plain value of a Montgomery a (a·R⁻¹): one product with 1. */
+FR_INLINE void fq_from_mont(fq_t *r, const fq_t *a) {
+  static const fq_t plain_one = {{1, 0, 0, 0}};
+  fq_mul(r, a, &plain_one);
+}
+
 /* r = a·b for a ∈ Fq2, b ∈ Fq. */
 FR_INLINE void fq2_mul_fq(fq2_t *r, const fq2_t *a, const fq_t *b) {
   fq_mul(&r->c0, &a->c0, b);

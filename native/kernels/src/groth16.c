@@ -128,11 +128,6 @@ static int fr_root_of_unity(uint64_t out[4], unsigned power) {
 /* ---------------------------------------------------------------------------------------------
  * Fq / Fq2 for the few point operations outside the MSMs: fq_ops.h */
 
-static void fq_from_mont(uint8_t out[32], const fq_t *a) {
-  fq_t r;
-  fq_mul(&r, a, (const fq_t *)PLAIN_ONE);
-  memcpy(out, r.v, 32);
-}
 /* Jacobian (X, Y, Z) G1, Montgomery → affine Montgomery (x, y); 0 (aff zeroed) for infinity. */
 static int g1_jac_to_aff(uint8_t aff[64], const uint8_t jac[96]) {
   fq_t X, Y, Z, zi, zi2, zi3, x, y;
@@ -275,16 +270,8 @@ static pthread_cond_t tables_cv = PTHREAD_COND_INITIALIZER;
 static g16_tables *tables_list;
 
 static uint64_t tables_hash(const uint8_t *const bases[4], const size_t n[4]) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (int i = 0; i < 4; i++) {
-    const size_t bytes = n[i] * (TABLE_GROUP[i] == 1 ? 64 : 128);
-    h = (h ^ bytes) * 0x100000001b3ULL;
-    for (size_t j = 0; j + 8 <= bytes; j += 8) { /* coordinates are 32-byte multiples */
-      uint64_t w;
-      memcpy(&w, bases[i] + j, 8);
-      h = (h ^ w) * 0x100000001b3ULL;
-    }
-  }
+  uint64_t h = 0;
+  for (int i = 0; i < 4; i++) h = (h ^ msm_points_hash(bases[i], n[i] * (TABLE_GROUP[i] == 1 ? 64 : 128))) * 0x100000001b3ULL;
   return h;
 }
 
@@ -1232,7 +1219,9 @@ int g16_prove(const g16_key *k, const uint8_t *wtns, size_t wtns_len, const uint
         if (fins[p]) {
           fq_t v;
           memcpy(&v, pts[p] + 32 * j, 32);
-          fq_from_mont(out + o, &v);
+          fq_t plain;
+          fq_from_mont(&plain, &v);
+          memcpy(out + o, plain.v, 32);
         } else {
           memset(out + o, 0, 32);
           if (j == coords[p] / 2) out[o] = 1;

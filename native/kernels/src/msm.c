@@ -408,7 +408,7 @@ void msm_table_free(msm_table *t) {
 /* 64-bit checksum of a table's points: four interleaved multiply-xor lanes over 8-byte words (the
  * lengths are multiples of 32), folded; ≈ 0.1 ms per MiB. Catches a damaged or truncated file, not
  * an attacker (who could as well replace the keys). */
-static uint64_t table_checksum(const uint8_t *p, size_t bytes) {
+uint64_t msm_points_hash(const uint8_t *p, size_t bytes) {
   uint64_t h[4] = {0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL, 0x27d4eb2f165667c5ULL};
   for (size_t i = 0; i + 32 <= bytes; i += 32)
     for (int l = 0; l < 4; l++) {
@@ -425,7 +425,7 @@ static uint64_t table_checksum(const uint8_t *p, size_t bytes) {
  * whose checksum holds but whose rows were made another way (another layout or a faulty build) is
  * refused. The points are in the prime-order group, so the scalars are taken mod r. Returns 1 (rows
  * consistent), 0 (not), −1 (out of memory). */
-static int table_spot_check(const msm_table *t) {
+static int table_spot_check(const msm_table *t, uint64_t seed) {
   enum { K = 8 };
   if (t->n == 0 || t->W < 2) return 1;
   const size_t ps = t->group == 1 ? 64 : 128, m = (size_t)2 * K * (t->W - 1);
@@ -436,7 +436,7 @@ static int table_spot_check(const msm_table *t) {
     return -1;
   }
   const uint64_t *r = FR_Q_LIMBS;
-  uint64_t x = table_checksum(t->pts, t->bytes) | 1; /* xorshift64 seed: columns and coefficients */
+  uint64_t x = seed | 1; /* xorshift64 state: columns and coefficients */
   size_t k = 0;
   for (unsigned v = 1; v < t->W; v++)
     for (int i = 0; i < K; i++, k += 2) {
@@ -475,7 +475,7 @@ typedef struct {
 } msm_table_record;
 
 int msm_table_save(const msm_table *t, FILE *f) {
-  const msm_table_record r = {(uint32_t)t->group, t->c, t->n, t->bytes, table_checksum(t->pts, t->bytes)};
+  const msm_table_record r = {(uint32_t)t->group, t->c, t->n, t->bytes, msm_points_hash(t->pts, t->bytes)};
   if (fwrite(&r, sizeof r, 1, f) != 1) return -1;
   return t->bytes && fwrite(t->pts, 1, t->bytes, f) != t->bytes ? -1 : 0;
 }
@@ -512,12 +512,12 @@ msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, co
     *why = "out of memory";
   } else if (fread(t->pts, 1, t->bytes, f) != t->bytes) {
     *why = "short file (a table is truncated)";
-  } else if (table_checksum(t->pts, t->bytes) != r.checksum) {
+  } else if (msm_points_hash(t->pts, t->bytes) != r.checksum) {
     *why = "a table's checksum does not match (damaged file)";
   } else if (n && memcmp(t->pts, bases, n * ps) != 0) {
     *why = "a table's first row is not the key's points (the file is for another key)";
   } else {
-    const int ok = table_spot_check(t);
+    const int ok = table_spot_check(t, r.checksum); /* the checksum just verified seeds it */
     if (ok == 1) return t;
     *why = ok < 0 ? "out of memory" : "a table's rows are not 2^c multiples of each other (wrong layout)";
   }

@@ -66,6 +66,8 @@ int msm_fixed(const msm_table *t, const uint8_t *scalars, size_t scalar_size, un
  *                   saying what is wrong, when it is for other points (group, count, first row not
  *                   the bases byte for byte), inconsistent, truncated or damaged (checksum) */
 int msm_table_save(const msm_table *t, FILE *f);
+/* 64-bit hash of point bytes (bytes a multiple of 32): the table files' checksum, the table sets' lookup key. */
+uint64_t msm_points_hash(const uint8_t *p, size_t bytes);
 msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, const char **why);
 
 #endif

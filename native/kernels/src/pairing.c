@@ -486,10 +486,9 @@ static int load_g2(fq2_t *x, fq2_t *y, const uint8_t p[128], int check_subgroup,
 
 static void fq12_store(uint8_t out[384], const fq12_t *f) {
   const fq_t *c = (const fq_t *)f;
-  const fq_t plain_one = {{1, 0, 0, 0}};
   for (int k = 0; k < 12; k++) {
     fq_t t;
-    fq_mul(&t, &c[k], &plain_one);
+    fq_from_mont(&t, &c[k]);
     memcpy(out + 32 * k, t.v, 32);
   }
 }
