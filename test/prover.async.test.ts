@@ -116,7 +116,7 @@ describe('async /prove, in-process queue', () => {
     expect(new Date(first.body.created_at).getTime()).toBeGreaterThan(Date.now() - 60_000);
 
     const done = await pollUntilDone(app, sub.body.status_url.split('job_id=')[1]);
-    expect(done.status).toBe(200);
+    expect({ status: done.status, body: done.body }).toMatchObject({ status: 200 });
     expect(Object.keys(done.body).sort()).toEqual(['job_id', 'result', 'status']);
     expect(done.body).toMatchObject({ job_id: jobId, status: 'completed' });
     expect(Object.keys(done.body.result).sort()).toEqual(['proof', 'proof_duration_ms']);
@@ -267,8 +267,8 @@ describe('async /prove on BullMQ: two API instances on one Redis', () => {
     const jobId = proofJobId(ID, buildCircuitInput(inputs).input);
     expect(sub).toMatchObject({ status: 202, body: { job_id: jobId, status: 'queued', queue: QUEUE, circuit_type: 'inclusion', status_url: `/prove/status?job_id=${jobId}` } });
     const done = await pollUntilDone(b, jobId);
-    expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ job_id: jobId, status: 'completed' });
+    // status and body together, so that a failed job's error shows in the assertion
+    expect({ status: done.status, body: done.body }).toMatchObject({ status: 200, body: { job_id: jobId, status: 'completed' } });
     expectGnarkShape(done.body.result.proof);
     expect(await verifies(done.body.result.proof, inputs)).toBe(true);
     // The first instance sees the same job; submitting again on the second joins it.

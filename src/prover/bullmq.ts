@@ -33,7 +33,7 @@
  * `{code, message}` in the job's `failedReason`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
+import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { DEFAULT_MAX_PENDING, NODE_ID, NODE_NAME } from './backend.ts';
@@ -256,11 +256,12 @@ export class BullBackend implements ProofBackend {
     const { circuitId, input } = job.witness;
     const jobId = proofJobId(circuitId, input);
     await this.checkBacklog(jobId);
-    const existing = await this.queue.getJob(jobId).catch((e: unknown) => this.redisFailed('cannot read the job', e));
-    if (existing) {
-      const state = await existing.getState().catch((e: unknown) => this.redisFailed('cannot read the job state', e));
+    // The state first, then the job's hash (see `readJob`).
+    const found = await this.readJob(jobId);
+    if (found) {
+      const { state, job: existing } = found;
       const expired = state === 'completed' && this.finishedTooLongAgo(existing.finishedOn);
-      if (state !== 'failed' && state !== 'unknown' && !expired) return { jobId, deduplicated: true, queue: this.queue.name };
+      if (state !== 'failed' && !expired) return { jobId, deduplicated: true, queue: this.queue.name };
       await this.queue.remove(jobId).catch((e: unknown) => this.redisFailed('cannot remove the finished job', e));
     }
     const ttl = this.opts.resultTtlSeconds ?? 3600;
@@ -277,10 +278,9 @@ export class BullBackend implements ProofBackend {
    * @throws ProverError `queue_unavailable` (Redis)
    */
   async jobStatus(jobId: string): Promise<BackendJobStatus | undefined> {
-    const job = await this.queue.getJob(jobId).catch((e: unknown) => this.redisFailed('cannot read the job', e));
-    if (!job) return undefined;
-    const state = await job.getState().catch((e: unknown) => this.redisFailed('cannot read the job state', e));
-    if (state === 'unknown') return undefined;
+    const found = await this.readJob(jobId);
+    if (!found) return undefined;
+    const { state, job } = found;
     const base = { jobId, circuitId: job.data.circuitId, createdAt: job.timestamp, expectedPublicSignals: job.data.publicSignals };
     if (state === 'completed' || state === 'failed') {
       if (this.finishedTooLongAgo(job.finishedOn)) return undefined;
@@ -293,6 +293,21 @@ export class BullBackend implements ProofBackend {
       return { ...base, state: 'completed', finishedAt, result: toBackendProof(r, jobId, job.timestamp, finishedAt - job.timestamp) };
     }
     return { ...base, state: state === 'active' ? 'processing' : 'queued' };
+  }
+
+  /**
+   * Job `jobId`'s state, then its hash: two Redis reads, in that order. BullMQ writes the return
+   * value or failure reason in the same script that moves a job to completed or failed, and a
+   * finished job stays finished, so a hash read after a finished state holds them. (Read the other way round, a job finishing between the reads looked completed without
+   * a proof: a good proof reported as a failed job.)
+   * @returns undefined when the job is unknown (never added, removed, or removed between the reads)
+   * @throws ProverError `queue_unavailable` (Redis)
+   */
+  private async readJob(jobId: string): Promise<{ state: string; job: Job<ProofJobData, ProofJobResult> } | undefined> {
+    const state = await this.queue.getJobState(jobId).catch((e: unknown) => this.redisFailed('cannot read the job state', e));
+    if (state === 'unknown') return undefined;
+    const job = await this.queue.getJob(jobId).catch((e: unknown) => this.redisFailed('cannot read the job', e));
+    return job ? { state, job } : undefined;
   }
 
   /** True when `finishedOn` (ms epoch) is more than `resultTtlSeconds` ago. */
