@@ -6,7 +6,7 @@
 // status on the other). Keys: inclusion_26_1 from the shared test keys cache. Three real proofs.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { LocalBackend } from '../src/prover/backend.ts';
+import { LocalBackend, type ProofBackend } from '../src/prover/backend.ts';
 import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/bullmq.ts';
 import { compressGnarkProof, type GnarkProofJson } from '../src/prover/proofEncoding.ts';
 import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
@@ -184,26 +184,42 @@ describe('async /prove, in-process queue', () => {
   });
 
   test('jobs are forgotten after the TTL (404) or beyond asyncMaxJobs; a full in-process queue refuses the submission with 503', async () => {
-    const short = new ProofService({ backend: new LocalBackend(pool), timeoutMs: 60_000, asyncTtlMs: 300 });
+    // (a TTL long enough that a loaded machine's polls still see the failure before it is forgotten)
+    const short = new ProofService({ backend: new LocalBackend(pool), timeoutMs: 60_000, asyncTtlMs: 1500 });
     const srv = Fastify();
     registerProveRoute(srv, { service: short, env: {} });
     const sub = await submit(srv, wrongRoot(35));
     expect((await pollUntilDone(srv, sub.body.job_id)).body.status).toBe('failed');
-    await sleep(400);
+    await sleep(1600);
     expect((await status(srv, `?job_id=${sub.body.job_id}`)).status).toBe(404);
     await srv.close();
 
     // At most asyncMaxJobs kept: a finished job makes room for a new one; a running one does not.
+    // The pool is gated so that y is surely still running when z arrives.
+    const local = new LocalBackend(pool);
+    let gate: Promise<void> = Promise.resolve();
+    const gated: ProofBackend = {
+      kind: 'local',
+      prove: async (job, opts) => {
+        await gate;
+        return local.prove(job, opts);
+      },
+      depth: () => local.depth(),
+      close: () => local.close(),
+    };
     const capped = Fastify();
-    registerProveRoute(capped, { service: new ProofService({ backend: new LocalBackend(pool), asyncMaxJobs: 1 }), env: {} });
+    registerProveRoute(capped, { service: new ProofService({ backend: gated, asyncMaxJobs: 1 }), env: {} });
     const x = await submit(capped, wrongRoot(38));
     expect((await pollUntilDone(capped, x.body.job_id)).body.status).toBe('failed');
+    let open!: () => void;
+    gate = new Promise((r) => (open = r));
     const y = await submit(capped, wrongRoot(39));
     expect([y.status, y.body.status]).toEqual([202, 'queued']);
     expect((await status(capped, `?job_id=${x.body.job_id}`)).status).toBe(404);
-    const z = await submit(capped, wrongRoot(40)); // y's witness is still being computed
+    const z = await submit(capped, wrongRoot(40)); // y is held at the gate
     expect(z).toMatchObject({ status: 503, body: { code: 'queue_unavailable', message: expect.stringMatching(/too many async proof jobs in progress \(1, limit 1\)/) } });
-    await pollUntilDone(capped, y.body.job_id);
+    open();
+    expect((await pollUntilDone(capped, y.body.job_id)).body.status).toBe('failed');
     await capped.close();
 
     const full = Fastify();
@@ -294,7 +310,7 @@ describe('async /prove on BullMQ: two API instances on one Redis', () => {
     expect((await status(a, '?job_id=0b8f0d1e-5c1a-4e6b-9a57-3c2d1e0f9a8b')).status).toBe(404);
 
     // Kept `resultTtlSeconds` after they finish, then unknown (BullMQ itself removes them only lazily).
-    const shortBackend = await BullBackend.create({ redisUrl: REDIS, queueName: QUEUE, resultTtlSeconds: 1 });
+    const shortBackend = await BullBackend.create({ redisUrl: REDIS, queueName: QUEUE, resultTtlSeconds: 2 });
     const shortSvc = new ProofService({ backend: shortBackend, timeoutMs: 60_000 });
     closers.push(() => shortSvc.close());
     const c = Fastify();
@@ -302,7 +318,7 @@ describe('async /prove on BullMQ: two API instances on one Redis', () => {
     closers.push(() => c.close());
     const expiring = await submit(c, wrongRoot(43));
     expect((await pollUntilDone(c, expiring.body.job_id)).body.status).toBe('failed');
-    await sleep(1100);
+    await sleep(2100);
     expect((await status(c, `?job_id=${expiring.body.job_id}`)).status).toBe(404);
     // A new submission of the expired job starts afresh.
     expect(await submit(c, wrongRoot(43))).toMatchObject({ status: 202, body: { job_id: expiring.body.job_id, status: 'queued' } });

@@ -3,7 +3,7 @@
 // requests; a node without a circuit's keys hands the job to one that has them; a Redis error while
 // waiting is a queue_unavailable error, never an unhandled rejection (which would end the process).
 import { afterAll, describe, expect, test } from 'vitest';
-import { BullBackend, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/bullmq.ts';
+import { BullBackend, proofJobId, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/bullmq.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
 import type { ProverPool } from '../src/prover/pool.ts';
@@ -105,7 +105,10 @@ describe('BullMQ proof queue: failures', () => {
     const b = await backendOn('joined');
     const job = jobFor(8);
     const first = b.prove(job, { timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 20));
+    // the first request's job is in the queue before the second request is made (`reused` compares ms stamps)
+    const id = proofJobId(job.witness.circuitId, job.witness.input);
+    while ((await b.queue.getJobState(id)) !== 'waiting') await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 2));
     const second = b.prove(job, { timeoutMs: 10_000 });
     await new Promise((r) => setTimeout(r, 20));
     const pool = stubPool(() => {});

@@ -1,7 +1,8 @@
 // BullBackend.jobStatus against the real Redis when a job finishes between its two Redis reads.
 // CI once saw a good proof reported as a failed job ("completed without a proof"): the job's hash
 // was read while it was active, its state just after it completed. The reads are forced to
-// interleave here: a plain BullMQ worker (no proving) finishes the job inside `queue.getJob`.
+// interleave here: a plain BullMQ worker (no proving) finishes the job inside `queue.getJob`, or
+// another request removes a failed job and adds it afresh there.
 import { UnrecoverableError, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { BullBackend, type ProofJobData, type ProofJobResult } from '../src/prover/bullmq.ts';
@@ -26,13 +27,14 @@ let worker: Worker<ProofJobData, ProofJobResult>;
 /** What the worker does with the job it holds, once released: return FAKE_RESULT or throw. */
 let outcome: 'complete' | 'fail' = 'complete';
 let release: () => void = () => {};
+let closing = false;
 
 beforeAll(async () => {
   backend = await BullBackend.create({ redisUrl: REDIS, queueName: QUEUE });
   worker = new Worker<ProofJobData, ProofJobResult>(
     QUEUE,
     async () => {
-      await new Promise<void>((r) => (release = r));
+      if (!closing) await new Promise<void>((r) => (release = r));
       if (outcome === 'fail') throw new UnrecoverableError(JSON.stringify({ code: 'witness_failed', message: 'the path does not fold' }));
       return FAKE_RESULT;
     },
@@ -42,8 +44,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  closing = true; // a job the worker takes from now on (the last test's re-added one) is not held
   release();
-  await worker?.close();
+  await worker?.close(true);
   await backend?.queue.obliterate({ force: true }).catch(() => {});
   await backend?.close();
 });
@@ -87,5 +90,22 @@ describe('BullBackend.jobStatus: a job finishing between the reads', () => {
     expect((await backend.jobStatus(jobId))?.state).toBe('processing');
     const next = await backend.jobStatus(jobId);
     expect(next?.state === 'failed' && [next.error?.code, next.error?.message]).toEqual(['witness_failed', 'the path does not fold']);
+  });
+
+  test('failed, then removed and added afresh by another request between the reads: reported queued, not failed', async () => {
+    outcome = 'fail';
+    const inputs = { accounts: [syntheticAccount(53, 4)], addresses: [] };
+    const job = { witness: buildCircuitInput(inputs), inputs };
+    const { jobId } = await backend.submit(job);
+    await until(jobId, 'active');
+    release();
+    await until(jobId, 'failed');
+    const getJob = backend.queue.getJob.bind(backend.queue);
+    vi.spyOn(backend.queue, 'getJob').mockImplementationOnce(async (id: string) => {
+      expect(await backend.submit(job)).toMatchObject({ jobId, deduplicated: false }); // the stale failure removed, the job added again
+      return getJob(id);
+    });
+    const s = await backend.jobStatus(jobId);
+    expect(s?.state === 'failed' ? s.error?.message : s?.state).toMatch(/^(queued|processing)$/);
   });
 });

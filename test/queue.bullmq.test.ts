@@ -146,7 +146,7 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     expect(Buffer.from(c.compressedProof.b).equals(Buffer.from(a.compressedProof.b))).toBe(true);
     const runs = nodes.flatMap((n) => n.events.filter((e) => e.event === 'active' && e.jobId === jobId));
     expect(runs).toHaveLength(1);
-    expect(cachedMs).toBeLessThan(1000);
+    expect(cachedMs).toBeLessThan(5000); // no proof: the counter and the active events above say so; this only bounds a stuck wait
     expect(await verified(inputs, c.compressedProof)).toBe(true);
   });
 
@@ -162,22 +162,34 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
   });
 
   test('a node SIGKILLed mid-proof: the other node proves the job, the request still gets its proof', async () => {
-    const inputs = account(60);
-    const jobId = proofJobId('inclusion_26_1', buildCircuitInput(inputs).input);
-    const t0 = performance.now();
-    const pending = service.prove(inputs);
-    const first = await Promise.race(nodes.map((n) => n.waitFor((e) => e.event === 'active' && e.jobId === jobId, 30_000).then(() => n)));
-    // Kill at once: the node printed 'active' as it handed the job to its pool, and a proof takes
-    // ≥ 100 ms even on a fast machine (a fixed pause here once outlasted the proof).
-    first.child.kill('SIGKILL');
-    const p = await pending;
-    const ms = performance.now() - t0;
-    const other = nodes.find((n) => n !== first)!;
-    expect(other.events.some((e) => e.event === 'completed' && e.jobId === jobId)).toBe(true);
-    expect(first.events.some((e) => e.event === 'completed' && e.jobId === jobId)).toBe(false);
-    expect(await verified(inputs, p.compressedProof)).toBe(true);
-    expect(ms).toBeLessThan(30_000);
-    console.log(`SIGKILL recovery: proof delivered ${ms.toFixed(0)} ms after the request (lock 3 s, stalled check 1 s)`);
+    // The kill must land while the node proves (tens of ms for inclusion_26_1). On a loaded machine the
+    // node may finish first: that attempt does not count; a fresh node replaces the killed one and the
+    // test tries again with new inputs (at most three times).
+    for (let attempt = 0; ; attempt++) {
+      const inputs = account(60 + attempt);
+      const jobId = proofJobId('inclusion_26_1', buildCircuitInput(inputs).input);
+      const t0 = performance.now();
+      const pending = service.prove(inputs);
+      const first = await Promise.race(nodes.map((n) => n.waitFor((e) => e.event === 'active' && e.jobId === jobId, 30_000).then(() => n)));
+      first.child.kill('SIGKILL'); // at once: the node printed 'active' as it handed the job to its pool
+      const p = await pending;
+      const ms = performance.now() - t0;
+      const prover = await Promise.race(nodes.map((n) => n.waitFor((e) => e.event === 'completed' && e.jobId === jobId, 10_000).then(() => n)));
+      const other = nodes.find((n) => n !== first)!;
+      if (prover === first && attempt < 2) {
+        console.log(`SIGKILL attempt ${attempt + 1}: the node finished the proof before the kill landed; again with a fresh node`);
+        const fresh = startNode();
+        nodes[nodes.indexOf(first)] = fresh;
+        await fresh.waitFor((e) => e.event === 'ready', 120_000);
+        continue;
+      }
+      expect(prover).toBe(other);
+      expect(first.events.some((e) => e.event === 'completed' && e.jobId === jobId)).toBe(false);
+      expect(await verified(inputs, p.compressedProof)).toBe(true);
+      expect(ms).toBeLessThan(30_000);
+      console.log(`SIGKILL recovery: proof delivered ${ms.toFixed(0)} ms after the request (lock 3 s, stalled check 1 s)`);
+      return;
+    }
   });
 
   test('no prover node on the queue → a clear timeout', async () => {

@@ -137,7 +137,7 @@ describe.skipIf(!haveRedis)('RedisRateLimiter (shared by replicas)', () => {
       statuses.push(last.statusCode);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
-    expect(last!.headers['retry-after']).toBe('2');
+    expect(['1', '2']).toContain(last!.headers['retry-after']); // 2 s for a token at 0.5/s, less the time the four hits took
     expect(JSON.parse(last!.body).error.code).toBe(-32005);
     await Promise.all([s1.close(), s2.close()]);
   });

@@ -297,9 +297,11 @@ export class BullBackend implements ProofBackend {
 
   /**
    * Job `jobId`'s state, then its hash: two Redis reads, in that order. BullMQ writes the return
-   * value or failure reason in the same script that moves a job to completed or failed, and a
-   * finished job stays finished, so a hash read after a finished state holds them. (Read the other way round, a job finishing between the reads looked completed without
-   * a proof: a good proof reported as a failed job.)
+   * value or failure reason in the same script that moves a job to completed or failed, so a hash
+   * read after a finished state holds them. (Read the other way round, a job finishing between the
+   * reads looked completed without a proof: a good proof reported as a failed job.) A finished job
+   * removed and added afresh between the reads (another request retrying it) has a hash without
+   * `finishedOn`: the newer read wins, and the job counts as waiting.
    * @returns undefined when the job is unknown (never added, removed, or removed between the reads)
    * @throws ProverError `queue_unavailable` (Redis)
    */
@@ -307,7 +309,9 @@ export class BullBackend implements ProofBackend {
     const state = await this.queue.getJobState(jobId).catch((e: unknown) => this.redisFailed('cannot read the job state', e));
     if (state === 'unknown') return undefined;
     const job = await this.queue.getJob(jobId).catch((e: unknown) => this.redisFailed('cannot read the job', e));
-    return job ? { state, job } : undefined;
+    if (!job) return undefined;
+    const finished = state === 'completed' || state === 'failed';
+    return { state: finished && job.finishedOn === undefined ? 'waiting' : state, job };
   }
 
   /** True when `finishedOn` (ms epoch) is more than `resultTtlSeconds` ago. */
