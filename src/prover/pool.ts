@@ -71,6 +71,12 @@ export interface ProverPoolOptions {
    * 1.2–3.2 s each to build at load on 2 cores; 0 = no tables).
    */
   tableMb?: number;
+  /**
+   * Compile the witness wasm (and any other wasm the threads load) with V8's optimizing compiler at
+   * load, so that proofs run at their steady speed from the first one instead of after ~60 per
+   * circuit and thread (default true; process-wide, see snark.ts `optimizeWasmAtCompile`).
+   */
+  optimizeWasm?: boolean;
   /** Native backend: called (on the pool's thread) for each key a prover thread loads, with where its tables came from and what went wrong with its table file (`note`); the table file is `keyFiles(keysDir, id).tables`. */
   onTableLoad?: (t: TableLoad) => void;
   /**
@@ -234,6 +240,7 @@ export class ProverPool {
       msmThreads: options.msmThreads ?? 0,
       backend: proverBackend(options.backend),
       tableMb: proverTableMb(options.tableMb),
+      optimizeWasm: options.optimizeWasm ?? true,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
@@ -249,6 +256,7 @@ export class ProverPool {
       msmThreads: this.opts.msmThreads,
       backend: this.opts.backend,
       tableMb: this.opts.tableMb,
+      optimizeWasm: this.opts.optimizeWasm,
     };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,

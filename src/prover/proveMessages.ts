@@ -25,6 +25,8 @@ export interface ProveWorkerData {
   backend?: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB (absent: `proverTableMb()`'s default). */
   tableMb?: number;
+  /** Compile wasm with TurboFan at load (`optimizeWasmAtCompile`); absent = true. */
+  optimizeWasm?: boolean;
 }
 
 /**

@@ -32,6 +32,7 @@ import { open, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import v8 from 'node:v8';
 import { ProverError } from './errors.ts';
 import { importAsMainThread } from '../mainThreadImport.ts';
 import { nativeAddon } from '../native.ts';
@@ -552,6 +553,28 @@ interface CircomWasmExports {
   getWitnessSize(): number;
   getWitness(i: number): void;
   getMessageChar(): number;
+}
+
+let wasmOptimizedAtCompile = false;
+
+/**
+ * Makes V8 compile WebAssembly modules with its optimizing compiler (TurboFan), every function at
+ * `WebAssembly.compile` time (`--no-liftoff --no-wasm-lazy-compilation`), instead of its default: the
+ * baseline compiler (Liftoff), function by function on first call, then TurboFan in the background
+ * for the functions that get hot. For a resident witness calculator that moves the compile work to
+ * key load: measured for inclusion_26_1 (1.8 MB of wasm, one thread) the compile takes 355 ms instead
+ * of 6, and every witness runs at the steady 6.2–6.4 ms from the first one, where by default the
+ * first ~60 ran at 7–16 ms of wall time and 13–32 ms of CPU (the background compiles) before
+ * settling at the same 6.2. A pool of 2 threads warming two circuits: 0.9 s instead of 0.3 s, and its
+ * first ten proofs 764 ms of CPU instead of 1,009.
+ * The flags are the process's: every module compiled afterwards, in any thread, is compiled this
+ * way (snarkjs' curve wasm too); modules compiled before keep their code. Idempotent.
+ */
+export function optimizeWasmAtCompile(): void {
+  if (wasmOptimizedAtCompile) return;
+  v8.setFlagsFromString('--no-liftoff');
+  v8.setFlagsFromString('--no-wasm-lazy-compilation');
+  wasmOptimizedAtCompile = true;
 }
 
 /**
