@@ -69,6 +69,7 @@ program
   .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
   .option('--prover-backend <kind>', 'native|snarkjs: Groth16 prover in the prover threads, Refract\'s C prover or snarkjs (default native when the addon is built; every proof is verified either way)')
   .option('--prover-table-mb <n>', 'native prover: fixed-base MSM tables (≈1.3× faster MSMs) for a circuit whose tables fit this many MiB, all or none, once per process (default 96: the v1 circuits of up to two accounts or addresses and the one-account / one-address v2 circuits, 38–81 MiB each); 0 = none', int('--prover-table-mb'))
+  .option('--prover-table-files <dir>', 'native prover: where the fixed-base tables are kept between starts (<dir>/<circuit>.tables, read at load, written after a build), or "off" to build them at every start (default: the keys directory)')
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
   .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue (default 64)', positive('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
@@ -99,6 +100,7 @@ program
         proverKernels: o.proverKernels,
         proverBackend: o.proverBackend,
         proverTableMb: o.proverTableMb,
+        proverTableFiles: o.proverTableFiles,
         redisUrl: o.redisUrl,
         proverUrl: o.proverUrl,
         rateLimit: o.rateLimit,
@@ -163,6 +165,7 @@ program
   .option('--kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
   .option('--backend <kind>', 'native|snarkjs: Groth16 prover, Refract\'s C prover or snarkjs (default native when the addon is built; $REFRACT_PROVER_BACKEND)')
   .option('--table-mb <n>', 'native prover: fixed-base MSM tables for a circuit whose tables fit this many MiB, all or none, shared by the threads; 0 = none (default 96; $REFRACT_PROVER_TABLE_MB)', int('--table-mb'))
+  .option('--table-files <dir>', 'native prover: where the fixed-base tables are kept between starts, or "off" (default: the keys directory; $REFRACT_PROVER_TABLE_FILES)')
   .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', positive('--lock-duration-ms'))
   .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', positive('--stalled-interval-ms'))
@@ -175,7 +178,7 @@ program
     const { runProverCommand } = await import('./commands/prover.ts');
     let node;
     try {
-      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
+      node = await runProverCommand({ redisUrl, keys: o.keys, threads: o.threads, curve: o.curve, kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, tableFiles: o.tableFiles, queue: o.queue, lockDurationMs: o.lockDurationMs, stalledIntervalMs: o.stalledIntervalMs, warm: o.warm, events: !!o.events, logLevel: o.logLevel });
     } catch (e) {
       process.stderr.write(`refract prover: ${(e as Error).message}\n`);
       process.exit(1);

@@ -28,7 +28,7 @@ import { readFile } from 'node:fs/promises';
 import { threadId, workerData } from 'node:worker_threads';
 import { explainConstraintFailure, getCircuit } from '../src/prover/circuits.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { keyFiles } from '../src/prover/keys.ts';
+import { keyFiles, tableFile } from '../src/prover/keys.ts';
 import { nativeAddon } from '../src/native.ts';
 import {
   encodeNativeVkey,
@@ -141,7 +141,7 @@ function load(id: string): Promise<Loaded> {
       const bytes = new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength);
       if (backend === 'native') {
         const t0 = performance.now();
-        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb, tableFile: f.tables });
+        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb, tableFile: config.tableFiles === false ? undefined : tableFile(config.tableFiles ?? config.keysDir, id) });
         tableLoads.push({ circuitId: id, threadId, source: native.tableSource, mib: Math.round((native.tableBytes / 2 ** 20) * 10) / 10, ms: Math.round(performance.now() - t0), note: native.tableNote });
         if (native.nPublic !== spec.nPublic || native.nVars !== wc.witnessSize) {
           throw new ProverError('keys_missing', `circuit ${id}: ${f.zkey} has ${native.nPublic} public inputs and ${native.nVars} signals, the circuit ${spec.nPublic} and ${wc.witnessSize}; re-run setup`);

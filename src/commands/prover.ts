@@ -28,6 +28,8 @@ export interface ProverCommandOptions {
   backend?: string;
   /** Fixed-base MSM table budget per key, MiB (default: $REFRACT_PROVER_TABLE_MB, else 96). */
   tableMb?: number;
+  /** The table files' directory, or `off` (default: $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
+  tableFiles?: string;
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -62,6 +64,7 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     kernels: parseChoice<ProverKernels>('--kernels', opts.kernels, ['native', 'wasm']),
     backend: parseChoice<ProverBackendKind>('--backend', opts.backend, ['native', 'snarkjs']),
     tableMb: opts.tableMb,
+    tableFiles: opts.tableFiles,
     queueName: opts.queue,
     lockDurationMs: opts.lockDurationMs,
     stalledIntervalMs: opts.stalledIntervalMs,

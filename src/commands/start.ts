@@ -121,6 +121,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     kernels: config.proverKernels,
     backend: config.proverBackend,
     tableMb: config.proverTableMb,
+    tableFiles: config.proverTableFiles,
     timeoutMs: p.timeoutMs,
     maxPending: p.maxPending,
     circuits: p.circuits,

@@ -39,6 +39,8 @@ export const configSchema = z
     proverBackend: z.enum(['native', 'snarkjs']).optional(),
     /** Native prover: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none, once per process); absent = 96 (v1 circuits of up to 2 accounts or addresses, 1-account / 1-address v2 circuits). */
     proverTableMb: z.number().int().min(0).max(65536).optional(),
+    /** Native prover: directory of the fixed-base tables' files (`<dir>/<circuit>.tables`), or `off` (built at every load, never written); absent = the keys directory. */
+    proverTableFiles: z.string().min(1, 'a directory, or "off"').optional(),
     proverUrl: z.string().url().optional(),
     ptau: z.string().optional(),
     redisUrl: z.string().optional(),
@@ -81,6 +83,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
   REFRACT_PROVER_BACKEND: { key: 'proverBackend', type: 'string' },
   REFRACT_PROVER_TABLE_MB: { key: 'proverTableMb', type: 'number' },
+  REFRACT_PROVER_TABLE_FILES: { key: 'proverTableFiles', type: 'string' },
   REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
   REDIS_URL: { key: 'redisUrl', type: 'string' },
   // The only place REFRACT_API_KEYS is read: the server and POST /prove get the keys from the config.

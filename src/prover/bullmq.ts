@@ -478,6 +478,8 @@ export interface ProverNodeOptions {
   backend?: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
   tableMb?: number;
+  /** Native backend: the table files' directory, or `off` (see `ProverPoolOptions.tableFiles`; default $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
+  tableFiles?: string;
   /** Native backend, own pool: each key load of a prover thread (`ProverPoolOptions.onTableLoad`). */
   onTableLoad?: (t: TableLoad) => void;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */
@@ -536,7 +538,7 @@ const PERMANENT: ReadonlySet<ProverErrorCode> = new Set(['unsupported_shape', 'i
 export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNode> {
   const ownPool = !opts.pool;
   if (ownPool && !opts.keysDir) throw new ProverError('invalid_input', 'startProverNode: give keysDir or pool');
-  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend, tableMb: opts.tableMb, onTableLoad: opts.onTableLoad });
+  const pool = opts.pool ?? new ProverPool({ keysDir: opts.keysDir!, size: opts.threads, singleThread: singleThreadFor(opts.curve), kernels: opts.kernels, backend: opts.backend, tableMb: opts.tableMb, tableFiles: opts.tableFiles, onTableLoad: opts.onTableLoad });
   const concurrency = pool.stats().size;
   const nodeId = NODE_ID;
   const expiry = opts.jobExpiryMs ?? 600_000;

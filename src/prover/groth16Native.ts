@@ -11,6 +11,7 @@
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
  */
+import path from 'node:path';
 import { ProverError } from './errors.ts';
 import type { Groth16Proof, VerificationKey } from './snark.ts';
 import { nativeAddon, type TableSource } from '../native.ts';
@@ -80,6 +81,26 @@ export function proverTableMb(requested?: number): number {
     throw new ProverError('invalid_input', `${src} must be an integer number of MiB in [0, 65536], got ${JSON.stringify(requested ?? env)}`);
   }
   return v;
+}
+
+/**
+ * Where the prover threads keep the fixed-base tables' files (`<dir>/<circuit>.tables`): `requested`
+ * (a directory, or `off`), else REFRACT_PROVER_TABLE_FILES, else `keysDir`. `off` (or false): tables
+ * are built at every load and never written, for a read-only keys directory without a writable one
+ * beside it. Another directory: for keys mounted read-only, or on a disk without room for the
+ * tables (38–81 MB per circuit within the default budget).
+ * @returns the directory, resolved, or false for `off`
+ * @throws ProverError `invalid_input` for an empty value
+ */
+export function proverTableFiles(keysDir: string, requested?: string | false): string | false {
+  if (requested === false) return false;
+  const v = (requested ?? process.env.REFRACT_PROVER_TABLE_FILES)?.trim();
+  if (v === undefined) return path.resolve(keysDir);
+  if (v === '') {
+    const src = requested !== undefined ? 'proverTableFiles' : 'REFRACT_PROVER_TABLE_FILES';
+    throw new ProverError('invalid_input', `${src} must be a directory or "off", got an empty value`);
+  }
+  return v === 'off' ? false : path.resolve(v);
 }
 
 /** Names of the stages `proveNative` times, in the addon's order. */

@@ -40,8 +40,13 @@ export function keyFiles(keysDir: string, id: string): CircuitKeyFiles {
     zkey: path.join(keysDir, `${id}.zkey`),
     vkey: path.join(keysDir, `${id}.vkey.json`),
     vkeySolana: path.join(keysDir, `${id}.vkey.solana.json`),
-    tables: path.join(keysDir, `${id}.tables`),
+    tables: tableFile(keysDir, id),
   };
+}
+
+/** The native prover's table file of circuit `id` in directory `dir` (the keys dir unless `proverTableFiles` names another). */
+export function tableFile(dir: string, id: string): string {
+  return path.join(dir, `${id}.tables`);
 }
 
 /** Size and SHA-256 of a file. */

@@ -30,6 +30,7 @@
  * Loading the TypeScript worker: Piscina gets `execArgv: ['--import', <tsx loader URL>]`, which
  * works under `node --import tsx`, the tsx-registered CLI and vitest (forks pool).
  */
+import { mkdirSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -40,7 +41,7 @@ import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
 import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
-import { type ProverBackendKind, proverBackend, proverTableMb } from './groth16Native.ts';
+import { type ProverBackendKind, proverBackend, proverTableFiles, proverTableMb } from './groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -77,6 +78,12 @@ export interface ProverPoolOptions {
    * circuit and thread (default true; process-wide, see snark.ts `optimizeWasmAtCompile`).
    */
   optimizeWasm?: boolean;
+  /**
+   * Native backend: the directory of the table files (`<dir>/<circuit>.tables`, read at load, written
+   * after a build), or false for none (default `proverTableFiles()`: REFRACT_PROVER_TABLE_FILES, else
+   * `keysDir`). Created when missing.
+   */
+  tableFiles?: string | false;
   /** Native backend: called (on the pool's thread) for each key a prover thread loads, with where its tables came from and what went wrong with its table file (`note`); the table file is `keyFiles(keysDir, id).tables`. */
   onTableLoad?: (t: TableLoad) => void;
   /**
@@ -150,6 +157,8 @@ export interface ProverPoolStats {
   backend: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB. */
   tableMb: number;
+  /** Native backend: the directory of the table files, or false (`off`: built at every load, never written). */
+  tableFiles: string | false;
   /** Tasks running now (≤ size). */
   busy: number;
   /** Jobs waiting for a thread, total and per circuit. */
@@ -240,6 +249,7 @@ export class ProverPool {
       msmThreads: options.msmThreads ?? 0,
       backend: proverBackend(options.backend),
       tableMb: proverTableMb(options.tableMb),
+      tableFiles: proverTableFiles(options.keysDir, options.tableFiles),
       optimizeWasm: options.optimizeWasm ?? true,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
@@ -247,6 +257,14 @@ export class ProverPool {
       recycleRssBytes: options.recycleRssBytes ?? Infinity,
       taskTimeoutMs: options.taskTimeoutMs ?? 300_000,
     };
+    if (this.opts.backend === 'native' && this.opts.tableFiles) {
+      // a table file directory of its own: made here; if it cannot be, each load's table note says why
+      try {
+        mkdirSync(this.opts.tableFiles, { recursive: true });
+      } catch {
+        /* reported per key (TableLoad.note, GET /health) */
+      }
+    }
     const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
     const workerData: ProveWorkerData = {
       keysDir: this.opts.keysDir,
@@ -256,6 +274,7 @@ export class ProverPool {
       msmThreads: this.opts.msmThreads,
       backend: this.opts.backend,
       tableMb: this.opts.tableMb,
+      tableFiles: this.opts.tableFiles,
       optimizeWasm: this.opts.optimizeWasm,
     };
     this.piscina = new Piscina({
@@ -373,6 +392,7 @@ export class ProverPool {
       kernels: this.opts.kernels,
       backend: this.opts.backend,
       tableMb: this.opts.tableMb,
+      tableFiles: this.opts.tableFiles,
       busy: this.inFlight,
       queueSize,
       queuedByCircuit,

@@ -25,6 +25,8 @@ export interface ProveWorkerData {
   backend?: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB (absent: `proverTableMb()`'s default). */
   tableMb?: number;
+  /** Native backend: the table files' directory, or false for none (absent: the keys directory). */
+  tableFiles?: string | false;
   /** Compile wasm with TurboFan at load (`optimizeWasmAtCompile`); absent = true. */
   optimizeWasm?: boolean;
 }

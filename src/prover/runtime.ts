@@ -59,6 +59,8 @@ export interface ProverRuntimeOptions {
   backend?: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
   tableMb?: number;
+  /** Native backend: the table files' directory, or `off` (see `ProverPoolOptions.tableFiles`; default $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
+  tableFiles?: string;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
   /** Proof queue bound, default 64: pending proofs of the in-process queue, or jobs waiting in the BullMQ queue. */
@@ -169,7 +171,7 @@ export class ProverRuntime {
 
     o.metrics?.proofQueueCapacity.set(o.maxPending ?? DEFAULT_MAX_PENDING);
     const threads = o.threads ?? availableParallelism();
-    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, onTableLoad: (t) => logTableLoad(this.log, t) });
+    if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, tableFiles: o.tableFiles, onTableLoad: (t) => logTableLoad(this.log, t) });
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
@@ -269,7 +271,7 @@ export class ProverRuntime {
       // tableMb: the fixed-base table budget per circuit; tables: the sets in this process (shared by the threads), their MiB,
       // and per loaded circuit where its tables came from (built / file / shared / none), MiB, load ms and the table file's note (null: fine)
       const byCircuit = Object.fromEntries(Object.entries(s.tableLoads).map(([id, t]) => [id, { source: t.source, mib: t.mib, ms: t.ms, note: t.note }]));
-      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, tables: tables ? { sets: tables.sets, mib: Number((tables.bytes / 2 ** 20).toFixed(1)), byCircuit } : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
+      out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, tableFiles: s.backend === 'native' ? s.tableFiles || 'off' : null, tables: tables ? { sets: tables.sets, mib: Number((tables.bytes / 2 ** 20).toFixed(1)), byCircuit } : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
   }
