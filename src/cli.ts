@@ -135,6 +135,8 @@ program
   .option('--dev-ptau-power <n>', 'use an INSECURE development ptau of 2^N (generated when missing) when no --ptau is given, instead of downloading the public one', int('--dev-ptau-power'))
   .option('--force', 'rebuild even when cached')
   .option('--no-progress', 'log lines instead of a progress bar')
+  .option('--table-mb <n>', 'native prover: write the fixed-base table files of the circuits whose tables fit this many MiB (default 96; $REFRACT_PROVER_TABLE_MB; 0 = none)', int('--table-mb'))
+  .option('--table-files <dir>', 'native prover: where the table files go, or "off" (default: the keys directory; $REFRACT_PROVER_TABLE_FILES)')
   .option('--exit-on-stdin-close', 'exit when standard input closes (used by `refract start`\'s background setup, so it dies with its parent)')
   .action(async (o) => {
     // Through process.exit, so the circom compilers it started are killed with it (snark.ts).
@@ -147,7 +149,7 @@ program
     }
     const { runSetupCommand } = await import('./commands/setup.ts');
     try {
-      await runSetupCommand({ keys: o.keys, ptau: o.ptau, insecurePtau: !!o.insecurePtau, circuits: o.circuits, devPtauPower: o.devPtauPower, force: !!o.force, progress: o.progress });
+      await runSetupCommand({ keys: o.keys, ptau: o.ptau, insecurePtau: !!o.insecurePtau, circuits: o.circuits, devPtauPower: o.devPtauPower, force: !!o.force, progress: o.progress, tableMb: o.tableMb, tableFiles: o.tableFiles });
     } catch (e) {
       process.stderr.write(`refract setup: ${(e as Error).message}\n`);
       process.exit(1);

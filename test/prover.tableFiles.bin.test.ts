@@ -18,13 +18,19 @@ import { runRefract, startRefract, stopAll, type RefractDaemon } from './helpers
 const ID = 'inclusion_26_1';
 let keys: string;
 
+/** A temporary keys directory with inclusion_26_1's keys (and the manifest) but no table file. */
+function copyKeys(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'refract-keys-copy-'));
+  const from = keyFiles(TEST_KEYS_DIR, ID);
+  const to = keyFiles(dir, ID);
+  for (const k of ['wasm', 'zkey', 'vkey', 'vkeySolana'] as const) copyFileSync(from[k], to[k]);
+  copyFileSync(path.join(TEST_KEYS_DIR, MANIFEST_FILE), path.join(dir, MANIFEST_FILE));
+  return dir;
+}
+
 beforeAll(async () => {
   await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: [ID], log: () => {} });
-  keys = mkdtempSync(path.join(tmpdir(), 'refract-keys-copy-'));
-  const from = keyFiles(TEST_KEYS_DIR, ID);
-  const to = keyFiles(keys, ID);
-  for (const k of ['wasm', 'zkey', 'vkey', 'vkeySolana'] as const) copyFileSync(from[k], to[k]);
-  copyFileSync(path.join(TEST_KEYS_DIR, MANIFEST_FILE), path.join(keys, MANIFEST_FILE));
+  keys = copyKeys();
 }, 600_000);
 
 afterAll(() => stopAll());
@@ -106,4 +112,35 @@ describe.skipIf(!nativeProverAvailable())('refract start: where the table files 
     expect(badEnv.status).not.toBe(0);
     expect(badEnv.stderr).toMatch(/REFRACT_PROVER_TABLE_FILES must be a directory or "off"/);
   });
+});
+
+describe.skipIf(!nativeProverAvailable())('refract setup writes the table files of the circuits it was given', () => {
+  const setup = (dir: string, ...extra: string[]) => runRefract(['setup', '--keys', dir, '--ptau', DEV_PTAU, '--insecure-ptau', '--no-progress', '--circuits', ID, ...extra]);
+
+  test('missing: built and written (summary `tables`, a log line); present: left alone; off or a budget of 0: none; the next start reads the file', async () => {
+    const dir = copyKeys();
+    const other = path.join(mkdtempSync(path.join(tmpdir(), 'refract-setup-tables-')), 'elsewhere');
+    const off = await setup(dir, '--table-files', 'off');
+    expect(off.status).toBe(0);
+    expect(JSON.parse(off.stdout)).toMatchObject({ built: [], cached: [ID], tables: {} });
+    const none = await setup(dir, '--table-mb', '0');
+    expect(JSON.parse(none.stdout).tables).toEqual({});
+    expect(tablesIn(dir)).toEqual([]);
+
+    const first = await setup(dir);
+    expect(first.status).toBe(0);
+    const t = JSON.parse(first.stdout).tables[ID];
+    expect(t).toMatchObject({ source: 'built', note: null, file: keyFiles(dir, ID).tables });
+    expect(t.mib).toBeGreaterThan(30);
+    expect(first.stderr).toContain(`${ID}: tables ${t.mib} MiB built in`);
+    expect(tablesIn(dir)).toEqual([`${ID}.tables`]);
+    expect(JSON.parse((await setup(dir)).stdout).tables).toEqual({});
+
+    const elsewhere = await setup(dir, '--table-files', other);
+    expect(JSON.parse(elsewhere.stdout).tables[ID]).toMatchObject({ source: 'built', file: path.join(other, `${ID}.tables`) });
+
+    const d = await startRefract(['--keys', dir, '--circuits', ID, '--no-build-keys', '--prover-threads', '1', '--prover-backend', 'native']);
+    expect((await loaded(d)).tables.byCircuit[ID]).toMatchObject({ source: 'file', note: null });
+    await d.stop();
+  }, 240_000);
 });

@@ -12,12 +12,16 @@
  * `--dev-ptau-power` skips the download). Development files (one known contributor) are announced
  * as INSECURE.
  *
+ * Then the native prover's fixed-base table files of the circuits within the table budget that have
+ * none (`--table-mb`, `--table-files` as for `refract prover`), so that the first start reads them.
+ *
  * Output: a progress bar on a TTY (stderr), one log line per step otherwise; a JSON summary on stdout.
  */
 import path from 'node:path';
 import { DEFAULT_CIRCUIT_IDS } from '../prover/circuits.ts';
 import { setupProgressBar } from '../prover/setupProgressBar.ts';
 import { defaultDevPtau } from '../prover/keyReadiness.ts';
+import { prepareTableFiles } from '../prover/groth16Native.ts';
 import { setupCircuits, type SetupProgress } from '../prover/keySetup.ts';
 
 /** Options of the setup command. */
@@ -31,11 +35,18 @@ export interface SetupCommandOptions {
   force?: boolean;
   /** Progress bar (TTY only); false → plain log lines. */
   progress?: boolean;
+  /** Native prover: table budget per key, MiB (default $REFRACT_PROVER_TABLE_MB, else 96; 0 = no table files). */
+  tableMb?: number;
+  /** Native prover: the table files' directory, or `off` (default $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
+  tableFiles?: string;
 }
 
 /**
- * Runs the setup and prints a JSON summary (`keysDir`, built, cached, ptau, timings) on stdout.
- * @throws ProverError `unsupported_shape` (unknown circuit id), `setup_failed` (compile error, unusable ptau)
+ * Runs the setup, then writes the native prover's table files of the circuits that have none (so the
+ * first start reads them instead of building: `prepareTableFiles`), and prints a JSON summary
+ * (`keysDir`, built, cached, ptau, timings, tables) on stdout.
+ * @throws ProverError `unsupported_shape` (unknown circuit id), `setup_failed` (compile error, unusable ptau),
+ *   `invalid_input` (table budget or directory), `keys_missing` (a zkey that cannot be parsed)
  */
 export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> {
   const keysDir = path.resolve(opts.keys);
@@ -72,6 +83,13 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
       },
     });
     bar?.stop();
+    const tables = await prepareTableFiles(keysDir, [...res.built, ...res.cached], { tableMb: opts.tableMb, tableFiles: opts.tableFiles });
+    for (const [id, t] of Object.entries(tables)) {
+      if (t.source === 'none') continue;
+      process.stderr.write(
+        t.note ? `[refract setup] WARNING: ${id}: tables built (${t.mib} MiB) but not written: ${t.note}\n` : `[refract setup] ${id}: tables ${t.mib} MiB built in ${(t.ms / 1000).toFixed(1)} s, written to ${t.file}\n`,
+      );
+    }
     const summary = {
       keysDir,
       built: res.built,
@@ -79,6 +97,7 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
       ptau: res.manifest.ptau,
       seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
       timingsMs: res.timingsMs,
+      tables,
     };
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     if (res.manifest.ptau?.insecureDev) {

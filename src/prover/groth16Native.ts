@@ -11,7 +11,10 @@
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
  */
+import { existsSync, mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { keyFiles, tableFile } from './keys.ts';
 import { ProverError } from './errors.ts';
 import type { Groth16Proof, VerificationKey } from './snark.ts';
 import { nativeAddon, type TableSource } from '../native.ts';
@@ -101,6 +104,52 @@ export function proverTableFiles(keysDir: string, requested?: string | false): s
     throw new ProverError('invalid_input', `${src} must be a directory or "off", got an empty value`);
   }
   return v === 'off' ? false : path.resolve(v);
+}
+
+/** What `prepareTableFiles` did for one circuit: its tables' source (`built` and written, or `none`: over the budget), MiB, ms, and why the file could not be written (`note`). */
+export interface TableFilePrep {
+  source: TableSource;
+  mib: number;
+  /** Load of the key, tables and file included, ms. */
+  ms: number;
+  note: string | null;
+  /** The table file (written when `source` is `built` and `note` is null). */
+  file: string;
+}
+
+/**
+ * Writes the table files of circuits `ids` whose keys are in `keysDir` and whose file is missing,
+ * as a prover thread's first load would (`loadNativeKey` with the file: built on every core, written
+ * through a temporary file), so that the next start reads them instead of building (`refract setup`
+ * runs it for the circuits it was given). A key whose tables exceed the budget gets none (`none`,
+ * ≈ 0.1 s to find out for inclusion_26_8); a file that exists is left to the loads, which check it.
+ * One key at a time: at most one circuit's tables (≤ the budget) are held at once, besides garbage
+ * not yet collected.
+ * @param opts.tableMb budget per key, MiB (default `proverTableMb()`); opts.tableFiles as in `proverTableFiles`
+ * @returns per circuit handled; empty when the native prover is not built, the budget is 0 or table files are off
+ * @throws ProverError `keys_missing` when a zkey cannot be read or parsed
+ */
+export async function prepareTableFiles(keysDir: string, ids: readonly string[], opts: { tableMb?: number; tableFiles?: string | false } = {}): Promise<Record<string, TableFilePrep>> {
+  const tableMb = proverTableMb(opts.tableMb);
+  const dir = proverTableFiles(keysDir, opts.tableFiles);
+  const out: Record<string, TableFilePrep> = {};
+  if (!nativeProverAvailable() || tableMb === 0 || dir === false) return out;
+  mkdirSync(dir, { recursive: true });
+  for (const id of ids) {
+    const file = tableFile(dir, id);
+    const zkeyFile = keyFiles(keysDir, id).zkey;
+    if (existsSync(file) || !existsSync(zkeyFile)) continue;
+    const t0 = performance.now();
+    let zkey: Buffer;
+    try {
+      zkey = await readFile(zkeyFile);
+    } catch (e) {
+      throw new ProverError('keys_missing', `circuit ${id}: cannot read ${zkeyFile} (${(e as Error).message})`);
+    }
+    const key = loadNativeKey(new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength), `circuit ${id}: ${zkeyFile}`, { tableMb, tableFile: file });
+    out[id] = { source: key.tableSource, mib: Math.round((key.tableBytes / 2 ** 20) * 10) / 10, ms: Math.round(performance.now() - t0), note: key.tableNote, file };
+  }
+  return out;
 }
 
 /** Names of the stages `proveNative` times, in the addon's order. */

@@ -21,7 +21,7 @@ import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } fro
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
 import { type CurveThreading, logTableLoad, ProverPool, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
-import { nativeTableSets, type ProverBackendKind } from './groth16Native.ts';
+import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb, type ProverBackendKind } from './groth16Native.ts';
 import { KeyReadiness } from './keyReadiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './proofService.ts';
 
@@ -164,7 +164,11 @@ export class ProverRuntime {
     await readiness.refresh();
     for (const id of readyMetricIds) o.metrics?.proverReady.set({ circuit: id }, readiness.isReady(id) ? 1 : 0);
     if (!readiness.complete) {
-      if (o.autoSetup !== false) readiness.startBackgroundSetup({ ptau: o.ptau, args: o.setupArgs });
+      if (o.autoSetup !== false) {
+        // the setup writes the table files this process's threads will read (none for the snarkjs backend)
+        const tableArgs = proverBackend(o.backend) === 'native' ? ['--table-mb', String(proverTableMb(o.tableMb)), '--table-files', proverTableFiles(o.keysDir, o.tableFiles) || 'off'] : ['--table-mb', '0'];
+        readiness.startBackgroundSetup({ ptau: o.ptau, args: [...tableArgs, ...(o.setupArgs ?? [])] });
+      }
       else this.log.warn({ keysDir: readiness.keysDir, ready: readiness.readyIds() }, 'proving keys incomplete and background setup is off: run `refract setup` (new keys are picked up within 30 s)');
       readiness.watchUntilComplete();
     }
