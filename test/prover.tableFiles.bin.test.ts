@@ -4,11 +4,11 @@
 // (the keys directory). A copy of inclusion_26_1's keys in a temporary directory, so that what is
 // written there is this test's alone. `GET /health` reports the choice as `prover.pool.tableFiles`
 // and each circuit's table source.
-import { copyFileSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { proverTableFiles } from '../src/prover/groth16Native.ts';
+import { prepareTableFiles, proverTableFiles } from '../src/prover/groth16Native.ts';
 import { keyFiles, MANIFEST_FILE } from '../src/prover/keys.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { nativeProverAvailable } from '../src/prover/groth16Native.ts';
@@ -108,6 +108,9 @@ describe.skipIf(!nativeProverAvailable())('refract start: where the table files 
     const bad = await runRefract(['start', '--no-ingest', '--keys', keys, '--prover-table-files', '']);
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toMatch(/proverTableFiles/);
+    const setupBad = await runRefract(['setup', '--keys', keys, '--circuits', ID, '--no-progress', '--table-files', '']);
+    expect(setupBad.status).not.toBe(0);
+    expect(setupBad.stderr).toMatch(/refract setup: proverTableFiles must be a directory or "off"/);
     const badEnv = await runRefract(['prover', '--redis-url', 'redis://127.0.0.1:1', '--keys', keys], { REFRACT_PROVER_TABLE_FILES: ' ' });
     expect(badEnv.status).not.toBe(0);
     expect(badEnv.stderr).toMatch(/REFRACT_PROVER_TABLE_FILES must be a directory or "off"/);
@@ -122,7 +125,8 @@ describe.skipIf(!nativeProverAvailable())('refract setup writes the table files 
     const other = path.join(mkdtempSync(path.join(tmpdir(), 'refract-setup-tables-')), 'elsewhere');
     const off = await setup(dir, '--table-files', 'off');
     expect(off.status).toBe(0);
-    expect(JSON.parse(off.stdout)).toMatchObject({ built: [], cached: [ID], tables: {} });
+    expect(JSON.parse(off.stdout)).toMatchObject({ built: [], cached: [ID] });
+    expect(JSON.parse(off.stdout).tables).toEqual({});
     const none = await setup(dir, '--table-mb', '0');
     expect(JSON.parse(none.stdout).tables).toEqual({});
     expect(tablesIn(dir)).toEqual([]);
@@ -137,10 +141,30 @@ describe.skipIf(!nativeProverAvailable())('refract setup writes the table files 
     expect(JSON.parse((await setup(dir)).stdout).tables).toEqual({});
 
     const elsewhere = await setup(dir, '--table-files', other);
-    expect(JSON.parse(elsewhere.stdout).tables[ID]).toMatchObject({ source: 'built', file: path.join(other, `${ID}.tables`) });
+    expect(JSON.parse(elsewhere.stdout).tables[ID]).toMatchObject({ source: 'built', note: null, file: path.join(other, `${ID}.tables`) });
+    expect(tablesIn(other)).toEqual([`${ID}.tables`]);
 
     const d = await startRefract(['--keys', dir, '--circuits', ID, '--no-build-keys', '--prover-threads', '1', '--prover-backend', 'native']);
     expect((await loaded(d)).tables.byCircuit[ID]).toMatchObject({ source: 'file', note: null });
     await d.stop();
   }, 240_000);
 });
+
+describe.skipIf(!nativeProverAvailable())('prepareTableFiles', () => {
+  test('a key just made (`replace`): its stale file and a killed writer\'s temporary file in the table directory are replaced; a directory that cannot be made is a note per circuit, not an error', async () => {
+    const dir = copyKeys();
+    const other = mkdtempSync(path.join(tmpdir(), 'refract-stale-tables-'));
+    writeFileSync(path.join(other, `${ID}.tables`), 'stale: the tables of an earlier zkey');
+    writeFileSync(path.join(other, `${ID}.tables.tmp.123.0`), 'half written');
+    expect(await prepareTableFiles(dir, [ID], { tableFiles: other })).toEqual({}); // present, not replaced: left to the loads' checks
+    const r = await prepareTableFiles(dir, [ID], { tableFiles: other, replace: [ID] });
+    expect(r[ID]).toMatchObject({ source: 'built', note: null, file: path.join(other, `${ID}.tables`) });
+    expect(tablesIn(other)).toEqual([`${ID}.tables`]);
+    expect(statSync(path.join(other, `${ID}.tables`)).size).toBeGreaterThan(30 * 2 ** 20);
+
+    const blocked = path.join(other, `${ID}.tables`, 'sub'); // under a file: cannot be made
+    const n = await prepareTableFiles(dir, [ID], { tableFiles: blocked });
+    expect(n[ID]).toMatchObject({ source: 'none', note: expect.stringMatching(/^cannot create .*sub: ENOTDIR/) });
+  }, 120_000);
+});
+

@@ -107,7 +107,10 @@ describe('BullMQ proof queue: failures', () => {
     const first = b.prove(job, { timeoutMs: 10_000 });
     // the first request's job is in the queue before the second request is made (`reused` compares ms stamps)
     const id = proofJobId(job.witness.circuitId, job.witness.input);
-    while ((await b.queue.getJobState(id)) !== 'waiting') await new Promise((r) => setTimeout(r, 5));
+    for (const end = Date.now() + 10_000; (await b.queue.getJobState(id)) !== 'waiting'; ) {
+      if (Date.now() > end) throw new Error(`job ${id} not queued within 10 s`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
     await new Promise((r) => setTimeout(r, 2));
     const second = b.prove(job, { timeoutMs: 10_000 });
     await new Promise((r) => setTimeout(r, 20));

@@ -28,13 +28,23 @@ let worker: Worker<ProofJobData, ProofJobResult>;
 let outcome: 'complete' | 'fail' = 'complete';
 let release: () => void = () => {};
 let closing = false;
+/** Resolves once the worker holds a job (its `release` set): `active` in Redis comes before that. */
+let held: Promise<void> = new Promise(() => {});
+let onHeld: () => void = () => {};
+function expectHold(): void {
+  held = new Promise((r) => (onHeld = r));
+}
 
 beforeAll(async () => {
   backend = await BullBackend.create({ redisUrl: REDIS, queueName: QUEUE });
   worker = new Worker<ProofJobData, ProofJobResult>(
     QUEUE,
     async () => {
-      if (!closing) await new Promise<void>((r) => (release = r));
+      if (!closing)
+        await new Promise<void>((r) => {
+          release = r;
+          onHeld();
+        });
       if (outcome === 'fail') throw new UnrecoverableError(JSON.stringify({ code: 'witness_failed', message: 'the path does not fold' }));
       return FAKE_RESULT;
     },
@@ -61,8 +71,9 @@ async function until(jobId: string, want: string): Promise<void> {
 
 /** Submits an async job for `inputs`, waits until the worker holds it, and makes the next `getJob` finish it first. */
 async function activeJobFinishingInsideGetJob(inputs: ValidityProofInputs): Promise<string> {
+  expectHold();
   const { jobId } = await backend.submit({ witness: buildCircuitInput(inputs), inputs });
-  await until(jobId, 'active');
+  await held;
   const getJob = backend.queue.getJob.bind(backend.queue);
   vi.spyOn(backend.queue, 'getJob').mockImplementationOnce(async (id: string) => {
     const before = await getJob(id); // the hash as it was while the job was active
@@ -96,8 +107,9 @@ describe('BullBackend.jobStatus: a job finishing between the reads', () => {
     outcome = 'fail';
     const inputs = { accounts: [syntheticAccount(53, 4)], addresses: [] };
     const job = { witness: buildCircuitInput(inputs), inputs };
+    expectHold();
     const { jobId } = await backend.submit(job);
-    await until(jobId, 'active');
+    await held;
     release();
     await until(jobId, 'failed');
     const getJob = backend.queue.getJob.bind(backend.queue);

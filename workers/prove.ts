@@ -44,7 +44,6 @@ import {
   prove,
   useCurve,
   type ProverKernels,
-  optimizeWasmAtCompile,
   verify,
   WitnessCalculator,
   type CircuitInput,
@@ -63,7 +62,6 @@ interface Loaded {
 }
 
 const config = workerData as ProveWorkerData;
-if (config.optimizeWasm !== false) optimizeWasmAtCompile(); // before any witness wasm is compiled
 const backend = proverBackend(config.backend);
 const circuits = new Map<string, Promise<Loaded>>();
 /** Native key loads not yet reported (taskResult hands them to the pool). */

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { DEFAULT_CIRCUIT_IDS } from '../prover/circuits.ts';
 import { setupProgressBar } from '../prover/setupProgressBar.ts';
 import { defaultDevPtau } from '../prover/keyReadiness.ts';
-import { prepareTableFiles } from '../prover/groth16Native.ts';
+import { prepareTableFiles, proverTableFiles, proverTableMb } from '../prover/groth16Native.ts';
 import { setupCircuits, type SetupProgress } from '../prover/keySetup.ts';
 
 /** Options of the setup command. */
@@ -57,6 +57,9 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
     insecure = ptau !== undefined;
   }
   const circuits = opts.circuits?.length ? opts.circuits : [...DEFAULT_CIRCUIT_IDS];
+  // the table options are checked before the long part, not after it
+  proverTableMb(opts.tableMb);
+  proverTableFiles(keysDir, opts.tableFiles);
   const tty = opts.progress !== false && process.stderr.isTTY;
   const bar = tty ? setupProgressBar() : undefined;
   const t0 = performance.now();
@@ -83,12 +86,10 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
       },
     });
     bar?.stop();
-    const tables = await prepareTableFiles(keysDir, [...res.built, ...res.cached], { tableMb: opts.tableMb, tableFiles: opts.tableFiles });
+    const tables = await prepareTableFiles(keysDir, [...res.built, ...res.cached], { tableMb: opts.tableMb, tableFiles: opts.tableFiles, replace: res.built });
     for (const [id, t] of Object.entries(tables)) {
-      if (t.source === 'none') continue;
-      process.stderr.write(
-        t.note ? `[refract setup] WARNING: ${id}: tables built (${t.mib} MiB) but not written: ${t.note}\n` : `[refract setup] ${id}: tables ${t.mib} MiB built in ${(t.ms / 1000).toFixed(1)} s, written to ${t.file}\n`,
-      );
+      if (t.note) process.stderr.write(`[refract setup] WARNING: ${id}: table file not written (the first start builds the tables): ${t.note}\n`);
+      else if (t.source !== 'none') process.stderr.write(`[refract setup] ${id}: tables ${t.mib} MiB built in ${(t.ms / 1000).toFixed(1)} s, written to ${t.file}\n`);
     }
     const summary = {
       keysDir,

@@ -392,11 +392,10 @@ export class BullBackend implements ProofBackend {
       events.on(failedEvent, onFailed);
       (async () => {
         await this.events.waitUntilReady();
-        const state = await this.queue.getJobState(jobId);
-        if (state === 'unknown') return settle(() => resolve('stale'));
+        const read = await this.readJob(jobId);
+        if (!read) return settle(() => resolve('stale'));
+        const { state, job: found } = read;
         if (state !== 'completed' && state !== 'failed') return;
-        const found = await this.queue.getJob(jobId);
-        if (!found) return settle(() => resolve('stale'));
         if (state === 'completed') return settle(() => resolve(found.returnvalue));
         // Created before this request (clock of the API that added it, not of the node): stale.
         if (found.timestamp < since) return settle(() => resolve('stale'));

@@ -11,7 +11,7 @@
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { keyFiles, tableFile } from './keys.ts';
@@ -118,27 +118,42 @@ export interface TableFilePrep {
 }
 
 /**
- * Writes the table files of circuits `ids` whose keys are in `keysDir` and whose file is missing,
- * as a prover thread's first load would (`loadNativeKey` with the file: built on every core, written
+ * Writes the table files of circuits `ids` whose keys are in `keysDir` and whose file is missing
+ * (or listed in `opts.replace`: keys just made, whose files, and a killed writer's temporary ones, are
+ * deleted first), as a prover thread's first load would (`loadNativeKey` with the file: built on every core, written
  * through a temporary file), so that the next start reads them instead of building (`refract setup`
  * runs it for the circuits it was given). A key whose tables exceed the budget gets none (`none`,
  * ≈ 0.1 s to find out for inclusion_26_8); a file that exists is left to the loads, which check it.
  * One key at a time: at most one circuit's tables (≤ the budget) are held at once, besides garbage
  * not yet collected.
  * @param opts.tableMb budget per key, MiB (default `proverTableMb()`); opts.tableFiles as in `proverTableFiles`
- * @returns per circuit handled; empty when the native prover is not built, the budget is 0 or table files are off
- * @throws ProverError `keys_missing` when a zkey cannot be read or parsed
+ * @returns per circuit handled; empty when the native prover is not built, the budget is 0 or table files are off.
+ *   A directory that cannot be made or written is a `note` per circuit (`none` when nothing was built), not an error.
+ * @throws ProverError `keys_missing` when a zkey cannot be read or parsed, `invalid_input` for a bad budget or directory value
  */
-export async function prepareTableFiles(keysDir: string, ids: readonly string[], opts: { tableMb?: number; tableFiles?: string | false } = {}): Promise<Record<string, TableFilePrep>> {
+export async function prepareTableFiles(keysDir: string, ids: readonly string[], opts: { tableMb?: number; tableFiles?: string | false; replace?: readonly string[] } = {}): Promise<Record<string, TableFilePrep>> {
   const tableMb = proverTableMb(opts.tableMb);
   const dir = proverTableFiles(keysDir, opts.tableFiles);
   const out: Record<string, TableFilePrep> = {};
   if (!nativeProverAvailable() || tableMb === 0 || dir === false) return out;
-  mkdirSync(dir, { recursive: true });
+  let dirError: string | undefined;
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    dirError = `cannot create ${dir}: ${(e as Error).message}`;
+  }
   for (const id of ids) {
     const file = tableFile(dir, id);
     const zkeyFile = keyFiles(keysDir, id).zkey;
-    if (existsSync(file) || !existsSync(zkeyFile)) continue;
+    if (!existsSync(zkeyFile)) continue;
+    if (dirError) {
+      out[id] = { source: 'none', mib: 0, ms: 0, note: dirError, file };
+      continue;
+    }
+    if (opts.replace?.includes(id)) {
+      for (const name of readdirSync(dir)) if (name === `${id}.tables` || name.startsWith(`${id}.tables.tmp.`)) rmSync(path.join(dir, name), { force: true });
+    }
+    if (existsSync(file)) continue;
     const t0 = performance.now();
     let zkey: Buffer;
     try {

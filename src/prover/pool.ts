@@ -40,7 +40,7 @@ import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWork
 import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
 import { ProverError } from './errors.ts';
-import { type CircuitInput, type Groth16Proof, type ProverKernels, proverKernels } from './snark.ts';
+import { type CircuitInput, type Groth16Proof, optimizeWasmAtCompile, type ProverKernels, proverKernels } from './snark.ts';
 import { type ProverBackendKind, proverBackend, proverTableFiles, proverTableMb } from './groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
@@ -84,7 +84,7 @@ export interface ProverPoolOptions {
    * `keysDir`). Created when missing.
    */
   tableFiles?: string | false;
-  /** Native backend: called (on the pool's thread) for each key a prover thread loads, with where its tables came from and what went wrong with its table file (`note`); the table file is `keyFiles(keysDir, id).tables`. */
+  /** Native backend: called (on the pool's thread) for each key a prover thread loads, with where its tables came from and what went wrong with its table file (`note`); the table file is `<tableFiles>/<circuit>.tables`. */
   onTableLoad?: (t: TableLoad) => void;
   /**
    * Who computes the proofs (default `proverBackend()`: `native`, Refract's C Groth16 prover with the
@@ -265,6 +265,8 @@ export class ProverPool {
         /* reported per key (TableLoad.note, GET /health) */
       }
     }
+    // V8's flags are the process's: set here, on this thread, before any prover thread compiles its wasm
+    if (this.opts.optimizeWasm) optimizeWasmAtCompile();
     const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
     const workerData: ProveWorkerData = {
       keysDir: this.opts.keysDir,
@@ -275,7 +277,6 @@ export class ProverPool {
       backend: this.opts.backend,
       tableMb: this.opts.tableMb,
       tableFiles: this.opts.tableFiles,
-      optimizeWasm: this.opts.optimizeWasm,
     };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,

@@ -27,8 +27,6 @@ export interface ProveWorkerData {
   tableMb?: number;
   /** Native backend: the table files' directory, or false for none (absent: the keys directory). */
   tableFiles?: string | false;
-  /** Compile wasm with TurboFan at load (`optimizeWasmAtCompile`); absent = true. */
-  optimizeWasm?: boolean;
 }
 
 /**
