@@ -551,11 +551,10 @@ static napi_value js_g16_tables(napi_env env, napi_callback_info info) {
     napi_valuetype t;
     napi_typeof(env, argv[2], &t);
     if (t != napi_undefined && t != napi_null) {
-      size_t len = 0, got = 0;
-      /* the whole UTF-8 length first (a too small buffer would cut it silently), then no NUL inside */
-      if (t != napi_string || napi_get_value_string_utf8(env, argv[2], NULL, 0, &len) != napi_ok || len == 0 ||
-          len >= sizeof path || napi_get_value_string_utf8(env, argv[2], path, sizeof path, &got) != napi_ok ||
-          got != len || strlen(path) != len) {
+      size_t len = 0;
+      /* the whole UTF-8 length first (a too small buffer would cut it silently; not a string fails here), then no NUL inside */
+      if (napi_get_value_string_utf8(env, argv[2], NULL, 0, &len) != napi_ok || len == 0 || len >= sizeof path ||
+          napi_get_value_string_utf8(env, argv[2], path, sizeof path, NULL) != napi_ok || strlen(path) != len) {
         napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "path must be a non-empty string of under 4096 UTF-8 bytes without NUL");
         return NULL;
       }

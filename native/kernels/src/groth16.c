@@ -300,6 +300,13 @@ static void tables_unlink_free(g16_tables *e) {
  * one msm_table_save record per table present. */
 static const char TABLE_FILE_MAGIC[8] = {'R', 'E', 'F', 'R', 'T', 'B', 'L', '1'};
 
+/* Bit i set when the set has table i (its MSM has points): the table file header's presence mask. */
+static unsigned tables_mask(const g16_tables *e) {
+  unsigned mask = 0;
+  for (int i = 0; i < 4; i++) mask |= e->n[i] ? 1u << i : 0;
+  return mask;
+}
+
 /* Reads the set's tables from path: 1 when all are there and right, 0 when there is no file, −1
  * (note says why) when it is unreadable, for other points, truncated or damaged. */
 static int tables_file_load(g16_tables *e, const char *path, const uint8_t *const bases[4], char *note, size_t notelen) {
@@ -312,8 +319,7 @@ static int tables_file_load(g16_tables *e, const char *path, const uint8_t *cons
   char magic[8];
   uint32_t head[2];
   const char *why = NULL;
-  unsigned mask = 0;
-  for (int i = 0; i < 4; i++) mask |= e->n[i] ? 1u << i : 0;
+  const unsigned mask = tables_mask(e);
   if (fread(magic, 8, 1, f) != 1 || memcmp(magic, TABLE_FILE_MAGIC, 8) != 0 || fread(head, sizeof head, 1, f) != 1 ||
       head[1] != 0)
     why = "not a table file of this version";
@@ -344,8 +350,7 @@ static int tables_file_save(const g16_tables *e, const char *path, char *note, s
   snprintf(tmp, plen + 48, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&seq, 1));
   FILE *f = fopen(tmp, "wb");
   int ok = f != NULL, err = ok ? 0 : errno;
-  uint32_t head[2] = {0, 0};
-  for (int i = 0; i < 4; i++) head[0] |= e->n[i] ? 1u << i : 0;
+  const uint32_t head[2] = {tables_mask(e), 0};
   if (ok && (fwrite(TABLE_FILE_MAGIC, 8, 1, f) != 1 || fwrite(head, sizeof head, 1, f) != 1)) ok = 0, err = errno;
   for (int i = 0; i < 4 && ok; i++)
     if (e->t[i] && msm_table_save(e->t[i], f) != 0) ok = 0, err = errno;

@@ -363,8 +363,9 @@ static void *msm_fill_worker(void *arg) {
   return NULL;
 }
 
-msm_table *msm_table_build(int group, const uint8_t *bases, size_t n, unsigned threads) {
-  if (group != 1 && group != 2) return NULL;
+/* An unfilled table of this build's window width for n points of the group; NULL when out of memory
+ * or past the 32-bit indices. */
+static msm_table *table_alloc(int group, size_t n) {
   const unsigned c = msm_table_bits(n), W = 256 / c + 1;
   if ((uint64_t)W * n > UINT32_MAX) return NULL; /* 32-bit indices */
   msm_table *t = calloc(1, sizeof *t);
@@ -379,6 +380,14 @@ msm_table *msm_table_build(int group, const uint8_t *bases, size_t n, unsigned t
     msm_table_free(t);
     return NULL;
   }
+  return t;
+}
+
+msm_table *msm_table_build(int group, const uint8_t *bases, size_t n, unsigned threads) {
+  if (group != 1 && group != 2) return NULL;
+  msm_table *t = table_alloc(group, n);
+  if (!t) return NULL;
+  const unsigned c = t->c, W = t->W;
   /* columns in slices of at least 256 points, spread over the threads */
   unsigned th = msm_thread_count(threads, (unsigned)(n / 256 + 1));
   msm_fill_job job = {.fill = impl()->fill[group - 1], .bases = bases, .n = n, .c = c, .W = W, .slices = th, .pts = t->pts};
@@ -435,7 +444,6 @@ static int table_spot_check(const msm_table *t, uint64_t seed) {
     free(sc);
     return -1;
   }
-  const uint64_t *r = FR_Q_LIMBS;
   uint64_t x = seed | 1; /* xorshift64 state: columns and coefficients */
   size_t k = 0;
   for (unsigned v = 1; v < t->W; v++)
@@ -447,18 +455,11 @@ static int table_spot_check(const msm_table *t, uint64_t seed) {
       memcpy(pts + k * ps, t->pts + ((size_t)v * t->n + j) * ps, ps);
       memcpy(pts + (k + 1) * ps, t->pts + ((size_t)(v - 1) * t->n + j) * ps, ps);
       memcpy(sc + k * 32, &a, 8);
-      /* r − a·2^c (a·2^c < 2^78 < r) */
+      /* −a·2^c mod r (a·2^c < 2^78 < r) */
       const unsigned __int128 p = (unsigned __int128)a << t->c;
-      const uint64_t lo = (uint64_t)p, hi = (uint64_t)(p >> 64);
+      const uint64_t x[4] = {(uint64_t)p, (uint64_t)(p >> 64), 0, 0}, zero[4] = {0, 0, 0, 0};
       uint64_t out[4];
-      unsigned __int128 acc = (unsigned __int128)r[0] - lo;
-      out[0] = (uint64_t)acc;
-      uint64_t borrow = (uint64_t)(acc >> 64) ? 1 : 0;
-      acc = (unsigned __int128)r[1] - hi - borrow;
-      out[1] = (uint64_t)acc;
-      borrow = (uint64_t)(acc >> 64) ? 1 : 0;
-      out[2] = r[2] - borrow;
-      out[3] = r[3];
+      mod_sub(out, zero, x, FR_Q_LIMBS);
       memcpy(sc + (k + 1) * 32, out, 32);
     }
   uint8_t res[192];
@@ -487,29 +488,18 @@ msm_table *msm_table_load(FILE *f, int group, const uint8_t *bases, size_t n, co
     return NULL;
   }
   const size_t ps = group == 1 ? 64 : 128;
-  if (r.group != (uint32_t)group || r.n != n || r.c < 6 || r.c > 15) {
-    *why = "a table is for other points (group, count or window width differ)";
+  if (r.group != (uint32_t)group || r.n != n) {
+    *why = "a table is for other points (group or count differ)";
     return NULL;
   }
-  const unsigned W = 256 / r.c + 1;
-  if (r.c != msm_table_bits(n) || r.bytes != msm_table_size(group, n) || (uint64_t)W * n > UINT32_MAX) {
-    /* another window width (a build with another cost model) would also break the key's table budget */
-    *why = "a table's window width or size is not this build's for its points";
-    return NULL;
-  }
-  msm_table *t = calloc(1, sizeof *t);
+  msm_table *t = table_alloc(group, n);
   if (!t) {
     *why = "out of memory";
     return NULL;
   }
-  t->group = group;
-  t->n = n;
-  t->c = r.c;
-  t->W = W;
-  t->bytes = r.bytes;
-  t->pts = malloc(t->bytes ? t->bytes : 1);
-  if (!t->pts) {
-    *why = "out of memory";
+  if (r.c != t->c || r.bytes != t->bytes) {
+    /* another window width (a build with another cost model) would also break the key's table budget */
+    *why = "a table's window width or size is not this build's for its points";
   } else if (fread(t->pts, 1, t->bytes, f) != t->bytes) {
     *why = "short file (a table is truncated)";
   } else if (msm_points_hash(t->pts, t->bytes) != r.checksum) {
