@@ -71,7 +71,7 @@ const { values } = parseArgs({
     pools: { type: 'string', default: 'default,2s-snarkjs' },
     'stage-shapes': { type: 'string', default: 'inclusion_26_1,inclusion_26_8' },
     'stages-n': { type: 'string', default: '5' },
-    /** Unmeasured proofs per shape before its latency runs (JS JIT, caches). Before the pool compiled the witness wasm optimized at load (`optimizeWasm`), V8 tiered it up during the first proofs: 16 proofs right after warming 10 circuits p50 110 ms, the next 16 92 ms. */
+    /** Unmeasured proofs per shape before its latency runs (JS JIT, caches). Before the pool compiled the witness wasm optimized at load (snark.ts `optimizeWasmAtCompile`), V8 tiered it up during the first proofs: 16 proofs right after warming 10 circuits p50 110 ms, the next 16 92 ms. */
     'warmup-n': { type: 'string', default: '5' },
     /** Requests of the tail section (inclusion_26_1 at concurrency 1 in the default pool: p50 … p99, max, and the slowest requests' stages); 0 = skip. */
     'tail-n': { type: 'string', default: '200' },
@@ -273,7 +273,7 @@ async function stageBreakdown(id: string, n: number): Promise<Record<string, unk
   const zkey = new Uint8Array(readFileSync(f.zkey));
   const key = loadNativeKey(zkey, id);
   const plainKey = loadNativeKey(zkey, id, { tableMb: 0 }); // the same key without fixed-base tables (A/B in this run)
-  optimizeWasmAtCompile(); // as the pool's threads compile it (ProverPoolOptions.optimizeWasm, default true)
+  optimizeWasmAtCompile(); // as ProverPool does for its threads
   const wc = await WitnessCalculator.create(readFileSync(f.wasm));
   const vkey = JSON.parse(readFileSync(f.vkey, 'utf8'));
   const vk = encodeNativeVkey(vkey, id);

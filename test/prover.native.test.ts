@@ -7,8 +7,7 @@
 // (.refract-test-keys-v2, built here when missing: compared with snarkjs on a random witness).
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -22,7 +21,7 @@ import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { prove, terminateCurve, useCurve, verify, WitnessCalculator, type VerificationKey } from '../src/prover/snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
-import { REPO_ROOT } from './helpers/photon.ts';
+import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 
 const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
@@ -205,7 +204,7 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
 
   test('table files: built and written at a process\'s first load, read back by the next process (same proof); a damaged, truncated, foreign or inconsistent (rows swapped) file is named in tableNote and the tables are built; an unwritable path too', async () => {
     const c = circuits.inclusion_26_1!;
-    const dir = mkdtempSync(path.join(tmpdir(), 'refract-tables-'));
+    const dir = tempDir('refract-tables-');
     try {
       const wtns = path.join(dir, 'w.wtns');
       writeFileSync(wtns, c.wtns);

@@ -4,8 +4,7 @@
 // (the keys directory). A copy of inclusion_26_1's keys in a temporary directory, so that what is
 // written there is this test's alone. `GET /health` reports the choice as `prover.pool.tableFiles`
 // and each circuit's table source.
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { prepareTableFiles, proverTableFiles } from '../src/prover/groth16Native.ts';
@@ -13,6 +12,7 @@ import { keyFiles, MANIFEST_FILE } from '../src/prover/keys.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { nativeProverAvailable } from '../src/prover/groth16Native.ts';
 import { DEV_PTAU, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { tempDir } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll, type RefractDaemon } from './helpers/refractBin.ts';
 
 const ID = 'inclusion_26_1';
@@ -20,7 +20,7 @@ let keys: string;
 
 /** A temporary keys directory with inclusion_26_1's keys (and the manifest) but no table file. */
 function copyKeys(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'refract-keys-copy-'));
+  const dir = tempDir('refract-keys-copy-');
   const from = keyFiles(TEST_KEYS_DIR, ID);
   const to = keyFiles(dir, ID);
   for (const k of ['wasm', 'zkey', 'vkey', 'vkeySolana'] as const) copyFileSync(from[k], to[k]);
@@ -83,7 +83,7 @@ describe.skipIf(!nativeProverAvailable())('refract start: where the table files 
     await off.stop();
     expect(tablesIn(keys)).toEqual([]);
 
-    const dir = path.join(mkdtempSync(path.join(tmpdir(), 'refract-tables-dir-')), 'not', 'yet');
+    const dir = path.join(tempDir('refract-tables-dir-'), 'not', 'yet');
     const a = await startRefract([...args(), '--prover-table-files', dir]);
     const p1 = await loaded(a);
     expect(p1.tableFiles).toBe(dir);
@@ -122,7 +122,7 @@ describe.skipIf(!nativeProverAvailable())('refract setup writes the table files 
 
   test('missing: built and written (summary `tables`, a log line); present: left alone; off or a budget of 0: none; the next start reads the file', async () => {
     const dir = copyKeys();
-    const other = path.join(mkdtempSync(path.join(tmpdir(), 'refract-setup-tables-')), 'elsewhere');
+    const other = path.join(tempDir('refract-setup-tables-'), 'elsewhere');
     const off = await setup(dir, '--table-files', 'off');
     expect(off.status).toBe(0);
     expect(JSON.parse(off.stdout)).toMatchObject({ built: [], cached: [ID] });
@@ -153,7 +153,7 @@ describe.skipIf(!nativeProverAvailable())('refract setup writes the table files 
 describe.skipIf(!nativeProverAvailable())('prepareTableFiles', () => {
   test('a key just made (`replace`): its stale file and a killed writer\'s temporary file in the table directory are replaced; a directory that cannot be made is a note per circuit, not an error', async () => {
     const dir = copyKeys();
-    const other = mkdtempSync(path.join(tmpdir(), 'refract-stale-tables-'));
+    const other = tempDir('refract-stale-tables-');
     writeFileSync(path.join(other, `${ID}.tables`), 'stale: the tables of an earlier zkey');
     writeFileSync(path.join(other, `${ID}.tables.tmp.123.0`), 'half written');
     expect(await prepareTableFiles(dir, [ID], { tableFiles: other })).toEqual({}); // present, not replaced: left to the loads' checks

@@ -36,6 +36,7 @@ import {
   nativeVerifierAvailable,
   proveNative,
   proverBackend,
+  tableReport,
   verifyNative,
   type NativeGroth16Key,
 } from '../src/prover/groth16Native.ts';
@@ -139,8 +140,8 @@ function load(id: string): Promise<Loaded> {
       const bytes = new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength);
       if (backend === 'native') {
         const t0 = performance.now();
-        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb, tableFile: config.tableFiles === false ? undefined : tableFile(config.tableFiles ?? config.keysDir, id) });
-        tableLoads.push({ circuitId: id, threadId, source: native.tableSource, mib: Math.round((native.tableBytes / 2 ** 20) * 10) / 10, ms: Math.round(performance.now() - t0), note: native.tableNote });
+        const native = loadNativeKey(bytes, `circuit ${id}: ${f.zkey}`, { tableMb: config.tableMb, tableFile: config.tableFiles === false ? undefined : tableFile(config.tableFiles, id) });
+        tableLoads.push({ circuitId: id, threadId, ...tableReport(native, t0) });
         if (native.nPublic !== spec.nPublic || native.nVars !== wc.witnessSize) {
           throw new ProverError('keys_missing', `circuit ${id}: ${f.zkey} has ${native.nPublic} public inputs and ${native.nVars} signals, the circuit ${spec.nPublic} and ${wc.witnessSize}; re-run setup`);
         }

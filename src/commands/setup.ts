@@ -57,9 +57,9 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
     insecure = ptau !== undefined;
   }
   const circuits = opts.circuits?.length ? opts.circuits : [...DEFAULT_CIRCUIT_IDS];
-  // the table options are checked before the long part, not after it
-  proverTableMb(opts.tableMb);
-  proverTableFiles(keysDir, opts.tableFiles);
+  // the table options are resolved (and checked) before the long part, not after it
+  const tableMb = proverTableMb(opts.tableMb);
+  const tableFiles = proverTableFiles(keysDir, opts.tableFiles);
   const tty = opts.progress !== false && process.stderr.isTTY;
   const bar = tty ? setupProgressBar() : undefined;
   const t0 = performance.now();
@@ -86,7 +86,7 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
       },
     });
     bar?.stop();
-    const tables = await prepareTableFiles(keysDir, [...res.built, ...res.cached], { tableMb: opts.tableMb, tableFiles: opts.tableFiles, replace: res.built });
+    const tables = await prepareTableFiles(keysDir, [...res.built, ...res.cached], { tableMb, tableFiles, replace: res.built });
     for (const [id, t] of Object.entries(tables)) {
       if (t.note) process.stderr.write(`[refract setup] WARNING: ${id}: table file not written (the first start builds the tables): ${t.note}\n`);
       else if (t.source !== 'none') process.stderr.write(`[refract setup] ${id}: tables ${t.mib} MiB built in ${(t.ms / 1000).toFixed(1)} s, written to ${t.file}\n`);

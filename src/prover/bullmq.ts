@@ -392,6 +392,10 @@ export class BullBackend implements ProofBackend {
       events.on(failedEvent, onFailed);
       (async () => {
         await this.events.waitUntilReady();
+        // The usual case, a job just added: its state alone (the events will tell the rest), no hash read.
+        const now = await this.queue.getJobState(jobId);
+        if (now === 'unknown') return settle(() => resolve('stale'));
+        if (now !== 'completed' && now !== 'failed') return;
         const read = await this.readJob(jobId);
         if (!read) return settle(() => resolve('stale'));
         const { state, job: found } = read;

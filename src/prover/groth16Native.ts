@@ -11,10 +11,10 @@
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { keyFiles, tableFile } from './keys.ts';
+import { keyFiles, removeTableFiles, tableFile } from './keys.ts';
 import { ProverError } from './errors.ts';
 import type { Groth16Proof, VerificationKey } from './snark.ts';
 import { nativeAddon, type TableSource } from '../native.ts';
@@ -106,13 +106,21 @@ export function proverTableFiles(keysDir: string, requested?: string | false): s
   return v === 'off' ? false : path.resolve(v);
 }
 
-/** What `prepareTableFiles` did for one circuit: its tables' source (`built` and written, or `none`: over the budget), MiB, ms, and why the file could not be written (`note`). */
-export interface TableFilePrep {
+/** Where a loaded key's tables came from, their MiB (one decimal), the load's ms (tables and file included) and the table file's note. */
+export interface TableReport {
   source: TableSource;
   mib: number;
-  /** Load of the key, tables and file included, ms. */
   ms: number;
   note: string | null;
+}
+
+/** The `TableReport` of `key`, loaded since `t0` (performance.now() ms). */
+export function tableReport(key: NativeGroth16Key, t0: number): TableReport {
+  return { source: key.tableSource, mib: Math.round((key.tableBytes / 2 ** 20) * 10) / 10, ms: Math.round(performance.now() - t0), note: key.tableNote };
+}
+
+/** What `prepareTableFiles` did for one circuit (`built` and written, or `none`: over the budget; `note`: why the file was not written), and the file. */
+export interface TableFilePrep extends TableReport {
   /** The table file (written when `source` is `built` and `note` is null). */
   file: string;
 }
@@ -150,9 +158,7 @@ export async function prepareTableFiles(keysDir: string, ids: readonly string[],
       out[id] = { source: 'none', mib: 0, ms: 0, note: dirError, file };
       continue;
     }
-    if (opts.replace?.includes(id)) {
-      for (const name of readdirSync(dir)) if (name === `${id}.tables` || name.startsWith(`${id}.tables.tmp.`)) rmSync(path.join(dir, name), { force: true });
-    }
+    if (opts.replace?.includes(id)) await removeTableFiles(dir, id);
     if (existsSync(file)) continue;
     const t0 = performance.now();
     let zkey: Buffer;
@@ -162,7 +168,7 @@ export async function prepareTableFiles(keysDir: string, ids: readonly string[],
       throw new ProverError('keys_missing', `circuit ${id}: cannot read ${zkeyFile} (${(e as Error).message})`);
     }
     const key = loadNativeKey(new Uint8Array(zkey.buffer, zkey.byteOffset, zkey.byteLength), `circuit ${id}: ${zkeyFile}`, { tableMb, tableFile: file });
-    out[id] = { source: key.tableSource, mib: Math.round((key.tableBytes / 2 ** 20) * 10) / 10, ms: Math.round(performance.now() - t0), note: key.tableNote, file };
+    out[id] = { ...tableReport(key, t0), file };
   }
   return out;
 }

@@ -35,6 +35,7 @@ import {
   keyFiles,
   MANIFEST_VERSION,
   readManifest,
+  removeTableFiles,
   writeManifest,
   type KeysManifest,
   type ManifestCircuit,
@@ -827,8 +828,7 @@ async function setupLocked(opts: SetupOptions, ids: string[], keysDir: string, l
         for (const f of [files.wasm, files.vkey, files.vkeySolana, files.zkey]) await rename(tmp(f), f);
         // the native prover's tables of an earlier zkey (a load would find them stale and rebuild anyway), and the
         // temporary files of a prover killed while writing them
-        for (const name of await readdir(keysDir))
-          if (name === `${id}.tables` || name.startsWith(`${id}.tables.tmp.`)) await rm(path.join(keysDir, name), { force: true });
+        await removeTableFiles(keysDir, id);
         const timings = { compile: Math.round(c.compileMs), zkey: Math.round(zkeyMs), vkey: Math.round(vkeyMs) };
         manifest.circuits[id] = {
           id,

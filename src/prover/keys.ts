@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ProverError } from './errors.ts';
 
@@ -47,6 +47,16 @@ export function keyFiles(keysDir: string, id: string): CircuitKeyFiles {
 /** The native prover's table file of circuit `id` in directory `dir` (the keys dir unless `proverTableFiles` names another). */
 export function tableFile(dir: string, id: string): string {
   return path.join(dir, `${id}.tables`);
+}
+
+/**
+ * Deletes circuit `id`'s table file in `dir` and the temporary files (`<file>.tmp.<pid>.<n>`) of
+ * writers killed mid-write: after a new zkey, they are an earlier key's. A missing `dir` is no error.
+ */
+export async function removeTableFiles(dir: string, id: string): Promise<void> {
+  const name = path.basename(tableFile(dir, id));
+  const names = await readdir(dir).catch(() => [] as string[]);
+  for (const n of names) if (n === name || n.startsWith(`${name}.tmp.`)) await rm(path.join(dir, n), { force: true });
 }
 
 /** Size and SHA-256 of a file. */

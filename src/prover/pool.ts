@@ -73,12 +73,6 @@ export interface ProverPoolOptions {
    */
   tableMb?: number;
   /**
-   * Compile the witness wasm (and any other wasm the threads load) with V8's optimizing compiler at
-   * load, so that proofs run at their steady speed from the first one instead of after ~60 per
-   * circuit and thread (default true; process-wide, see snark.ts `optimizeWasmAtCompile`).
-   */
-  optimizeWasm?: boolean;
-  /**
    * Native backend: the directory of the table files (`<dir>/<circuit>.tables`, read at load, written
    * after a build), or false for none (default `proverTableFiles()`: REFRACT_PROVER_TABLE_FILES, else
    * `keysDir`). Created when missing.
@@ -250,7 +244,6 @@ export class ProverPool {
       backend: proverBackend(options.backend),
       tableMb: proverTableMb(options.tableMb),
       tableFiles: proverTableFiles(options.keysDir, options.tableFiles),
-      optimizeWasm: options.optimizeWasm ?? true,
       batchWindowMs: options.batchWindowMs ?? 2,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
@@ -265,8 +258,9 @@ export class ProverPool {
         /* reported per key (TableLoad.note, GET /health) */
       }
     }
-    // V8's flags are the process's: set here, on this thread, before any prover thread compiles its wasm
-    if (this.opts.optimizeWasm) optimizeWasmAtCompile();
+    // The threads' wasm (the witness calculators) compiled optimized at load, so proofs run at their steady
+    // speed from the first one (snark.ts). V8's flags are the process's: set here, before any thread compiles.
+    optimizeWasmAtCompile();
     const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
     const workerData: ProveWorkerData = {
       keysDir: this.opts.keysDir,

@@ -6,8 +6,7 @@
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { ProverErrorCode } from './errors.ts';
-import type { ProverBackendKind } from './groth16Native.ts';
-import type { TableSource } from '../native.ts';
+import type { ProverBackendKind, TableReport } from './groth16Native.ts';
 import type { CircuitInput, Groth16Proof, ProverKernels } from './snark.ts';
 
 /** `workerData` of the pool (fixed per worker). */
@@ -25,8 +24,8 @@ export interface ProveWorkerData {
   backend?: ProverBackendKind;
   /** Native backend: fixed-base MSM table budget per key, MiB (absent: `proverTableMb()`'s default). */
   tableMb?: number;
-  /** Native backend: the table files' directory, or false for none (absent: the keys directory). */
-  tableFiles?: string | false;
+  /** Native backend: the table files' directory, or false for none (the pool resolves it: `proverTableFiles`). */
+  tableFiles: string | false;
 }
 
 /**
@@ -87,12 +86,7 @@ export interface ProveTaskResult {
 }
 
 /** One native key's load in a prover thread: its fixed-base tables' source and size, the load time, and what went wrong with its table file (null: nothing). */
-export interface TableLoad {
+export interface TableLoad extends TableReport {
   circuitId: string;
   threadId: number;
-  source: TableSource;
-  mib: number;
-  /** Time to load the key, tables included, ms. */
-  ms: number;
-  note: string | null;
 }

@@ -274,7 +274,7 @@ export class ProverRuntime {
       const tables = s.backend === 'native' ? nativeTableSets() : null;
       // tableMb: the fixed-base table budget per circuit; tables: the sets in this process (shared by the threads), their MiB,
       // and per loaded circuit where its tables came from (built / file / shared / none), MiB, load ms and the table file's note (null: fine)
-      const byCircuit = Object.fromEntries(Object.entries(s.tableLoads).map(([id, t]) => [id, { source: t.source, mib: t.mib, ms: t.ms, note: t.note }]));
+      const byCircuit = Object.fromEntries(Object.entries(s.tableLoads).map(([id, { circuitId: _c, threadId: _t, ...report }]) => [id, report]));
       out.pool = { threads: s.size, curve: s.singleThread ? 'single' : 'multi', kernels: s.kernels, backend: s.backend, tableMb: s.backend === 'native' ? s.tableMb : null, tableFiles: s.backend === 'native' ? s.tableFiles || 'off' : null, tables: tables ? { sets: tables.sets, mib: Number((tables.bytes / 2 ** 20).toFixed(1)), byCircuit } : null, fieldArithmetic: s.kernels === 'native' || s.backend === 'native' ? (nativeAddon?.msmImpl?.() ?? null) : null, busy: s.busy, queued: s.queueSize, proofs: s.proofs, failures: s.failures, utilization: Number(s.utilization.toFixed(3)) };
     }
     return out;
