@@ -52,7 +52,7 @@ import { bigintToBe32 } from '../src/prover/proofEncoding.ts';
 import { foldPath, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, REPO_ROOT, syntheticAccount, zeroHashes } from '../test/helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
-import { ProofService } from '../src/prover/proofService.ts';
+import { ProofService, type ValidityProof } from '../src/prover/proofService.ts';
 import { optimizeWasmAtCompile, type ProverKernels, proverKernels, prove, terminateCurve, useCurve, verify, WitnessCalculator } from '../src/prover/snark.ts';
 import { encodeNativeVkey, loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, verifyNative, type ProverBackendKind } from '../src/prover/groth16Native.ts';
 import { compressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
@@ -183,6 +183,20 @@ async function withPool<T>(layout: Layout, fn: (svc: ProofService, pool: ProverP
   }
 }
 
+/** `--warmup-n` unmeasured proofs of `id` (JIT, first-call effects). */
+async function warmUp(svc: ProofService, id: string): Promise<void> {
+  for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor(id));
+}
+
+/** After `warmUp`, `n` proofs of `id` one after another (concurrency 1): each one's timings (ms), and the process CPU seconds of the `n`. */
+async function sequentialProofs(svc: ProofService, id: string, n: number): Promise<{ timings: ValidityProof['timings'][]; cpuSeconds: number }> {
+  await warmUp(svc, id);
+  const timings: ValidityProof['timings'][] = [];
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) timings.push((await svc.prove(inputsFor(id))).timings);
+  return { timings, cpuSeconds: cpuSeconds(process.cpuUsage(cpu0)) };
+}
+
 // ---------------------------------------------------------------------------------------------
 
 await checkKeys(keysDir, shapes);
@@ -208,20 +222,12 @@ for (const layout of pools) {
   latency[key] = { threads: layout.size, curve: layout.singleThread ? 'single-threaded' : 'multi-threaded', backend: layout.backend, kernels: layout.kernels, loadavgStart: load(), shapes: {} as Record<string, unknown> };
   await withPool(layout, async (svc) => {
     for (const id of shapes) {
-      for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor(id)); // unmeasured: V8's wasm tier-up, first-call effects
-      const totals: number[] = [];
-      const wit: number[] = [];
-      const prv: number[] = [];
-      const ver: number[] = [];
-      const cpu0 = process.cpuUsage();
-      for (let i = 0; i < latencyN; i++) {
-        const p = await svc.prove(inputsFor(id));
-        totals.push(p.timings.totalMs);
-        wit.push(p.timings.witnessMs);
-        prv.push(p.timings.proveMs);
-        ver.push(p.timings.verifyMs);
-      }
-      const cpu = cpuSeconds(process.cpuUsage(cpu0)) / latencyN;
+      const { timings, cpuSeconds: cpuAll } = await sequentialProofs(svc, id, latencyN);
+      const totals = timings.map((t) => t.totalMs);
+      const wit = timings.map((t) => t.witnessMs);
+      const prv = timings.map((t) => t.proveMs);
+      const ver = timings.map((t) => t.verifyMs);
+      const cpu = cpuAll / latencyN;
       (latency[key]!.shapes as Record<string, unknown>)[id] = {
         n: latencyN,
         constraints: getCircuit(id).constraints,
@@ -339,13 +345,7 @@ if (tailN > 0) {
   await withPool(
     pools[0]!,
     async (svc) => {
-      for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor('inclusion_26_1'));
-      const rows: { totalMs: number; queueMs: number; witnessMs: number; proveMs: number; verifyMs: number }[] = [];
-      for (let i = 0; i < tailN; i++) {
-        const input = inputsFor('inclusion_26_1'); // built before the request: its Poseidon hashing is not timed
-        const { timings: t } = await svc.prove(input);
-        rows.push({ totalMs: t.totalMs, queueMs: t.queueMs, witnessMs: t.witnessMs, proveMs: t.proveMs, verifyMs: t.verifyMs });
-      }
+      const rows = (await sequentialProofs(svc, 'inclusion_26_1', tailN)).timings.map((t) => ({ totalMs: t.totalMs, queueMs: t.queueMs, witnessMs: t.witnessMs, proveMs: t.proveMs, verifyMs: t.verifyMs }));
       const totals = rows.map((r) => r.totalMs);
       const slowest = [...rows].sort((a, b) => b.totalMs - a.totalMs).slice(0, 3).map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, r1(v)])));
       Object.assign(tail, { p50Ms: r1(pct(totals, 50)), p90Ms: r1(pct(totals, 90)), p95Ms: r1(pct(totals, 95)), p99Ms: r1(pct(totals, 99)), maxMs: r1(Math.max(...totals)), proveP50Ms: r1(pct(rows.map((r) => r.proveMs), 50)), slowest });
@@ -360,7 +360,7 @@ if (tailN > 0) {
 // 2. throughput at concurrency 1,2,4,8 (default pool = first of --pools)
 const throughput: Record<string, unknown> = { layout: pools[0]!.key, circuit: 'inclusion_26_1', loadavgStart: load(), levels: {} as Record<string, unknown> };
 await withPool(pools[0]!, async (svc) => {
-  for (let i = 0; i < Number(values['warmup-n']); i++) await svc.prove(inputsFor('inclusion_26_1'));
+  await warmUp(svc, 'inclusion_26_1');
   for (const c of concurrencies) {
     const lat: number[] = [];
     const jobs = Array.from({ length: throughputN }, () => inputsFor('inclusion_26_1'));
