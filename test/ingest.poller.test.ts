@@ -47,6 +47,13 @@ async function released(rpc: SolanaRpc, opts: { startSlot: number; lastIndexedSl
 }
 
 describe('poller: parent-slot chain', () => {
+  it('the genesis block of a fresh ledger (slot 0, parentSlot 0, previousBlockhash = its blockhash) is released, then its children', async () => {
+    const genesis = { ...blockJson(0, 0), previousBlockhash: hash(0) };
+    const { rpc, calls } = fakeRpc(3, (slot) => (slot === 0 ? genesis : blockJson(slot, slot - 1)));
+    expect(await released(rpc, { startSlot: 0, lastIndexedSlot: null }, 4)).toEqual([0, 1, 2, 3]);
+    expect(calls.get(0)).toBe(1);
+  });
+
   it('a slot the node first calls skipped, named as parent by the next block, is fetched again and released before it', async () => {
     // Slot 11 answers "skipped" the first time (e.g. -32009 while long-term storage catches up).
     const { rpc, calls } = fakeRpc(14, (slot, call) => (slot === 11 && call === 1 ? null : blockJson(slot, slot - 1)));

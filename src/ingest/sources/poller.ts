@@ -10,7 +10,9 @@
  *   hold a block (a "skipped" answer is retried), before the child is released;
  * - a block whose parent is older than the last released one (another fork, or a store indexed from
  *   another cluster): nothing is released; the block is fetched again after a pause, with an error
- *   logged each time, so the indexer stops (visible as lag) instead of mixing chains.
+ *   logged each time, so the indexer stops (visible as lag) instead of mixing chains;
+ * - the genesis block of a fresh ledger (slot 0, `parentSlot` 0, `previousBlockhash` = its own
+ *   blockhash, as agave serves it) has no parent and is released as the first block.
  *
  * Batching while catching up: every batch is one write transaction and one disk sync (≈10–20 ms on a
  * VM disk), so a batch per block caps catch-up at a few dozen blocks per second. While the tip is at
@@ -176,7 +178,9 @@ export async function* pollBlocks(rpc: SolanaRpc, opts: PollerOptions): AsyncGen
         }
         // Parents above `floor` and below the block were answered "skipped" (the scan passed them).
         const floor = lastReleased ?? opts.startSlot - 1;
-        if (lastReleased === null ? b.parentSlot >= opts.startSlot : b.parentSlot !== lastReleased) {
+        // The genesis block (slot 0 of a fresh ledger: parentSlot 0 = its own slot) has no parent to check.
+        const genesis = b.parentSlot === b.slot && lastReleased === null;
+        if (!genesis && (lastReleased === null ? b.parentSlot >= opts.startSlot : b.parentSlot !== lastReleased)) {
           if (b.parentSlot > floor && b.parentSlot < b.slot) {
             // The node called the parent skipped: fetch it again (it must exist), rescan from it.
             opts.log?.warn({ slot: b.slot, parentSlot: b.parentSlot, lastReleased }, 'block names a skipped slot as its parent; fetching that slot again');
