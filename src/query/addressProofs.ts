@@ -73,10 +73,30 @@ function addressProof(
   };
 }
 
+/** Where an address already is, for a new-address proof (see `existingAddress`). */
+export type ExistingAddress = { in: 'tree'; leafIndex: number } | { in: 'queue'; tree: Buffer; queueIndex: bigint };
+
+/**
+ * Whether `address` already exists for a new-address proof in address tree `tree`: an element of
+ * that indexed tree (`{in: 'tree', leafIndex}`: a V1 address its IndexedMerkleTreeEvent inserted, a
+ * V2 address its BatchAddressAppend appended, or the tree's initial elements), or still waiting in
+ * an AddressV2 address queue (`{in: 'queue', tree, queueIndex}`, any tree: Photon's `address_queues`
+ * check is by address alone). Null when the address is new. No non-inclusion proof exists for such
+ * an address (`getNewAddressProof` would return the range whose upper bound is the address itself).
+ */
+export function existingAddress(r: ReadView, tree: Bytes32, address: Bytes32): ExistingAddress | null {
+  const leafIndex = r.indexedValueIndex(tree, address);
+  if (leafIndex !== undefined) return { in: 'tree', leafIndex };
+  const queued = r.queuedAddress(address);
+  return queued ? { in: 'queue', ...queued } : null;
+}
+
 /**
  * Proof that `address` lies strictly inside the range of its low element (the element with the
  * largest value below it), with `info.height` siblings. A tree with no element yet (nothing indexed
  * for it, e.g. a fresh store) yields Photon's synthetic proof (`emptyTreeAddressProof`).
+ * Does not check that the address is new: for an address already in the tree the low element is its
+ * predecessor, whose next value is the address (callers refuse it first with `existingAddress`).
  */
 export function getNewAddressProof(r: ReadView, info: TreeInfo, address: Bytes32): NewAddressProof {
   const low = r.indexedLowElement(info.treeBytes, address);

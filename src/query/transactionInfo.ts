@@ -18,6 +18,14 @@ import { QueryError, recordNotFound } from './errors.ts';
 export interface ClosedAccount {
   account: AccountRecord;
   token: TokenData | null;
+  /**
+   * Batched (StateV2) tree accounts: the nullifier the input queue holds for this account,
+   * Poseidon(accountHash, leafIndex as 32-byte BE, txHash) (photon.md §1.5), kept after its
+   * BatchNullify. Null for V1 trees (the API shows 1111…1111 there, as Photon does).
+   */
+  nullifier: Bytes32 | null;
+  /** Batched tree accounts: the spending transaction's tx hash from its insert_into_queues; null for V1 trees. */
+  txHash: Bytes32 | null;
 }
 
 /** A parsed transaction's compression effects. */
@@ -56,13 +64,14 @@ export function parseCompressionInfo(json: unknown, registry: TreeRegistry): Par
 
 /**
  * The stored rows of `inputs` (in input order), which must exist and be spent, as Photon looks them
- * up with `spent = true`. A missing (or not yet spent, i.e. not yet indexed) input is RecordNotFound
+ * up with `spent = true`, with the nullifier and tx hash a batched tree's input queue holds for each
+ * (null for V1 trees). A missing (or not yet spent, i.e. not yet indexed) input is RecordNotFound
  * `Account not found`.
  */
 export function closedAccounts(r: ReadView, inputs: readonly Bytes32[]): ClosedAccount[] {
   return inputs.map((h) => {
     const a = r.account(h);
     if (!a || !a.spent) throw recordNotFound('Account not found');
-    return { account: a, token: isTokenAccount(a) ? parseTokenData(a.data!.data) : null };
+    return { account: a, token: isTokenAccount(a) ? parseTokenData(a.data!.data) : null, nullifier: a.v2?.nullifier ?? null, txHash: a.v2?.txHash ?? null };
   });
 }

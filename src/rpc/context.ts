@@ -163,7 +163,11 @@ export interface TransactionCompressionInfoRecord {
    * (keeps integers above 2^53 exact).
    */
   transaction: unknown;
-  /** Input accounts (spent rows). `nullifier`/`txHash` are V2 queue data, null when absent. */
+  /**
+   * Input accounts (spent rows). `nullifier`/`txHash`: what a batched (StateV2) tree's input queue
+   * holds for the account (nullifier = Poseidon(hash, leafIndex BE32, txHash)); null for V1 trees
+   * (V2 shows null as 1111…1111).
+   */
   closedAccounts: {
     account: AccountView;
     tokenData: TokenDataRecord | null;
@@ -268,8 +272,10 @@ export interface RpcDataSource {
 
   /**
    * Non-inclusion proofs in request order (§2.6). The trees are known (the method checked them with
-   * `getTreeInfo`). May throw `RpcError.validation('Address {a} already exists')` for an AddressV2
-   * address already in the address queue.
+   * `getTreeInfo`). Throws `RpcError.validation('Address {a} already exists')` (base58, the first
+   * such address in request order) for an address that already exists: an element of its requested
+   * address tree (V1, or V2 after its BatchAddressAppend) or waiting in an AddressV2 address queue.
+   * (Photon checks only the queue; for an address in the tree it answers a range no circuit accepts.)
    */
   getNewAddressProofs(items: { address: Bytes32; tree: Bytes32 }[]): Awaitable<NewAddressProofRecord[]>;
 

@@ -21,7 +21,7 @@ import type { TreeInfo, TreeRegistry } from '../config/trees.ts';
 import { TREE_TYPE_CODE } from '../config/trees.ts';
 import type { TokenData } from '../light/tokenData.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
-import { getNewAddressProof } from '../query/addressProofs.ts';
+import { existingAddress, getNewAddressProof } from '../query/addressProofs.ts';
 import { findLeafProofs, pathAndRoot } from '../query/merkleProofs.ts';
 import { validationError } from '../query/errors.ts';
 import { type AddressQueueSlice, type QueueElementsRequest, type QueueSize, type StateQueueSlice, article, getQueueElements, getQueueSizes } from '../query/queueElements.ts';
@@ -384,10 +384,19 @@ export class LmdbDataSource implements RpcDataSource {
     return this.read((r) => getQueueSizes(r, infos));
   }
 
-  /** Exclusion proofs in request order (the trees were checked by the method). */
+  /**
+   * Exclusion proofs in request order (the trees were checked by the method). An address that already
+   * exists (src/query/addressProofs.ts `existingAddress`: an element of the requested address tree, V1
+   * or V2, or waiting in an AddressV2 address queue) is refused before any proof, the first such one in
+   * request order: `Validation Error: Address <base58> already exists` (Photon's message; Photon itself
+   * checks only the queue and answers a proof no circuit accepts for an address in the tree).
+   */
   getNewAddressProofs(items: { address: Bytes32; tree: Bytes32 }[]): NewAddressProofRecord[] {
-    return this.read((r) =>
-      items.map(({ address, tree }) => {
+    return this.read((r) => {
+      for (const { address, tree } of items) {
+        if (existingAddress(r, tree, address)) throw RpcError.validation(`Address ${b58(address)} already exists`);
+      }
+      return items.map(({ address, tree }) => {
         const info = this.registry.getBytes(tree);
         if (!info) throw RpcError.invalidPubkey('tree');
         const p = getNewAddressProof(r, info, address);
@@ -402,8 +411,8 @@ export class LmdbDataSource implements RpcDataSource {
           higherRangeAddress: p.higherRangeAddress,
           nextIndex: p.nextIndex,
         };
-      }),
-    );
+      });
+    });
   }
 
   /**
@@ -456,8 +465,9 @@ export class LmdbDataSource implements RpcDataSource {
   /**
    * Fetches the transaction from Solana, re-parses it at its own slot (opened accounts) and reads its
    * closed accounts from the store (`Record Not Found: Account not found` when one is missing or not
-   * yet spent). The fetched JSON is returned verbatim. Null when Solana does not know the signature;
-   * `Service unavailable` (503) when no Solana RPC is configured. The node failing throws the Solana
+   * yet spent), each with the nullifier and tx hash its batched tree's input queue holds (null for V1
+   * trees, shown by V2 as 1111…1111). The fetched JSON is returned verbatim. Null when Solana does not
+   * know the signature; `Service unavailable` (503) when no Solana RPC is configured. The node failing throws the Solana
    * client's errors, which the API answers 503 `Solana RPC unavailable: getTransaction: <url> …` or
    * `Solana RPC error: getTransaction: …` (src/rpc/errors.ts `fromSolanaError`).
    */
@@ -475,8 +485,8 @@ export class LmdbDataSource implements RpcDataSource {
       closedAccounts: closedAccounts(r, parsed.inputs).map((c) => ({
         account: this.toAccount(r, c.account),
         tokenData: c.token ? tokenRecord(c.token) : null,
-        nullifier: null,
-        txHash: null,
+        nullifier: c.nullifier,
+        txHash: c.txHash,
       })),
       openedAccounts: parsed.opened.map((o) => ({ account: this.toAccount(null, o.account), tokenData: o.token ? tokenRecord(o.token) : null })),
     }));

@@ -21,6 +21,8 @@ import type {
   TransactionCompressionInfoRecord,
   TreeInfoRecord,
 } from '../../src/rpc/context.ts';
+import { RpcError } from '../../src/rpc/errors.ts';
+import { b58 } from '../../src/rpc/resultEncoding.ts';
 
 /** Lexicographic byte comparison (memcmp order). */
 export function compareBytes(a: Uint8Array, b: Uint8Array): number {
@@ -54,16 +56,30 @@ export class MemoryDataSource implements RpcDataSource {
   transactions: StoredTransaction[] = [];
   /** Proofs by hex hash (V1 semantics: leaves in the tree). */
   proofs = new Map<string, MerkleProofRecord>();
-  /** Answer for `getNewAddressProofs` (default: throws). */
+  /** Answer for `getNewAddressProofs` (default: throws), called once no requested address exists. */
   newAddressProofs: (items: { address: Bytes32; tree: Bytes32 }[]) => NewAddressProofRecord[] = () => {
     throw new Error('MemoryDataSource.newAddressProofs not set');
   };
+  /** Addresses that are elements of an address tree, as hex(tree) + hex(address) (`putTreeAddress`). */
+  treeAddresses = new Set<string>();
+  /** Addresses waiting in an AddressV2 address queue, by hex address (`putQueuedAddress`). */
+  queuedAddresses = new Set<string>();
   /** Answers for getTransactionWithCompressionInfo by base58 signature. */
   compressionInfo = new Map<string, TransactionCompressionInfoRecord>();
 
   /** Store an account (and its token data). */
   putAccount(account: AccountView, opts: { spent?: boolean; tokenData?: TokenDataRecord | null } = {}): void {
     this.accounts.set(hex(account.hash), { account, spent: opts.spent ?? false, tokenData: opts.tokenData ?? null });
+  }
+
+  /** Record `address` as an element of address tree `tree` (inserted by V1, appended by V2). */
+  putTreeAddress(tree: Bytes32, address: Bytes32): void {
+    this.treeAddresses.add(hex(tree) + hex(address));
+  }
+
+  /** Record `address` as waiting in an AddressV2 address queue (of any tree). */
+  putQueuedAddress(address: Bytes32): void {
+    this.queuedAddresses.add(hex(address));
   }
 
   /** Store a transaction. */
@@ -200,7 +216,16 @@ export class MemoryDataSource implements RpcDataSource {
     });
   }
 
+  /**
+   * As LmdbDataSource: the first address (request order) in its tree or in an address queue is
+   * refused with `Validation Error: Address <base58> already exists`; otherwise `newAddressProofs`.
+   */
   getNewAddressProofs(items: { address: Bytes32; tree: Bytes32 }[]): NewAddressProofRecord[] {
+    for (const { address, tree } of items) {
+      if (this.treeAddresses.has(hex(tree) + hex(address)) || this.queuedAddresses.has(hex(address))) {
+        throw RpcError.validation(`Address ${b58(address)} already exists`);
+      }
+    }
     return this.newAddressProofs(items);
   }
 
@@ -236,6 +261,7 @@ export class MemoryDataSource implements RpcDataSource {
       .slice(0, page.limit);
   }
 
+  /** The stored answer (its closed accounts carry their own nullifier / txHash: null for V1 trees). */
   getTransactionWithCompressionInfo(signature: string): TransactionCompressionInfoRecord | null {
     return this.compressionInfo.get(signature) ?? null;
   }

@@ -1,4 +1,8 @@
-/** getMultipleNewAddressProofs: params is a JSON array of addresses (≤ 1000), all in the V1 address tree amt1. */
+/**
+ * getMultipleNewAddressProofs: params is a JSON array of addresses (≤ 1000), all in the V1 address tree
+ * amt1. An address already in amt1 (or in an AddressV2 address queue) → `Validation Error: Address
+ * <base58> already exists` (-32000, HTTP 400).
+ */
 import * as base58 from '../../solana/base58.ts';
 import { ADDRESS_TREE_V1 } from '../../light/constants.ts';
 import { boundedArray, pubkey } from '../schemas.ts';

@@ -1,4 +1,8 @@
-/** getMultipleNewAddressProofsV2: params is a JSON array of `{address, tree}` (≤ 1000). */
+/**
+ * getMultipleNewAddressProofsV2: params is a JSON array of `{address, tree}` (≤ 1000). An address already
+ * in its tree (V1 inserted, V2 appended by a BatchAddressAppend) or still in an AddressV2 address queue
+ * → `Validation Error: Address <base58> already exists` (-32000, HTTP 400).
+ */
 import { z } from 'zod';
 import { boundedArray, pubkey } from '../schemas.ts';
 import { defineMethod } from './lib/define.ts';

@@ -1,6 +1,7 @@
 /**
  * getTransactionWithCompressionInfoV2: as V1 with AccountV2; closed items are
- * `{account: {account, nullifier, txHash}, optionalTokenData}` (nullifier/txHash default 1111…1111).
+ * `{account: {account, nullifier, txHash}, optionalTokenData}`: for a batched (StateV2) tree account the
+ * nullifier and tx hash its input queue holds, for a V1 tree account 1111…1111 (as Photon).
  */
 import { b58OrZero, encodeAccountV2 } from '../resultEncoding.ts';
 import { defineMethod } from './lib/define.ts';

@@ -29,7 +29,9 @@ export async function checkAddressTrees(ctx: RpcContext, items: AddressWithTree[
 
 /**
  * `{context, value: [NewAddressProof]}` in request order; empty → `Validation Error: No addresses
- * provided`; a tree that is not a known address tree → `Invalid Public Key: field 'tree'`. A store
+ * provided`; a tree that is not a known address tree → `Invalid Public Key: field 'tree'`; an address
+ * already in its address tree or in an AddressV2 address queue → `Validation Error: Address <base58>
+ * already exists` (the data source's check, see `RpcDataSource.getNewAddressProofs`). A store
  * with nothing indexed answers too: every address tree is empty, so each proof is the empty tree's
  * (src/query/addressProofs.ts `emptyTreeAddressProof`) with `context.slot` 0.
  */
