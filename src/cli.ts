@@ -82,6 +82,7 @@ program
   .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
   .option('--no-tree-sync', 'take trees from config/trees.json and config `trees` only (no getProgramAccounts at start)')
   .option('--tree-owner <pubkey>', 'keep only trees of this owner (default 24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs, Photon\'s expected tree owner)')
+  .option('--min-context-wait-ms <n>', 'longest wait of a request for its minContextSlot to be indexed, 0..60000 (default 2000; $REFRACT_MIN_CONTEXT_WAIT_MS)', int('--min-context-wait-ms'))
   .action(async (o) => {
     const config = loadConfig({
       file: o.config,
@@ -107,6 +108,7 @@ program
         logLevel: o.logLevel,
         treeSync: o.treeSync === false ? false : undefined,
         treeOwner: o.treeOwner,
+        minContextWaitMs: o.minContextWaitMs,
       },
     });
     const { startDaemon } = await import('./commands/start.ts');

@@ -28,6 +28,8 @@ export class Metrics {
   readonly ingestBatchSeconds = new Histogram({ name: 'refract_ingest_batch_duration_seconds', help: 'Time spent on one block batch: prepare (parse, validate) plus commit (persist), on whichever threads did them', buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10], registers: [this.registry] });
 
   readonly rpcDuration = new Histogram({ name: 'refract_rpc_request_duration_seconds', help: 'JSON-RPC request duration by method and HTTP status', labelNames: ['method', 'status'], buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5, 30], registers: [this.registry] });
+  readonly minContextWake = new Histogram({ name: 'refract_min_context_slot_wake_seconds', help: 'Requests that waited for their minContextSlot: time from the ingest event announcing the slot\'s commit to the answer', buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5], registers: [this.registry] });
+  readonly minContextWaiting = new Gauge({ name: 'refract_min_context_slot_waiting_requests', help: 'Requests waiting now for their minContextSlot to be indexed', registers: [this.registry] });
 
   readonly proofDuration = new Histogram({ name: 'refract_proof_duration_seconds', help: 'Groth16 proof time (witness + prove) by circuit', labelNames: ['circuit'], buckets: [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2], registers: [this.registry] });
   readonly proofQueueWait = new Histogram({ name: 'refract_proof_queue_wait_seconds', help: 'Time a proof job waited before a worker took it', labelNames: ['circuit'], buckets: [0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6], registers: [this.registry] });

@@ -24,6 +24,7 @@ import { Metrics } from '../metrics.ts';
 import { LmdbDataSource } from '../rpc/lmdbDataSource.ts';
 import { buildServer } from '../rpc/http/server.ts';
 import type { RpcContext } from '../rpc/context.ts';
+import { SlotWatcher } from '../rpc/slotWatcher.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { Store } from '../store/store.ts';
 import { DEFAULT_SIM_V2_WEIGHT } from '../sim/generator.ts';
@@ -107,6 +108,14 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const treeLookup = config.ingest && config.treeSync ? { owner: config.treeOwner, negativeTtlMs: config.treeLookupTtlSeconds * 1000 } : undefined;
   const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
   const data = new LmdbDataSource(store, registry, { solana });
+  // minContextSlot waits (src/rpc/slotWatcher.ts): the store's last slot now, then every committed batch
+  // (onIngestEvent); a new slot drops lmdb-js's cached read snapshot so the woken requests see the commit.
+  const slots = new SlotWatcher({
+    initialSlot: store.read((r) => r.lastSlot()),
+    maxWaitMs: config.minContextWaitMs,
+    onAdvance: () => store.root.resetReadTxn(),
+    metrics: { waiting: (n) => metrics.minContextWaiting.set(n), answered: (s) => metrics.minContextWake.observe(s) },
+  });
   const p = opts.prover ?? {};
   const prover = await ProverRuntime.start({
     enabled: config.prover,
@@ -139,6 +148,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       ? new RefractValidityProver({ data, service: () => prover.service(), unavailableReason: () => prover.unavailableReason(), onInternalError: (err) => log.error({ err }, 'validity proof failed') })
       : undefined,
     config: { healthMaxSlotLag: config.healthMaxSlotLag },
+    slots,
   };
   const app = buildServer(ctx, {
     logger: log as never,
@@ -182,6 +192,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   // The ingest loop: on its own thread (default; see src/ingest/threads/ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
   const onIngestEvent = (e: IngestEvent) => {
+    if (e.kind === 'batch') slots.advance(e.lastSlot);
+    else if (e.kind === 'resumed') slots.advance(e.lastIndexed);
     // Trees the ingest thread found on chain: the API answers for them too.
     if (e.kind === 'trees') for (const t of e.trees) registry.add(t);
     recordIngestEvent(metrics, e);
@@ -220,6 +232,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       abort.abort();
       await thread?.stop().catch(() => {});
       await ingest;
+      slots.close(); // waiting requests answer -32016 now instead of holding the server open
       await app.close();
       await prover.close();
       await store.close();

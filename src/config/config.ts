@@ -13,6 +13,13 @@ const treeEntry = z.object({
   rootHistoryCapacity: z.number().int(),
 });
 
+/** Upper bound of `minContextWaitMs`. */
+export const MAX_MIN_CONTEXT_WAIT_MS = 60_000;
+/** The message of an invalid `minContextWaitMs`, naming where it is set. */
+function minContextWaitMessage(iss: { input?: unknown }): string {
+  return `expected an integer from 0 to ${MAX_MIN_CONTEXT_WAIT_MS} ms (REFRACT_MIN_CONTEXT_WAIT_MS, --min-context-wait-ms, config minContextWaitMs), got ${typeof iss.input === 'string' ? JSON.stringify(iss.input) : String(iss.input)}`;
+}
+
 /** The validated configuration. */
 export const configSchema = z
   .object({
@@ -55,6 +62,13 @@ export const configSchema = z
     httpErrorsAs200: z.boolean().default(false),
     corsOrigins: z.array(z.string().min(1)).default(['*']),
     healthMaxSlotLag: z.number().int().min(0).default(20),
+    /** Longest wait of a request for its `minContextSlot` to be indexed, ms (src/rpc/slotWatcher.ts); 0 = never wait. */
+    minContextWaitMs: z
+      .number({ error: minContextWaitMessage })
+      .int({ error: minContextWaitMessage })
+      .min(0, { error: minContextWaitMessage })
+      .max(MAX_MIN_CONTEXT_WAIT_MS, { error: minContextWaitMessage })
+      .default(2000),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     trees: z.array(treeEntry).default([]),
     /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/sources/treeSync.ts). */
@@ -98,6 +112,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_TREE_SYNC: { key: 'treeSync', type: 'boolean' },
   REFRACT_TREE_OWNER: { key: 'treeOwner', type: 'string' },
   REFRACT_TREE_LOOKUP_TTL_SECONDS: { key: 'treeLookupTtlSeconds', type: 'number' },
+  REFRACT_MIN_CONTEXT_WAIT_MS: { key: 'minContextWaitMs', type: 'number' },
 };
 
 const ENV_TRUE = new Set(['1', 'true', 'yes', 'on']);

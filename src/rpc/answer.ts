@@ -19,6 +19,7 @@ import { type RpcContext, isThenable } from './context.ts';
 import { type Caller, type JsonRpcId, invoke, peekId, readEnvelope, resolveMethod, resultEnvelopeText } from './dispatch.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './exactJson.ts';
+import type { Closable } from './slotWatcher.ts';
 
 /** A reply, ready for a transport to write. */
 export interface RpcAnswer {
@@ -72,7 +73,7 @@ export function parseRpcBody(text: string): unknown {
 export function errorAnswer(err: unknown, id: JsonRpcId, method: string, log: ErrorLog, bodyLimitBytes?: number): RpcAnswer {
   const d = describeError(err, { bodyLimitBytes });
   if (d.unexpected) log.error({ err }, 'unexpected error');
-  return { text: stringifyJson(errorEnvelope(id, d.code, d.message)), status: d.status, headers: d.headers, rpcErrorCode: d.code, method };
+  return { text: stringifyJson(errorEnvelope(id, d.code, d.message, d.data)), status: d.status, headers: d.headers, rpcErrorCode: d.code, method };
 }
 
 /**
@@ -84,6 +85,7 @@ export function errorAnswer(err: unknown, id: JsonRpcId, method: string, log: Er
  *   element of a batch, must name it; undefined for `POST /`
  * @param chargeBatch the rest of a batch's rate-limit cost, or undefined
  * @param log hears unexpected errors
+ * @param conn the request's connection (node's ServerResponse): a `minContextSlot` wait ends when it closes
  */
 export function answerRpc<C extends Caller>(
   ctx: RpcContext,
@@ -92,14 +94,15 @@ export function answerRpc<C extends Caller>(
   pathMethod: string | undefined,
   chargeBatch: ChargeBatch<C> | undefined,
   log: ErrorLog,
+  conn?: Closable,
 ): RpcAnswer | Promise<RpcAnswer> {
-  if (Array.isArray(body)) return answerBatch(ctx, body, caller, pathMethod, chargeBatch, log);
+  if (Array.isArray(body)) return answerBatch(ctx, body, caller, pathMethod, chargeBatch, log, conn);
   let method = '(unknown)';
   try {
     const env = readEnvelope(body);
     const def = resolveMethod(env, pathMethod);
     method = env.method; // a known name or alias: bounded label set
-    const result = invoke(ctx, def, env, caller);
+    const result = invoke(ctx, def, env, caller, conn);
     if (isThenable(result)) {
       const m = method;
       return result.then(
@@ -132,11 +135,12 @@ function answerBatch<C extends Caller>(
   pathMethod: string | undefined,
   chargeBatch: ChargeBatch<C> | undefined,
   log: ErrorLog,
+  conn: Closable | undefined,
 ): RpcAnswer | Promise<RpcAnswer> {
   const run = (): RpcAnswer | Promise<RpcAnswer> => {
     let out: string | Promise<string>;
     try {
-      out = runBatch(ctx, body, caller, pathMethod, (err) => log.error({ err }, 'unexpected error'));
+      out = runBatch(ctx, body, caller, pathMethod, (err) => log.error({ err }, 'unexpected error'), undefined, conn);
     } catch (err) {
       return errorAnswer(err, null, '(batch)', log); // the responses together are too large
     }

@@ -15,9 +15,16 @@
  *   the bucket's burst).
  * - Unlike Photon, an element without `id` (a notification) is answered like any request (id null),
  *   as single requests are.
+ * - `minContextSlot` (read-your-writes, contextSlot.ts) is per element, in its own params: an element
+ *   carrying it waits for its slot on its own, concurrently with the others; elements without it are
+ *   answered from the state when the batch arrived. The batch is answered once its last element has
+ *   settled, so it waits at most the server's bound (`minContextWaitMs`) once, not per element; an
+ *   element that does not reach its slot in time is its own -32016 error. To read several things
+ *   after a write in one batch, give each of them the write's slot.
  */
 import { type RpcContext, isThenable } from './context.ts';
 import { type Caller, invoke, peekId, readEnvelope, resolveMethod, resultEnvelopeText } from './dispatch.ts';
+import type { Closable } from './slotWatcher.ts';
 import { RpcError, describeError, errorEnvelope } from './errors.ts';
 import { stringifyJson } from './exactJson.ts';
 
@@ -48,6 +55,7 @@ export function batchSize(body: readonly unknown[]): number {
  * @param pathMethod the method named by the URL path (`POST /<method>`): every element must name it.
  * @param logError hears unexpected errors (a bug or a store failure), which reply `Internal server error`.
  * @param maxResponseChars the response size cap (tests lower it).
+ * @param conn the request's connection: elements waiting for their `minContextSlot` stop when it closes.
  */
 export function runBatch(
   ctx: RpcContext,
@@ -56,13 +64,14 @@ export function runBatch(
   pathMethod: string | undefined,
   logError: (err: unknown) => void,
   maxResponseChars = MAX_BATCH_RESPONSE_CHARS,
+  conn?: Closable,
 ): string | Promise<string> {
   const texts = new Array<string>(body.length);
   const pending: Promise<void>[] = [];
   const fail = (i: number, err: unknown) => {
     const d = describeError(err);
     if (d.unexpected) logError(err);
-    texts[i] = stringifyJson(errorEnvelope(peekId(body[i]), d.code, d.message));
+    texts[i] = stringifyJson(errorEnvelope(peekId(body[i]), d.code, d.message, d.data));
   };
   for (let i = 0; i < body.length; i++) {
     try {
@@ -70,7 +79,7 @@ export function runBatch(
       if (Array.isArray(item)) throw RpcError.invalidRequest('a batch element must be a request object, not an array');
       const env = readEnvelope(item);
       const def = resolveMethod(env, pathMethod);
-      const result = invoke(ctx, def, env, caller);
+      const result = invoke(ctx, def, env, caller, conn);
       if (isThenable(result)) {
         pending.push(
           result.then(

@@ -15,6 +15,7 @@
  */
 import type { AddressQueueSlice, QueueElementsRequest, QueueSize, StateQueueSlice } from '../query/queueElements.ts';
 import type { Bytes32, Hash, Pubkey } from '../types.ts';
+import type { SlotWatcher } from './slotWatcher.ts';
 
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>;
@@ -371,6 +372,11 @@ export interface RpcContext {
   getSolanaSlot: () => Promise<bigint | number>;
   prover?: ValidityProver;
   config: RpcMethodConfig;
+  /**
+   * The slot watcher `minContextSlot` requests wait on (src/rpc/slotWatcher.ts; its `maxWaitMs` is
+   * the longest wait). Absent: such requests are answered at once, at their slot or with -32016.
+   */
+  slots?: SlotWatcher;
 }
 
 /** Default method settings. */

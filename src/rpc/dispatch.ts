@@ -4,11 +4,13 @@
  * Every failure is thrown as an `RpcError`; the server maps it (errors.ts) and echoes the id.
  */
 import type { RpcContext } from './context.ts';
+import { runAtContextSlot, splitSlotOptions } from './contextSlot.ts';
 import { RpcError } from './errors.ts';
 import { RawJson, stringifyJson } from './exactJson.ts';
 import { findMethod } from './methods/index.ts';
 import type { MethodDefinition } from './methods/index.ts';
 import { parseParams } from './params.ts';
+import type { Closable } from './slotWatcher.ts';
 
 /**
  * Who is calling, as the protocol sees it: an identity for messages and the methods it may call.
@@ -96,10 +98,18 @@ export function resolveMethod(env: Envelope, pathMethod: string | undefined): Me
  * one — run without any promise). Failures are thrown, or rejected by the returned promise. The
  * handler runs on one consistent snapshot of the data (`ctx.data.snapshot`) when the source offers
  * it and the method does not opt out (`def.snapshot === false`).
+ *
+ * Read-your-writes (contextSlot.ts): `minContextSlot` / `maxWaitMs` in the params (any method; a
+ * trailing config object for array params) are taken out before the method's schema validates the
+ * rest; with `minContextSlot` the handler runs once the store has that slot — at once when it has,
+ * else after waiting on `ctx.slots` (a promise), failing with -32016 when it does not come in time.
+ * @param conn the request's connection: a wait ends when it closes (undefined: waits only time out)
  */
-export function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, caller: Caller): unknown {
+export function invoke(ctx: RpcContext, def: MethodDefinition, env: Envelope, caller: Caller, conn?: Closable): unknown {
   authorizeMethod(caller, env.method, def.name);
-  const params = parseParams(def.params, env.params);
+  const split = splitSlotOptions(env.params);
+  const params = parseParams(def.params, split === null ? env.params : split.params);
+  if (split?.minContextSlot !== undefined) return runAtContextSlot(ctx, def, params, split.minContextSlot, split.maxWaitMs, conn);
   if (def.snapshot === false || !ctx.data.snapshot) return def.handler(ctx, params);
   return ctx.data.snapshot((data) => def.handler(data === ctx.data ? ctx : { ...ctx, data }, params));
 }

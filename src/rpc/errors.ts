@@ -26,6 +26,7 @@ export type RpcErrorKind =
   | 'rateLimited' // token bucket empty
   | 'payloadTooLarge' // body above the configured limit
   | 'unavailable' // a dependency (prover, Solana RPC, the store) is not available
+  | 'minContextSlotNotReached' // the request's minContextSlot was not indexed in time (Solana -32016)
   | 'internal'; // anything unexpected
 
 /** HTTP status and JSON-RPC code per kind, and the message prefix that goes before the detail. */
@@ -43,6 +44,7 @@ const TABLE: Record<RpcErrorKind, { status: number; code: number; prefix: string
   rateLimited: { status: 429, code: -32005, prefix: 'Rate limited' },
   payloadTooLarge: { status: 413, code: -32600, prefix: 'Request too large' },
   unavailable: { status: 503, code: -32000, prefix: '' },
+  minContextSlotNotReached: { status: 503, code: -32016, prefix: 'Minimum context slot has not been reached' },
   internal: { status: 500, code: -32000, prefix: '' },
 };
 
@@ -52,13 +54,16 @@ export class RpcError extends Error {
   readonly detail: string;
   /** For `rateLimited`: seconds until a retry can succeed (sent as `Retry-After`). */
   readonly retryAfterSeconds?: number;
+  /** The JSON-RPC error's `data` member (e.g. `{contextSlot}` of -32016), or undefined for none. */
+  readonly data?: unknown;
 
-  constructor(kind: RpcErrorKind, detail: string, opts: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+  constructor(kind: RpcErrorKind, detail: string, opts: { retryAfterSeconds?: number; cause?: unknown; data?: unknown } = {}) {
     super(formatMessage(kind, detail), opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'RpcError';
     this.kind = kind;
     this.detail = detail;
     this.retryAfterSeconds = opts.retryAfterSeconds;
+    if (opts.data !== undefined) this.data = opts.data;
   }
 
   /** -32700, HTTP 400. `detail`: why the body is not JSON. */
@@ -94,6 +99,13 @@ export class RpcError extends Error {
   }
   /** -32000, HTTP 503. `detail` is the whole message (e.g. `Prover not available: …`). */
   static unavailable(detail: string): RpcError { return new RpcError('unavailable', detail); }
+  /**
+   * -32016 `Minimum context slot has not been reached` with `data: {contextSlot}` (Solana's
+   * MinContextSlotNotReached), HTTP 503. `contextSlot`: the indexed slot now.
+   */
+  static minContextSlotNotReached(contextSlot: number): RpcError {
+    return new RpcError('minContextSlotNotReached', '', { data: { contextSlot } });
+  }
   /** -32000 `Internal server error`, HTTP 500. `cause` is for logs only. */
   static internal(cause?: unknown): RpcError { return new RpcError('internal', '', { cause }); }
 }
@@ -117,6 +129,8 @@ export interface ErrorDescription {
   headers: Record<string, string>;
   /** True when the error was not an RpcError (or was `internal`): the caller should log it. */
   unexpected: boolean;
+  /** The JSON-RPC error's `data` member, when it has one. */
+  data?: unknown;
 }
 
 /**
@@ -129,13 +143,15 @@ export function describeError(err: unknown, opts: { bodyLimitBytes?: number } = 
   const row = TABLE[e.kind];
   const headers: Record<string, string> = {};
   if (e.retryAfterSeconds !== undefined) headers['retry-after'] = String(e.retryAfterSeconds);
-  return {
+  const d: ErrorDescription = {
     status: row.status,
     code: row.code,
     message: e.message,
     headers,
     unexpected: e.kind === 'internal',
   };
+  if (e.data !== undefined) d.data = e.data;
+  return d;
 }
 
 /**
@@ -212,11 +228,14 @@ function fromFrameworkError(err: unknown, bodyLimitBytes?: number): RpcError {
   }
 }
 
-/** The JSON-RPC 2.0 error envelope. `id` is the request's id, or null when it could not be read. */
-export function errorEnvelope(id: string | number | null, code: number, message: string): {
+/**
+ * The JSON-RPC 2.0 error envelope. `id` is the request's id, or null when it could not be read;
+ * `data` (the error's `data` member) is left out when undefined.
+ */
+export function errorEnvelope(id: string | number | null, code: number, message: string, data?: unknown): {
   jsonrpc: '2.0';
   id: string | number | null;
-  error: { code: number; message: string };
+  error: { code: number; message: string; data?: unknown };
 } {
-  return { jsonrpc: '2.0', id, error: { code, message } };
+  return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
 }

@@ -97,7 +97,8 @@ export function createFastLane(o: FastLaneOptions): (req: IncomingMessage, res: 
       refuse(res, started, err);
       return;
     }
-    const out = answerRpc(ctx, body, principal, undefined, chargeBatch, log);
+    // `res`: a request waiting for its minContextSlot stops waiting when the client goes away.
+    const out = answerRpc(ctx, body, principal, undefined, chargeBatch, log, res);
     if (isThenable(out)) out.then((a) => send(res, started, a));
     else send(res, started, out);
   };

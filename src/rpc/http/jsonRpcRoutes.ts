@@ -109,7 +109,8 @@ export const jsonRpcPlugin = fp(
     const charge = access.chargeBatch;
     // Synchronous when the method is (LMDB reads are): no promise, no microtask on the hot path.
     const handler = (req: FastifyRequest, reply: FastifyReply): Promise<unknown> | undefined => {
-      const out = answerRpc(ctx, req.body, callerOf(req), (req.params as { method?: string } | undefined)?.method, charge, req.log as ErrorLog);
+      // `reply.raw`: a request waiting for its minContextSlot stops waiting when the client goes away.
+      const out = answerRpc(ctx, req.body, callerOf(req), (req.params as { method?: string } | undefined)?.method, charge, req.log as ErrorLog, reply.raw);
       if (isThenable(out)) {
         // Settles with `reply` (a thenable: settles once the batched reply has gone out), so fastify
         // never sees an empty result while the reply waits for the end of the turn.
