@@ -1,0 +1,577 @@
+/**
+ * A Yellowstone (Dragon's Mouth) gRPC server over a simulated chain, for `refract simulate --grpc-port`
+ * and tests: `/geyser.Geyser/Subscribe` (bidirectional stream) plus the cheap unary calls (Ping, GetSlot,
+ * GetBlockHeight, GetLatestBlockhash, GetVersion, SubscribeReplayInfo), on @grpc/grpc-js with the message
+ * codecs of `@triton-one/yellowstone-grpc`. Blocks come from a {@link GeyserSource} (getBlock JSON, as the
+ * simulator's RPC answers them) and are converted by src/solana/yellowstoneFromJson.ts.
+ *
+ * What it does as the real server does (yellowstone-grpc-geyser `grpc.rs`, `filter.rs`):
+ * - filters: `transactions` (vote, failed, signature, accountInclude / accountExclude / accountRequired
+ *   against static and loaded keys), `blocks` (accountInclude on the transactions; one message per block
+ *   and filter even when no transaction matches; includeTransactions), `blocksMeta`, `slots`
+ *   (filterByCommitment), `commitment` (processed by default), `ping` (answered with a pong, the filters
+ *   kept); a later request replaces the filters; a server ping every `pingIntervalMs` (10 s);
+ * - per slot, in this order: the processed slot status, the slot's transactions in block order, its block
+ *   meta, its block, then the slot status of the commitment; skipped slots send nothing;
+ * - `fromSlot`: the slots from there on are sent first (replay), then the live ones; a slot before the
+ *   window of the last `replaySlots` (default 150) published slots is refused with INTERNAL
+ *   `broadcast from <fromSlot> is not available, last available: <first>`, the real server's text;
+ * - empty filter values (`slots: {x: {}}`), which a prost client leaves out of the map entry, read as
+ *   default filters (the package's decoder would drop them).
+ * The simulated chain has one commitment: every published slot is final, whatever the request asks.
+ * The window holds slots published before the server started too (the source is asked for them).
+ *
+ * Faults ({@link GeyserFaults}) are one-shot switches, consumed by the first subscription that meets
+ * them: drop the stream after N messages, leave out one message, stall, refuse the replay, start the
+ * replay later than asked. Pings and pongs are not counted as messages.
+ */
+import grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import {
+  CommitmentLevel,
+  GetBlockHeightRequest,
+  GetBlockHeightResponse,
+  GetLatestBlockhashRequest,
+  GetLatestBlockhashResponse,
+  GetSlotRequest,
+  GetSlotResponse,
+  GetVersionRequest,
+  GetVersionResponse,
+  PingRequest,
+  PongResponse,
+  SlotStatus,
+  SubscribeReplayInfoRequest,
+  SubscribeReplayInfoResponse,
+  SubscribeRequest,
+  SubscribeRequestFilterAccounts,
+  SubscribeRequestFilterBlocks,
+  SubscribeRequestFilterBlocksMeta,
+  SubscribeRequestFilterEntry,
+  SubscribeRequestFilterSlots,
+  SubscribeRequestFilterTransactions,
+  SubscribeUpdate,
+} from '@triton-one/yellowstone-grpc';
+import { type GeyserBlock, type GeyserTransaction, geyserBlockFromJson } from '../solana/yellowstoneFromJson.ts';
+
+/** The chain the server streams (the simulator implements it). */
+export interface GeyserSource {
+  /** getBlock JSON of `slot` (base64 transactions, full details); null for a skipped slot; throws when not produced yet or pruned. */
+  blockJson(slot: number): Promise<object | null>;
+  /** The newest slot produced. */
+  tipSlot(): number;
+  /** Calls `listener` with each new slot as the chain advances; returns the unsubscribe function. */
+  onSlot(listener: (slot: number) => void): () => void;
+}
+
+/** One-shot fault switches (module comment); set them on `server.faults` at any time. */
+export interface GeyserFaults {
+  /** End the stream with UNAVAILABLE once a subscription has sent this many messages. */
+  dropAfter?: number;
+  /** Leave out the first message for which this returns true (never sent). */
+  skip?: (update: SubscribeUpdate) => boolean;
+  /** Once a subscription has sent this many messages, send nothing (pings included) … */
+  stallAfter?: number;
+  /** … for this long (ms; default: until the client goes away). */
+  stallMs?: number;
+  /** Refuse the next subscription's fromSlot as outside the replay window, whatever it is. */
+  replayUnavailable?: boolean;
+  /** Start the next replay this many slots after the fromSlot asked for. */
+  replayStartsLater?: number;
+}
+
+/** Server options. */
+export interface GeyserServerOptions {
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** Host (default 127.0.0.1). */
+  host?: string;
+  source: GeyserSource;
+  faults?: GeyserFaults;
+  /** Slots a `fromSlot` may go back (default 150, the plugin's `replay_stored_slots` default). */
+  replaySlots?: number;
+  /** Required `x-token` header, when set. */
+  xToken?: string;
+  /** Server ping interval (ms, default 10000). */
+  pingIntervalMs?: number;
+  log?: Logger;
+}
+
+/** What the server did, for tests and logs. */
+export interface GeyserServerStats {
+  /** Subscribe calls so far. */
+  subscriptions: number;
+  /** Subscribe calls open now. */
+  open: number;
+  /** Messages sent (pings and pongs excluded). */
+  messages: number;
+  /** Faults that fired, in order (`drop`, `skip`, `stall`, `replay-unavailable`, `replay-late`, `replay-window`). */
+  faults: string[];
+  /** The last fromSlot asked for. */
+  lastFromSlot: number | null;
+  /** Pings sent, and pongs sent back to client pings. */
+  pings: number;
+  pongs: number;
+}
+
+/** A running server. */
+export interface GeyserServer {
+  /** `http://host:port`, for the client. */
+  url: string;
+  port: number;
+  /** The fault switches (mutable). */
+  faults: GeyserFaults;
+  /** The newest slot published (streamed to live subscribers). */
+  publishedUpTo(): number;
+  /** The oldest slot a fromSlot may ask for. */
+  firstAvailable(): number;
+  stats(): GeyserServerStats;
+  close(): Promise<void>;
+}
+
+const enc =
+  <T>(codec: { encode(m: T): { finish(): Uint8Array } }) =>
+  (m: T) =>
+    Buffer.from(codec.encode(m).finish());
+const unary = <Req, Res>(name: string, req: { decode(b: Uint8Array): Req; encode(m: Req): { finish(): Uint8Array } }, res: { decode(b: Uint8Array): Res; encode(m: Res): { finish(): Uint8Array } }) => ({
+  path: `/geyser.Geyser/${name}`,
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: enc(req),
+  requestDeserialize: (b: Buffer) => req.decode(b),
+  responseSerialize: enc(res),
+  responseDeserialize: (b: Buffer) => res.decode(b),
+});
+
+/** Field numbers of SubscribeRequest's maps, with the default of their values. */
+const MAP_FIELDS: Record<number, [keyof SubscribeRequest, () => object]> = {
+  1: ['accounts', () => SubscribeRequestFilterAccounts.fromPartial({})],
+  2: ['slots', () => SubscribeRequestFilterSlots.fromPartial({})],
+  3: ['transactions', () => SubscribeRequestFilterTransactions.fromPartial({})],
+  4: ['blocks', () => SubscribeRequestFilterBlocks.fromPartial({})],
+  5: ['blocksMeta', () => SubscribeRequestFilterBlocksMeta.fromPartial({})],
+  8: ['entry', () => SubscribeRequestFilterEntry.fromPartial({})],
+  10: ['transactionsStatus', () => SubscribeRequestFilterTransactions.fromPartial({})],
+};
+
+/**
+ * SubscribeRequest from its wire bytes, keeping map entries without a value (prost leaves a default
+ * value out; the package's decoder then drops the entry) as default filters.
+ */
+export function decodeSubscribeRequest(buf: Uint8Array): SubscribeRequest {
+  const req = SubscribeRequest.decode(buf);
+  let at = 0;
+  const varint = () => {
+    let v = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      const b = buf[at++]!;
+      v += (b & 0x7f) * 2 ** shift;
+      if (!(b & 0x80)) return v;
+    }
+    return v;
+  };
+  while (at < buf.length) {
+    const key = varint();
+    const field = Math.floor(key / 8);
+    const wire = key & 7;
+    if (wire === 0) varint();
+    else if (wire === 1) at += 8;
+    else if (wire === 5) at += 4;
+    else if (wire === 2) {
+      const len = varint();
+      const end = at + len;
+      const map = MAP_FIELDS[field];
+      if (map) {
+        // A map entry: key = field 1 (string), value = field 2 (message).
+        let name: string | null = null;
+        let hasValue = false;
+        while (at < end) {
+          const k = varint();
+          if (k === (1 << 3) + 2) {
+            const l = varint();
+            name = Buffer.from(buf.subarray(at, at + l)).toString('utf8');
+            at += l;
+          } else if ((k & 7) === 2) {
+            if (k >> 3 === 2) hasValue = true;
+            at += varint();
+          } else if ((k & 7) === 0) varint();
+          else at += (k & 7) === 1 ? 8 : 4;
+        }
+        const target = req[map[0]] as Record<string, object>;
+        if (name !== null && !hasValue && !(name in target)) target[name] = map[1]();
+      }
+      at = end;
+    } else break;
+  }
+  return req;
+}
+
+const SERVICE = {
+  Subscribe: {
+    path: '/geyser.Geyser/Subscribe',
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: enc(SubscribeRequest),
+    requestDeserialize: (b: Buffer) => decodeSubscribeRequest(b),
+    responseSerialize: enc(SubscribeUpdate),
+    responseDeserialize: (b: Buffer) => SubscribeUpdate.decode(b),
+  },
+  Ping: unary('Ping', PingRequest, PongResponse),
+  GetSlot: unary('GetSlot', GetSlotRequest, GetSlotResponse),
+  GetBlockHeight: unary('GetBlockHeight', GetBlockHeightRequest, GetBlockHeightResponse),
+  GetLatestBlockhash: unary('GetLatestBlockhash', GetLatestBlockhashRequest, GetLatestBlockhashResponse),
+  GetVersion: unary('GetVersion', GetVersionRequest, GetVersionResponse),
+  SubscribeReplayInfo: unary('SubscribeReplayInfo', SubscribeReplayInfoRequest, SubscribeReplayInfoResponse),
+} satisfies grpc.ServiceDefinition;
+
+/** Does `tx` pass a `transactions` filter (yellowstone-grpc `FilterTransactions`)? */
+function matchesTransaction(tx: GeyserTransaction, f: SubscribeRequestFilterTransactions): boolean {
+  if (f.vote !== undefined && f.vote !== tx.isVote) return false;
+  if (f.failed !== undefined && f.failed !== tx.failed) return false;
+  if (f.signature !== undefined && f.signature !== tx.signature) return false;
+  if (f.accountInclude.length && !tx.accountKeys.some((k) => f.accountInclude.includes(k))) return false;
+  if (f.accountExclude.length && tx.accountKeys.some((k) => f.accountExclude.includes(k))) return false;
+  if (f.accountRequired.length && !f.accountRequired.every((k) => tx.accountKeys.includes(k))) return false;
+  return true;
+}
+
+const STATUS_OF: Record<number, SlotStatus> = {
+  [CommitmentLevel.PROCESSED]: SlotStatus.SLOT_PROCESSED,
+  [CommitmentLevel.CONFIRMED]: SlotStatus.SLOT_CONFIRMED,
+  [CommitmentLevel.FINALIZED]: SlotStatus.SLOT_FINALIZED,
+};
+
+/** The messages a subscription with `req`'s filters gets for block `b` (module comment: order). */
+export function updatesForBlock(b: GeyserBlock, req: SubscribeRequest): SubscribeUpdate[] {
+  const out: SubscribeUpdate[] = [];
+  const createdAt = new Date();
+  const slot = b.meta.slot;
+  const parent = b.meta.parentSlot;
+  const commitment = req.commitment ?? CommitmentLevel.PROCESSED;
+  const slotAll = Object.entries(req.slots).filter(([, f]) => f.filterByCommitment !== true).map(([n]) => n);
+  const slotNames = Object.keys(req.slots);
+  const processedNames = commitment === CommitmentLevel.PROCESSED ? slotNames : slotAll;
+  if (processedNames.length) out.push(SubscribeUpdate.fromPartial({ filters: processedNames, slot: { slot, parent, status: SlotStatus.SLOT_PROCESSED }, createdAt }));
+  const txFilters = Object.entries(req.transactions);
+  if (txFilters.length) {
+    for (const tx of b.transactions) {
+      const names = txFilters.filter(([, f]) => matchesTransaction(tx, f)).map(([n]) => n);
+      if (names.length) out.push({ filters: names, transaction: { transaction: tx.info, slot }, createdAt });
+    }
+  }
+  const metaNames = Object.keys(req.blocksMeta);
+  if (metaNames.length) out.push({ filters: metaNames, blockMeta: b.meta, createdAt });
+  for (const [name, f] of Object.entries(req.blocks)) {
+    const txs =
+      f.includeTransactions === false ? [] : b.transactions.filter((t) => !f.accountInclude.length || t.accountKeys.some((k) => f.accountInclude.includes(k))).map((t) => t.info);
+    out.push({
+      filters: [name],
+      block: {
+        slot,
+        blockhash: b.meta.blockhash,
+        rewards: b.meta.rewards,
+        blockTime: b.meta.blockTime,
+        blockHeight: b.meta.blockHeight,
+        parentSlot: parent,
+        parentBlockhash: b.meta.parentBlockhash,
+        executedTransactionCount: b.meta.executedTransactionCount,
+        transactions: txs,
+        updatedAccountCount: '0',
+        accounts: [],
+        entriesCount: '0',
+        entries: [],
+      },
+      createdAt,
+    });
+  }
+  if (commitment !== CommitmentLevel.PROCESSED && slotNames.length) {
+    out.push(SubscribeUpdate.fromPartial({ filters: slotNames, slot: { slot, parent, status: STATUS_OF[commitment] ?? SlotStatus.SLOT_CONFIRMED }, createdAt }));
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Starts the server; resolves once it listens. */
+export async function startGeyserServer(opts: GeyserServerOptions): Promise<GeyserServer> {
+  const { source, log } = opts;
+  const host = opts.host ?? '127.0.0.1';
+  const replaySlots = opts.replaySlots ?? 150;
+  const pingIntervalMs = opts.pingIntervalMs ?? 10_000;
+  const faults: GeyserFaults = opts.faults ?? {};
+  const stats: GeyserServerStats = { subscriptions: 0, open: 0, messages: 0, faults: [], lastFromSlot: null, pings: 0, pongs: 0 };
+  let closed = false;
+
+  // Published slots: every slot ≤ `published` is streamed; blocks are converted once and cached.
+  let published = source.tipSlot();
+  let target = published;
+  const cache = new Map<number, Promise<GeyserBlock | null>>();
+  const firstAvailable = () => Math.max(0, published - replaySlots + 1);
+  const waiters = new Set<() => void>();
+  const publishedEvent = () => {
+    for (const w of waiters) w();
+    waiters.clear();
+  };
+  /** The block of `slot` (null: skipped). `retry`: keep asking while the source throws (not produced yet). */
+  const blockAt = (slot: number, retry = false): Promise<GeyserBlock | null> => {
+    let p = cache.get(slot);
+    if (!p) {
+      p = (async () => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            const json = await source.blockJson(slot);
+            return json === null ? null : geyserBlockFromJson(slot, json as Record<string, unknown>);
+          } catch (err) {
+            if (!retry || closed || attempt >= 200) {
+              log?.warn({ slot, err: (err as Error).message }, 'geyser: block unavailable; sending it as skipped');
+              return null;
+            }
+            await sleep(Math.min(500, 20 * 2 ** Math.min(attempt, 5)));
+          }
+        }
+      })();
+      cache.set(slot, p);
+      for (const s of cache.keys()) if (s < firstAvailable() - 16) cache.delete(s);
+    }
+    return p;
+  };
+  let publishing = false;
+  const publish = async () => {
+    if (publishing) return;
+    publishing = true;
+    try {
+      while (published < target && !closed) {
+        await blockAt(published + 1, true);
+        published++;
+        publishedEvent();
+      }
+    } finally {
+      publishing = false;
+    }
+  };
+  const unsubscribe = source.onSlot((slot) => {
+    if (slot > target) target = slot;
+    void publish();
+  });
+
+  const tokenOk = (md: grpc.Metadata) => !opts.xToken || md.get('x-token')[0]?.toString() === opts.xToken;
+  const sessions = new Set<() => void>();
+
+  const subscribe = (call: grpc.ServerDuplexStream<SubscribeRequest, SubscribeUpdate>) => {
+    stats.subscriptions++;
+    stats.open++;
+    call.sendMetadata(new grpc.Metadata()); // as tonic does at once: the client's subscribe() waits for the headers
+    let ended = false;
+    let req: SubscribeRequest | null = null;
+    let cursor = 0;
+    let sent = 0;
+    let stalled = false;
+    let wake: (() => void) | null = null;
+    const sessionsDrain = new Set<() => void>(); // writes waiting for 'drain'
+    const poke = () => {
+      wake?.();
+      wake = null;
+    };
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      stats.open--;
+      clearInterval(pinger);
+      for (const d of [...sessionsDrain]) d();
+      sessions.delete(shutdown);
+      waiters.delete(poke);
+      poke();
+    };
+    const fail = (code: grpc.status, details: string) => {
+      if (ended) return;
+      call.emit('error', { code, details, metadata: new grpc.Metadata() });
+      end();
+    };
+    const shutdown = () => {
+      if (!ended) call.end();
+      end();
+    };
+    sessions.add(shutdown);
+    call.on('cancelled', end);
+    call.on('error', end);
+    call.on('close', end);
+    if (!tokenOk(call.metadata)) {
+      fail(grpc.status.UNAUTHENTICATED, 'No valid auth token');
+      return;
+    }
+    const write = async (u: SubscribeUpdate) => {
+      if (ended) return;
+      if (!call.write(u) && !ended) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            call.off('drain', done);
+            call.off('close', done);
+            sessionsDrain.delete(done);
+            resolve();
+          };
+          call.on('drain', done);
+          call.on('close', done);
+          sessionsDrain.add(done);
+        });
+      }
+    };
+    const pinger = setInterval(() => {
+      if (stalled || ended) return;
+      stats.pings++;
+      void write(SubscribeUpdate.fromPartial({ filters: [], ping: {}, createdAt: new Date() }));
+    }, pingIntervalMs);
+    /** Sends a data message, applying the faults. */
+    const send = async (u: SubscribeUpdate) => {
+      if (faults.skip?.(u)) {
+        delete faults.skip;
+        stats.faults.push('skip');
+        return;
+      }
+      await write(u);
+      sent++;
+      stats.messages++;
+      if (faults.dropAfter !== undefined && sent >= faults.dropAfter) {
+        delete faults.dropAfter;
+        stats.faults.push('drop');
+        fail(grpc.status.UNAVAILABLE, 'simulated drop');
+        return;
+      }
+      if (faults.stallAfter !== undefined && sent >= faults.stallAfter) {
+        const ms = faults.stallMs;
+        delete faults.stallAfter;
+        delete faults.stallMs;
+        stats.faults.push('stall');
+        stalled = true;
+        const until = ms === undefined ? Infinity : performance.now() + ms;
+        while (!ended && performance.now() < until) await sleep(Math.min(50, until - performance.now()));
+        stalled = false;
+      }
+    };
+    call.on('data', (r: SubscribeRequest) => {
+      if (ended) return;
+      if (r.ping) {
+        stats.pongs++;
+        void write(SubscribeUpdate.fromPartial({ filters: [], pong: { id: r.ping.id }, createdAt: new Date() }));
+        return;
+      }
+      const first = req === null;
+      req = r;
+      if (r.fromSlot !== undefined) {
+        const from = Number(r.fromSlot);
+        stats.lastFromSlot = from;
+        if (faults.replayUnavailable) {
+          delete faults.replayUnavailable;
+          stats.faults.push('replay-unavailable');
+          fail(grpc.status.INTERNAL, `broadcast from ${from} is not available, last available: ${Math.max(firstAvailable(), from + 1)}`);
+          return;
+        }
+        if (from < firstAvailable()) {
+          stats.faults.push('replay-window');
+          fail(grpc.status.INTERNAL, `broadcast from ${from} is not available, last available: ${firstAvailable()}`);
+          return;
+        }
+        cursor = from;
+        if (faults.replayStartsLater) {
+          cursor += faults.replayStartsLater;
+          delete faults.replayStartsLater;
+          stats.faults.push('replay-late');
+        }
+      } else if (first) cursor = published + 1;
+      poke();
+    });
+
+    // The session's pump: the slots from `cursor` on, as they are published.
+    void (async () => {
+      while (!ended && !closed) {
+        if (req && cursor <= published && !stalled) {
+          const slot = cursor++;
+          const b = await blockAt(slot);
+          if (b) for (const u of updatesForBlock(b, req)) {
+            if (ended) break;
+            await send(u);
+          }
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          waiters.add(poke);
+        });
+      }
+    })().catch((err) => {
+      log?.error({ err }, 'geyser: session failed');
+      fail(grpc.status.INTERNAL, (err as Error).message);
+    });
+  };
+
+  const checked =
+    <Req, Res>(fn: (req: Req) => Res) =>
+    (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
+      if (!tokenOk(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'No valid auth token' });
+      try {
+        cb(null, fn(call.request));
+      } catch (err) {
+        cb({ code: grpc.status.INTERNAL, details: (err as Error).message });
+      }
+    };
+  const latest = async () => {
+    for (let s = published; s >= firstAvailable(); s--) {
+      const b = await blockAt(s);
+      if (b) return b;
+    }
+    return null;
+  };
+  const server = new grpc.Server();
+  server.addService(SERVICE, {
+    Subscribe: subscribe,
+    Ping: checked((r: PingRequest) => ({ count: r.count })),
+    GetSlot: checked(() => ({ slot: String(published) })),
+    GetVersion: checked(() => ({ version: JSON.stringify({ version: { package: 'refract-sim-geyser', version: '0.1.0' }, extra: { hostname: 'refract-simulator' } }) })),
+    SubscribeReplayInfo: checked(() => ({ firstAvailable: String(firstAvailable()) })),
+    GetBlockHeight: (call: grpc.ServerUnaryCall<GetBlockHeightRequest, GetBlockHeightResponse>, cb: grpc.sendUnaryData<GetBlockHeightResponse>) => {
+      if (!tokenOk(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'No valid auth token' });
+      latest().then(
+        (b) => (b ? cb(null, { blockHeight: b.meta.blockHeight?.blockHeight ?? '0' }) : cb({ code: grpc.status.INTERNAL, details: 'block is not available yet' })),
+        (err) => cb({ code: grpc.status.INTERNAL, details: (err as Error).message }),
+      );
+    },
+    GetLatestBlockhash: (call: grpc.ServerUnaryCall<GetLatestBlockhashRequest, GetLatestBlockhashResponse>, cb: grpc.sendUnaryData<GetLatestBlockhashResponse>) => {
+      if (!tokenOk(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'No valid auth token' });
+      latest().then(
+        (b) =>
+          b
+            ? cb(null, { slot: b.meta.slot, blockhash: b.meta.blockhash, lastValidBlockHeight: String(Number(b.meta.blockHeight?.blockHeight ?? 0) + 300) })
+            : cb({ code: grpc.status.INTERNAL, details: 'block is not available yet' }),
+        (err) => cb({ code: grpc.status.INTERNAL, details: (err as Error).message }),
+      );
+    },
+  });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  log?.info({ host, port, replaySlots, tip: published }, 'geyser: listening');
+
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    faults,
+    publishedUpTo: () => published,
+    firstAvailable,
+    stats: () => ({ ...stats, faults: [...stats.faults] }),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      unsubscribe();
+      for (const shut of [...sessions]) shut();
+      publishedEvent();
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 1_000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+    },
+  };
+}
