@@ -16,11 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as base58 from '../solana/base58.ts';
-import {
-  type Address,
-  getCompiledTransactionMessageEncoder,
-  getTransactionEncoder,
-} from '@solana/kit';
+import { type CompactIx, type CompactTx, compactTxJson, encodeLegacyTransaction } from './compactTx.ts';
 import {
   ACCOUNT_COMPRESSION_PROGRAM_ID,
   ADDRESS_TREE_V1,
@@ -35,7 +31,7 @@ import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransac
 import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from '../light/encodeV2.ts';
 import { compressedAccountHash, indexedLeafHashV2, nullifierHash } from '../light/hashing.ts';
 import { HIGHEST_ADDRESS_PLUS_ONE, elementHashV1 } from '../merkle/indexedConstants.ts';
-import { poseidon2 } from '../merkle/poseidon.ts';
+import { poseidon2Batch } from '../merkle/poseidon.ts';
 import { ZERO_BYTES } from '../merkle/zeroValues.ts';
 import type { BatchEvent, CompressedAccount, PublicTransactionEvent } from '../types.ts';
 
@@ -170,14 +166,31 @@ class DenseMerkleTree {
 
   /** Sets leaf `index` to `hash` (32 bytes) and rehashes its path to the root. */
   set(index: number, hash: Uint8Array): void {
-    if (!Number.isInteger(index) || index < 0 || index >= this.capacity) throw new RangeError(`leaf index ${index} outside [0, ${this.capacity})`);
-    this.levels[0]!.set(hash, index * 32);
-    let i = index;
+    this.setMany([[index, hash]]);
+  }
+
+  /**
+   * Sets several leaves, then rehashes the paths above them once, level by level (one batched
+   * Poseidon call per level; a later entry for the same leaf wins). The same tree as setting them one
+   * by one, with each shared upper node hashed once instead of once per leaf.
+   */
+  setMany(entries: readonly (readonly [number, Uint8Array])[]): void {
+    let dirty: number[] = [];
+    for (const [index, hash] of entries) {
+      if (!Number.isInteger(index) || index < 0 || index >= this.capacity) throw new RangeError(`leaf index ${index} outside [0, ${this.capacity})`);
+      this.levels[0]!.set(hash, index * 32);
+      dirty.push(index);
+    }
     for (let l = 0; l < this.height; l++) {
-      const left = i % 2 === 0 ? this.node(l, i) : this.node(l, i - 1);
-      const right = i % 2 === 0 ? this.node(l, i + 1) : this.node(l, i);
-      i = Math.floor(i / 2);
-      this.levels[l + 1]!.set(poseidon2(left, right), i * 32);
+      const parents = [...new Set(dirty.map((i) => Math.floor(i / 2)))];
+      const pairs = Buffer.allocUnsafe(parents.length * 64);
+      parents.forEach((p, k) => {
+        pairs.set(this.node(l, 2 * p), k * 64);
+        pairs.set(this.node(l, 2 * p + 1), k * 64 + 32);
+      });
+      const out = poseidon2Batch(pairs);
+      parents.forEach((p, k) => this.levels[l + 1]!.set(out.subarray(k * 32, k * 32 + 32), p * 32));
+      dirty = parents;
     }
   }
 
@@ -233,8 +246,7 @@ export class LightTxGenerator {
   private readonly itree: { value: bigint; leafIndex: number; nextIndex: number; nextValue: bigint }[] = [];
   private addressSeq = 2n;
   private sigCounter = 0;
-  private readonly txEncoder = getTransactionEncoder();
-  private readonly msgEncoder = getCompiledTransactionMessageEncoder();
+  private readonly keyMemo = new Map<string, Uint8Array>();
   // Batched (v2) state tree: queues, forester progress and the reference tree for new_root.
   private v2Enabled: boolean;
   /** Checked options (defaults applied once): ZKP batch size, root-history capacities, model bounds. */
@@ -443,6 +455,15 @@ export class LightTxGenerator {
 
   /** Next user or forester transaction of `kind` (or a weighted random kind), as getTransaction JSON at `slot`. */
   next(slot: number, kind?: TxKind): { json: Record<string, unknown>; kind: TxKind; outputs: number } {
+    const t = this.nextCompact(slot, kind);
+    return { json: compactTxJson(slot, t.tx), kind: t.kind, outputs: t.outputs };
+  }
+
+  /**
+   * {@link next} before JSON: the same transaction (the same stream, the generator state advances the
+   * same way) as wire bytes and raw inner instructions.
+   */
+  nextCompact(slot: number, kind?: TxKind): { tx: CompactTx; kind: TxKind; outputs: number } {
     const k = kind ?? this.chooseKind();
     switch (k) {
       case 'compress': {
@@ -453,11 +474,11 @@ export class LightTxGenerator {
         });
         const total = outs.reduce((s, o) => s + o.account.lamports, 0n);
         outs.forEach((o) => this.hold(o.held));
-        return { json: this.userTx(slot, this.event([], outs, true, total)), kind: k, outputs: n };
+        return { tx: this.userTx(slot, this.event([], outs, true, total)), kind: k, outputs: n };
       }
       case 'transfer': {
         const input = this.takeHeld((h) => !h.token && !h.hasAddress && h.lamports > 1n);
-        if (!input) return this.next(slot, 'compress');
+        if (!input) return this.nextCompact(slot, 'compress');
         const to = Math.floor(this.rand() * this.owners.length);
         const amount = 1n + BigInt(Math.floor(this.rand() * Number(input.lamports - 1n)));
         const outs = [
@@ -466,7 +487,7 @@ export class LightTxGenerator {
         ];
         outs.forEach((o) => this.hold(o.held));
         this.pendingNullify.push(input.leafIndex);
-        return { json: this.userTx(slot, this.event([input], outs, false, null)), kind: k, outputs: 2 };
+        return { tx: this.userTx(slot, this.event([input], outs, false, null)), kind: k, outputs: 2 };
       }
       case 'tokenMint': {
         const mint = this.pick(this.mints);
@@ -476,11 +497,11 @@ export class LightTxGenerator {
           return this.output(this.tokenAccount(ownerIdx, mint, amount), ownerIdx, { mint, amount });
         });
         outs.forEach((o) => this.hold(o.held));
-        return { json: this.userTx(slot, this.event([], outs, false, null)), kind: k, outputs: 2 };
+        return { tx: this.userTx(slot, this.event([], outs, false, null)), kind: k, outputs: 2 };
       }
       case 'tokenTransfer': {
         const input = this.takeHeld((h) => !!h.token && h.token.amount > 1n);
-        if (!input) return this.next(slot, 'tokenMint');
+        if (!input) return this.nextCompact(slot, 'tokenMint');
         const { mint, amount: total } = input.token!;
         const to = Math.floor(this.rand() * this.owners.length);
         const amount = 1n + BigInt(Math.floor(this.rand() * Number(total - 1n)));
@@ -490,10 +511,10 @@ export class LightTxGenerator {
         ];
         outs.forEach((o) => this.hold(o.held));
         this.pendingNullify.push(input.leafIndex);
-        return { json: this.userTx(slot, this.event([input], outs, false, null)), kind: k, outputs: 2 };
+        return { tx: this.userTx(slot, this.event([input], outs, false, null)), kind: k, outputs: 2 };
       }
       case 'createAddress': {
-        if (this.addressesCreated >= (this.opts.maxAddresses ?? 65_536)) return this.next(slot, 'compress');
+        if (this.addressesCreated >= (this.opts.maxAddresses ?? 65_536)) return this.nextCompact(slot, 'compress');
         this.addressesCreated++;
         const ownerIdx = Math.floor(this.rand() * this.owners.length);
         const address = this.fieldBytes();
@@ -501,43 +522,43 @@ export class LightTxGenerator {
         const out = this.output({ owner: this.owners[ownerIdx]!, lamports: 0n, address, data: { discriminator: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]), data: sha(`d${this.sigCounter}`), dataHash: this.fieldBytes() } }, ownerIdx);
         this.hold(out.held);
         this.pendingAddresses.push(address);
-        return { json: this.userTx(slot, this.event([], [out], false, null)), kind: k, outputs: 1 };
+        return { tx: this.userTx(slot, this.event([], [out], false, null)), kind: k, outputs: 1 };
       }
       case 'nullify': {
-        if (!this.pendingNullify.length) return this.next(slot);
+        if (!this.pendingNullify.length) return this.nextCompact(slot);
         const leaves = this.pendingNullify.splice(0, Math.min(8, this.pendingNullify.length));
         const seq = this.treeSeq + 1n;
         this.treeSeq += BigInt(leaves.length);
         const data = encodeNullifierEvent({ tree: this.tree, nullifiedLeavesIndices: leaves.map(BigInt), seq });
-        return { json: this.foresterTx(slot, data), kind: k, outputs: 0 };
+        return { tx: this.foresterTx(slot, data), kind: k, outputs: 0 };
       }
       case 'addressUpdate': {
-        if (!this.pendingAddresses.length) return this.next(slot);
+        if (!this.pendingAddresses.length) return this.nextCompact(slot);
         const value = this.pendingAddresses.shift()!;
-        return { json: this.foresterTx(slot, this.addressUpdate(value)), kind: k, outputs: 0 };
+        return { tx: this.foresterTx(slot, this.addressUpdate(value)), kind: k, outputs: 0 };
       }
       case 'v2Compress': {
-        if (!this.v2Room(2)) return this.next(slot, 'compress');
+        if (!this.v2Room(2)) return this.nextCompact(slot, 'compress');
         const n = 1 + Math.floor(this.rand() * 2);
         const outs = Array.from({ length: n }, () => this.v2Output(Math.floor(this.rand() * this.owners.length), BigInt(1 + Math.floor(this.rand() * 1e9))));
         const total = outs.reduce((s, o) => s + o.lamports, 0n);
         const t = this.v2Transaction([], outs);
-        return { json: this.v2UserTx(slot, { ...t, isCompress: true, compressOrDecompressLamports: total }), kind: k, outputs: n };
+        return { tx: this.v2UserTx(slot, { ...t, isCompress: true, compressOrDecompressLamports: total }), kind: k, outputs: n };
       }
       case 'v2Transfer': {
-        if (!this.v2Room(2)) return this.next(slot, 'compress');
+        if (!this.v2Room(2)) return this.nextCompact(slot, 'compress');
         // A random held account: still in the output queue (proved by index) or already appended.
         const r = Math.floor(this.rand() * this.v2Held.length);
         const i = this.v2Held[r] && this.v2Held[r].lamports > 1n ? r : this.v2Held.findIndex((h) => h.lamports > 1n);
-        if (i < 0) return this.next(slot, 'v2Compress');
+        if (i < 0) return this.nextCompact(slot, 'v2Compress');
         const input = this.v2Held.splice(i, 1)[0]!;
         const to = Math.floor(this.rand() * this.owners.length);
         const amount = 1n + BigInt(Math.floor(this.rand() * Number(input.lamports - 1n)));
         const outs = [this.v2Output(to, amount), this.v2Output(input.ownerIdx, input.lamports - amount)];
-        return { json: this.v2UserTx(slot, this.v2Transaction([input], outs)), kind: k, outputs: 2 };
+        return { tx: this.v2UserTx(slot, this.v2Transaction([input], outs)), kind: k, outputs: 2 };
       }
       case 'v2CreateAddress': {
-        if (!this.v2Room(1) || this.v2AddrNext >= this.maxV2Addresses) return this.next(slot, 'v2Compress');
+        if (!this.v2Room(1) || this.v2AddrNext >= this.maxV2Addresses) return this.nextCompact(slot, 'v2Compress');
         // One output in the batched state tree carrying the new address, created in the batched address tree.
         const address = this.fieldBytes();
         const seed = this.fieldBytes();
@@ -552,16 +573,18 @@ export class LightTxGenerator {
         const q = t.iiqAccounts.length - 1;
         t.newAddresses = [{ seed, address, remainingQueueIndex: r, remainingTreeIndex: r, iiqTreeIndex: q, iiqQueueIndex: q }];
         t.addressSeqs = [{ tree: this.v2AddressTreeBytes, queue: this.v2AddressTreeBytes, treeType: TREE_TYPE_U64.AddressV2, seq: BigInt(queueIndex) }];
-        return { json: this.v2UserTx(slot, t), kind: k, outputs: 1 };
+        return { tx: this.v2UserTx(slot, t), kind: k, outputs: 1 };
       }
       case 'batchAddressAppend': {
         const zkp = this.zkp;
-        if (this.v2AddrNext - this.v2AddrAppended < zkp) return this.next(slot);
+        if (this.v2AddrNext - this.v2AddrAppended < zkp) return this.nextCompact(slot);
         const oldNext = this.v2AddrAppended + 1;
+        const leaves: [number, Uint8Array][] = [];
         for (let q = this.v2AddrAppended; q < this.v2AddrAppended + zkp; q++) {
-          this.v2AddressInsert(this.v2AddrQueue.get(q)!, q + 1);
+          this.v2AddressInsert(this.v2AddrQueue.get(q)!, q + 1, leaves);
           this.v2AddrQueue.delete(q);
         }
+        this.v2AddressModel().setMany(leaves);
         this.v2AddrAppended += zkp;
         const seq = ++this.v2AddrSeq;
         const batchSize = 5 * zkp;
@@ -578,34 +601,36 @@ export class LightTxGenerator {
           sequenceNumber: seq,
           outputQueuePubkey: null,
         };
-        return { json: this.foresterTx(slot, encodeBatchEvent(event), this.v2AddressTreeB58), kind: k, outputs: 0 };
+        return { tx: this.foresterTx(slot, encodeBatchEvent(event), this.v2AddressTreeB58), kind: k, outputs: 0 };
       }
       case 'batchAppend': {
         const zkp = this.zkp;
-        if (this.v2NextLeaf - this.v2Appended < zkp) return this.next(slot);
+        if (this.v2NextLeaf - this.v2Appended < zkp) return this.nextCompact(slot);
         const old = this.v2Appended;
-        const tree = this.v2Model();
+        const leaves: [number, Uint8Array][] = [];
         for (let leaf = old; leaf < old + zkp; leaf++) {
           const hash = this.v2QueuedHashes.get(leaf)!;
           this.v2QueuedHashes.delete(leaf);
-          if (!this.v2NullifiedLeaves.has(leaf)) tree.set(leaf, hash);
+          if (!this.v2NullifiedLeaves.has(leaf)) leaves.push([leaf, hash]);
         }
+        this.v2Model().setMany(leaves);
         this.v2Appended += zkp;
-        return { json: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchAppend', old, this.v2Appended)), this.v2TreeB58), kind: k, outputs: 0 };
+        return { tx: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchAppend', old, this.v2Appended)), this.v2TreeB58), kind: k, outputs: 0 };
       }
       case 'batchNullify': {
         const zkp = this.zkp;
-        if (this.v2InputNext - this.v2Nullified < zkp) return this.next(slot);
+        if (this.v2InputNext - this.v2Nullified < zkp) return this.nextCompact(slot);
         const old = this.v2Nullified;
-        const tree = this.v2Model();
+        const leaves: [number, Uint8Array][] = [];
         for (let q = old; q < old + zkp; q++) {
           const e = this.v2InputQueue.get(q)!;
           this.v2InputQueue.delete(q);
-          tree.set(e.leafIndex, e.nullifier);
+          leaves.push([e.leafIndex, e.nullifier]);
           this.v2NullifiedLeaves.add(e.leafIndex);
         }
+        this.v2Model().setMany(leaves);
         this.v2Nullified += zkp;
-        return { json: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchNullify', old, this.v2Nullified)), this.v2TreeB58), kind: k, outputs: 0 };
+        return { tx: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchNullify', old, this.v2Nullified)), this.v2TreeB58), kind: k, outputs: 0 };
       }
     }
   }
@@ -648,9 +673,9 @@ export class LightTxGenerator {
   /**
    * Appends `address` at `leafIndex` of the indexed tree (photon.md §2.6 `multi_append`): its low element
    * (largest value below it) now points at it, it takes the low element's old next value; both leaves
-   * are rehashed (v2 leaf = Poseidon(value, next value)).
+   * get new leaf hashes (v2 leaf = Poseidon(value, next value)), pushed to `leaves` for one rehash of the batch.
    */
-  private v2AddressInsert(address: Uint8Array, leafIndex: number): void {
+  private v2AddressInsert(address: Uint8Array, leafIndex: number, leaves: [number, Uint8Array][]): void {
     const value = toBigint(address);
     const sorted = this.v2AddrSorted;
     let lo = 0;
@@ -663,9 +688,7 @@ export class LightTxGenerator {
     if (sorted[lo]?.value === value) throw new Error(`generator: address ${base58.encode(address)} queued twice`);
     const low = sorted[lo - 1]!;
     const next = sorted[lo]?.value ?? HIGHEST;
-    const tree = this.v2AddressModel();
-    tree.set(leafIndex, indexedLeafHashV2(address, toBytes32(next)));
-    tree.set(low.leafIndex, indexedLeafHashV2(toBytes32(low.value), address));
+    leaves.push([leafIndex, indexedLeafHashV2(address, toBytes32(next))], [low.leafIndex, indexedLeafHashV2(toBytes32(low.value), address)]);
     sorted.splice(lo, 0, { value, leafIndex });
   }
 
@@ -769,25 +792,33 @@ export class LightTxGenerator {
     });
   }
 
-  private signature(): string {
-    return base58.encode(Buffer.concat([sha(`sig-${this.opts.seed ?? 1}-${++this.sigCounter}`), sha(`sig2-${this.sigCounter}`)]));
+  /** The next transaction signature (64 bytes). */
+  private signature(): Buffer {
+    return Buffer.concat([sha(`sig-${this.opts.seed ?? 1}-${++this.sigCounter}`), sha(`sig2-${this.sigCounter}`)]);
+  }
+
+  /** The 32 bytes of a base58 account key (memoised: the generator uses a handful). */
+  private keyBytes(k: string): Uint8Array {
+    let b = this.keyMemo.get(k);
+    if (!b) this.keyMemo.set(k, (b = base58.decode(k)));
+    return b;
   }
 
   /**
    * A user transaction: outer LSP invoke; inner ACP (nullifier queue), SYS, ACP (append), SYS, NOOP(event).
    * Account list: payer, tree, then the programs.
    */
-  private userTx(slot: number, event: PublicTransactionEvent): Record<string, unknown> {
+  private userTx(slot: number, event: PublicTransactionEvent): CompactTx {
     const payer = this.owners[0]!;
     const keys = [base58.encode(payer), this.treeB58, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID];
     const [LSP, ACP, SYS, NOOP] = [2, 3, 4, 5];
     const outer = { programAddressIndex: LSP, accountIndices: [0, 1], data: Uint8Array.from([26, 16, 169, 7, 21, 202, 242, 25, 0, 0, 0, 0]) };
     const inner = [
-      { programIdIndex: ACP, accounts: [1], data: base58.encode(Uint8Array.from([91, 101, 183, 28, 0, 0, 0, 0])) },
-      { programIdIndex: SYS, accounts: [0, 1], data: base58.encode(Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0])) },
-      { programIdIndex: ACP, accounts: [1], data: base58.encode(Uint8Array.from([199, 144, 10, 82, 0, 0, 0, 0])) },
-      { programIdIndex: SYS, accounts: [0, 1], data: base58.encode(Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0])) },
-      { programIdIndex: NOOP, accounts: [], data: base58.encode(encodePublicTransactionEvent(event)) },
+      { programIdIndex: ACP, accounts: [1], data: Uint8Array.from([91, 101, 183, 28, 0, 0, 0, 0]) },
+      { programIdIndex: SYS, accounts: [0, 1], data: Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0]) },
+      { programIdIndex: ACP, accounts: [1], data: Uint8Array.from([199, 144, 10, 82, 0, 0, 0, 0]) },
+      { programIdIndex: SYS, accounts: [0, 1], data: Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0]) },
+      { programIdIndex: NOOP, accounts: [], data: encodePublicTransactionEvent(event) },
     ];
     return this.wrap(slot, keys, 4, outer, inner);
   }
@@ -797,7 +828,7 @@ export class LightTxGenerator {
    * `insert_into_queues` (no noop). Account list: payer, batched tree, output queue (and the batched
    * address tree when it creates an address), then the programs and the registered-program PDA.
    */
-  private v2UserTx(slot: number, t: V2LightTransaction): Record<string, unknown> {
+  private v2UserTx(slot: number, t: V2LightTransaction): CompactTx {
     const trees = [this.v2TreeB58, this.v2QueueB58, ...(t.newAddresses?.length ? [this.v2AddressTreeB58] : [])];
     const keys = [base58.encode(this.owners[0]!), ...trees, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
     const index = (k: string) => {
@@ -807,58 +838,32 @@ export class LightTxGenerator {
     };
     const g = v2InstructionGroup(t);
     const outer = { programAddressIndex: index(g.outer.programId), accountIndices: g.outer.accounts.map(index), data: Uint8Array.from(g.outer.data) };
-    const inner = g.inner.map((ix) => ({ programIdIndex: index(ix.programId), accounts: ix.accounts.map(index), data: base58.encode(ix.data) }));
+    const inner = g.inner.map((ix) => ({ programIdIndex: index(ix.programId), accounts: ix.accounts.map(index), data: ix.data }));
     return this.wrap(slot, keys, 4, outer, inner);
   }
 
   /** A forester transaction: outer registry; inner ACP (nullify / update address tree / batch update) then NOOP(event). */
-  private foresterTx(slot: number, eventData: Uint8Array, treeB58 = this.treeB58): Record<string, unknown> {
+  private foresterTx(slot: number, eventData: Uint8Array, treeB58 = this.treeB58): CompactTx {
     const payer = this.owners[0]!;
     const keys = [base58.encode(payer), treeB58, LIGHT_REGISTRY_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, NOOP_PROGRAM_ID];
     const outer = { programAddressIndex: 2, accountIndices: [0, 1], data: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]) };
     const inner = [
-      { programIdIndex: 3, accounts: [1], data: base58.encode(Uint8Array.from([158, 91, 21, 224, 0, 0, 0, 0])) },
-      { programIdIndex: 4, accounts: [], data: base58.encode(eventData) },
+      { programIdIndex: 3, accounts: [1], data: Uint8Array.from([158, 91, 21, 224, 0, 0, 0, 0]) },
+      { programIdIndex: 4, accounts: [], data: eventData },
     ];
     return this.wrap(slot, keys, 3, outer, inner);
   }
 
-  private wrap(
-    slot: number,
-    keys: string[],
-    readonlyPrograms: number,
-    outer: { programAddressIndex: number; accountIndices: number[]; data: Uint8Array },
-    inner: { programIdIndex: number; accounts: number[]; data: string }[],
-  ): Record<string, unknown> {
-    const signature = this.signature();
-    const messageBytes = this.msgEncoder.encode({
-      version: 'legacy',
-      header: { numSignerAccounts: 1, numReadonlySignerAccounts: 0, numReadonlyNonSignerAccounts: readonlyPrograms },
-      staticAccounts: keys as Address[],
-      lifetimeToken: base58.encode(sha(`bh-${slot}`)),
-      instructions: [outer],
-    } as never);
-    const wire = this.txEncoder.encode({ messageBytes, signatures: { [keys[0]!]: base58.decode(signature) } } as never);
-    return {
-      slot,
-      blockTime: 1_700_000_000 + slot,
-      version: 'legacy',
-      transaction: [Buffer.from(wire).toString('base64'), 'base64'],
-      meta: {
-        err: null,
-        status: { Ok: null },
-        fee: 5000,
-        preBalances: keys.map(() => 0),
-        postBalances: keys.map(() => 0),
-        innerInstructions: [{ index: 0, instructions: inner.map((i) => ({ ...i, stackHeight: 2 })) }],
-        logMessages: [],
-        preTokenBalances: [],
-        postTokenBalances: [],
-        rewards: [],
-        loadedAddresses: { writable: [], readonly: [] },
-        computeUnitsConsumed: 100_000,
-      },
-    };
+  /** The legacy wire transaction (one signer, `keys[0]`; recent blockhash = the slot's blockhash) and its inner instructions. */
+  private wrap(slot: number, keys: string[], readonlyPrograms: number, outer: { programAddressIndex: number; accountIndices: number[]; data: Uint8Array }, inner: CompactIx[]): CompactTx {
+    const wire = encodeLegacyTransaction(
+      this.signature(),
+      { readonlySigned: 0, readonlyUnsigned: readonlyPrograms },
+      keys.map((k) => this.keyBytes(k)),
+      sha(`bh-${slot}`),
+      [outer],
+    );
+    return { wire, numKeys: keys.length, inner: inner.map((i) => ({ ...i, data: Uint8Array.from(i.data) })) };
   }
 
   /** A getBlock JSON result with `count` generated transactions at `slot` (parent = slot − 1). */

@@ -1,29 +1,43 @@
 /**
- * `refract simulate`: a local Solana JSON-RPC endpoint serving Light transactions as blocks at a
- * steady slot rate — generated (default) or replayed from getTransaction files (`--replay DIR...`,
- * then generated). Methods: getSlot, getBlock, getTransaction, getHealth, getBlockHeight,
- * getFirstAvailableBlock, getVersion, and getProgramAccounts / getAccountInfo for its tree and queue
- * accounts (`simulatedTreeAccounts`: what `refract start`'s tree sync reads).
+ * `refract simulate`: a local Solana JSON-RPC endpoint serving Light transactions, in one of two
+ * profiles, both starting at a genesis block at slot 0 (`parentSlot` 0, `previousBlockhash` = its own
+ * `blockhash`, as a fresh agave ledger):
+ * - `default` (windowChain.ts): one block of generated Light transactions per slot at a steady slot
+ *   rate (or replayed from getTransaction files first, `--replay DIR...`), generated when asked and
+ *   kept in a pruned window (`keepSlots`);
+ * - `sparse` (sparseChain.ts): a mainnet-like chain whose whole history (`historySlots`) exists at
+ *   start — Light transactions in about one slot of `lightEvery`, padding (votes, transfers) in every
+ *   block, skipped slots — then growing one slot per `slotMs`.
  *
- * Bounded like a pruned Solana node: blocks are generated in slot order, only when a getBlock asks
- * for them (never past the asked slot, never ahead of the clock), and only the newest `keepSlots`
- * generated blocks are kept, as compact JSON strings. Older slots answer getBlock with -32001
- * `Block N cleaned up, does not exist on node. First available block: M` and getFirstAvailableBlock
- * moves forward with them; a transaction signature is looked up in a signature → slot index kept for
- * the same window (a pruned or unknown one gives `null`). Generation runs in slices of a few
- * milliseconds, so a getBlock that must catch up over many slots never stalls the other requests.
+ * Methods: getSlot, getBlockHeight, getBlock (transactionDetails full | signatures | none, rewards),
+ * getTransaction (with agave 4.x's `transactionIndex` unless `transactionIndex: false`),
+ * getSignaturesForAddress (newest first, before / until / limit ≤ 1000, as agave), getHealth,
+ * getFirstAvailableBlock, getGenesisHash, getVersion, and getProgramAccounts / getAccountInfo for its
+ * tree and queue accounts (`simulatedTreeAccounts`: what `refract start`'s tree sync reads).
+ * JSON-RPC batches (an array of requests in one POST); an optional token-bucket rate limit (`rps`:
+ * HTTP 429 with Retry-After); request counters in process (`rpcStats()`) and at `GET /stats`.
+ * For a gRPC (Yellowstone) server beside it: `blockJson(slot)`, `tipSlot()`, `onSlot(listener)`.
  */
 import { createServer, type Server } from 'node:http';
 import * as base58 from '../solana/base58.ts';
 import type { Logger } from 'pino';
-import { readFileSync } from 'node:fs';
-import { listFiles } from '../listFiles.ts';
-import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
-import { parseTransaction } from '../light/parser.ts';
-import { decodeTransactionJson } from '../solana/decode.ts';
 import { type TreeEntry, defaultTreeEntries } from '../config/trees.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
 import { type QueueKind, encodeTreeAccount } from '../light/treeAccounts.ts';
+import type { GeneratorOptions } from './generator.ts';
+import { type Chain, type ChainBlock, type ChainStats, RpcError, posOf } from './chain.ts';
+import { windowChain } from './windowChain.ts';
+import {
+  DEFAULT_HISTORY_SLOTS,
+  DEFAULT_LIGHT_EVERY,
+  DEFAULT_LIGHT_PER_SLOT,
+  DEFAULT_PADDING_TXS,
+  DEFAULT_SKIP_EVERY,
+  MAX_PADDING_TXS,
+  sparseChain,
+} from './sparseChain.ts';
+
+export { DEFAULT_HISTORY_SLOTS, DEFAULT_LIGHT_EVERY, DEFAULT_LIGHT_PER_SLOT, DEFAULT_PADDING_TXS, DEFAULT_SKIP_EVERY, MAX_PADDING_TXS };
 
 const QUEUE_OF: Record<TreeEntry['type'], QueueKind | null> = { StateV1: 'NullifierV1', AddressV1: 'AddressV1', StateV2: 'OutputV2', AddressV2: null };
 
@@ -61,19 +75,24 @@ function accountConfig(method: string, v: unknown): { dataSlice?: { offset: numb
 export interface SimulatorOptions {
   port?: number;
   host?: string;
+  /** `default` (a pruned window of generated blocks, the default) or `sparse` (a mainnet-like full history). */
+  profile?: 'default' | 'sparse';
   /** Milliseconds per slot (default 400). */
   slotMs?: number;
-  /** Generated transactions per block (default 8). */
+  /**
+   * Default profile: generated transactions per block (default 8). Sparse profile: the most Light
+   * transactions of a Light slot, which holds 1 … this many (default {@link DEFAULT_LIGHT_PER_SLOT}).
+   */
   txsPerBlock?: number;
-  /** Directories of getTransaction JSON files replayed first, one slot per source slot, in slot order. */
+  /** Default profile: directories of getTransaction JSON files replayed first, one slot per source slot, in slot order. */
   replay?: string[];
-  /** Stop generating after replay (default false: generate forever). */
+  /** Default profile: stop generating after replay (default false: generate forever). */
   replayOnly?: boolean;
   seed?: number;
   owners?: number;
   /**
-   * Newest generated blocks kept (default {@link DEFAULT_KEEP_SLOTS}); older slots answer as pruned.
-   * An integer ≥ 1, else startSimulator throws a RangeError.
+   * Default profile: newest generated blocks kept (default {@link DEFAULT_KEEP_SLOTS}); older slots
+   * answer as pruned. An integer ≥ 1, else startSimulator throws a RangeError.
    */
   keepSlots?: number;
   /** The generator's memory bounds (GeneratorOptions maxHeldAccounts / maxAddresses; defaults there). */
@@ -84,48 +103,51 @@ export interface SimulatorOptions {
    * DEFAULT_SIM_V2_WEIGHT). Ignored (no v2 transactions) when replayed transactions use that tree.
    */
   v2Weight?: number;
+  /** Sparse profile: slots of history at start (the tip is this slot; default {@link DEFAULT_HISTORY_SLOTS}). */
+  historySlots?: number;
+  /** Sparse profile: about one slot in N holds Light transactions (default {@link DEFAULT_LIGHT_EVERY}). */
+  lightEvery?: number;
+  /** Sparse profile: non-Light transactions per block (default {@link DEFAULT_PADDING_TXS}, at most {@link MAX_PADDING_TXS}). */
+  paddingTxs?: number;
+  /** Sparse profile: about one slot in N is skipped (getBlock -32007; default {@link DEFAULT_SKIP_EVERY}; 0 = none). */
+  skipEvery?: number;
+  /**
+   * Provider-style rate limit: a token bucket of N requests per second (each request of a batch
+   * counts); past it HTTP 429 with `Retry-After`. Default: none.
+   */
+  rps?: number;
+  /** getTransaction answers agave 4.x's `transactionIndex` (default true; false = an older node). */
+  transactionIndex?: boolean;
+  /**
+   * Fault switch for tests: one Light transaction in N (a hash of the seed and its signature; forester
+   * transactions included) is left out of getSignaturesForAddress answers for the account-compression
+   * program only (listing by tree or queue, getTransaction and getBlock still show it). Default 0: none.
+   */
+  hideFromProgramListing?: number;
   log?: Logger;
 }
 
 /** Blocks the simulator keeps by default (≈ 20 minutes of 400 ms slots; ≈ 12 KB per 8-transaction block). */
 export const DEFAULT_KEEP_SLOTS = 3000;
 
-/** Longest stretch (ms) the generator runs before letting other requests in. */
-const GENERATE_SLICE_MS = 10;
-
-/** One kept block, as JSON text: what getBlock and getTransaction answer, without the object graph. */
-interface SimBlock {
-  slot: number;
-  /** The getBlock result without `transactions`, e.g. `{"blockHeight":5,…,"rewards":[]}`. */
-  header: string;
-  /** `blockTime` of the block (getTransaction repeats it). */
-  blockTime: unknown;
-  /** Each transaction's `{"transaction":…,"meta":…,"version":…}`, in block order. */
-  txs: string[];
-  /** Base58 first signature of each transaction, in block order. */
-  sigs: string[];
-}
+/** Slots between a block and its finalization (confirmationStatus, commitment `finalized`). */
+const FINALIZATION_LAG = 32;
+/** getSignaturesForAddress's largest `limit` (agave MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT). */
+const MAX_SIGNATURES_LIMIT = 1000;
 
 /** Counts describing what the simulator holds in memory. */
-export interface SimulatorStats {
-  /** Highest slot generated so far (0 before the first getBlock). */
-  generatedUpTo: number;
-  /** getFirstAvailableBlock: the oldest kept slot (1 until the window fills). */
-  firstAvailable: number;
-  /** Blocks held (≤ keepSlots). */
-  keptBlocks: number;
-  /** Signatures in the signature → slot index (those of the kept blocks). */
-  indexedSignatures: number;
-}
+export type SimulatorStats = ChainStats;
 
-/** A JSON-RPC error with its code, as the server sends it. */
-class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
+/** Requests answered, as counted by the simulator (`rpcStats()`, `GET /stats`). */
+export interface RpcStats {
+  /** JSON-RPC requests answered, by method (each request of a batch counts; rate-limited ones do not). */
+  requests: Record<string, number>;
+  /** Sum of `requests`. */
+  totalRequests: number;
+  /** Batch POSTs answered (arrays of requests). */
+  batches: number;
+  /** HTTP 429 answers (rate limit). */
+  rateLimited: number;
 }
 
 /** A result that is JSON text already (a kept block or transaction), written into the response as is. */
@@ -137,178 +159,171 @@ class RawJson {
 export interface Simulator {
   server: Server;
   url: string;
-  /** Current slot. */
+  profile: 'default' | 'sparse';
+  /** Current slot (the clock; the default profile's tip). */
   slot(): number;
+  /** The newest produced slot (getSlot's answer; never a skipped slot). */
+  tipSlot(): number;
   /** What is held in memory now (kept blocks, indexed signatures, window). */
   stats(): SimulatorStats;
+  /** Requests answered so far (by method, batches, 429s). */
+  rpcStats(): RpcStats;
+  /** Sets the request counters back to zero. */
+  resetRpcStats(): void;
+  /**
+   * The getBlock JSON of `slot` as getBlock with encoding base64 and full transactions answers it;
+   * null for a skipped slot. Rejects (RpcError -32004 / -32001) for a slot not produced yet or pruned.
+   */
+  blockJson(slot: number): Promise<Record<string, unknown> | null>;
+  /**
+   * Calls `listener` once for each new produced slot (skipped slots are not announced), in order, as
+   * the chain advances after this call; returns the unsubscribe function.
+   */
+  onSlot(listener: (slot: number) => void): () => void;
+  /** Signatures the fault switch left out of the program's listing (`hideFromProgramListing`), ascending. */
+  hiddenSignatures(): string[];
+  /**
+   * The Light transactions held, ascending (slot, index): sparse profile every one up to the tip; default
+   * profile every transaction of the kept blocks.
+   */
+  lightTransactions(): { signature: string; slot: number; index: number }[];
   close(): Promise<void>;
 }
 
 const sha = (s: string) => base58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32)));
 
+/** A config object (params[i]) or {}; -32602 when present and not an object. */
+function configAt(method: string, params: unknown[], i: number): Record<string, unknown> {
+  const v = params[i];
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v)) throw new RpcError(-32602, `Invalid params: ${method} config (params[${i}]) must be an object`);
+  return v as Record<string, unknown>;
+}
+
+/** The 64 bytes of a base58 signature, or undefined. */
+function signatureBytes(v: unknown): Uint8Array | undefined {
+  if (typeof v !== 'string') return undefined;
+  const b = base58.tryDecode(v);
+  return b?.length === 64 ? b : undefined;
+}
+
 /**
- * Moves the generator's tree past every leaf and seq the replayed transactions used in the same tree.
- * @returns true when a replayed transaction used the generator's batched (v2) state tree, its output
- * queue, or its batched address tree.
+ * The commitment of a config, `confirmed` when absent (the simulator's tip is confirmed; agave's default
+ * is `finalized`); -32602 below `confirmed` for the methods that need it (as agave).
  */
-function continueAfterReplay(gen: LightTxGenerator, txs: Record<string, unknown>[]): boolean {
-  const v2 = gen.v2Tree;
-  let usedV2 = false;
-  let nextLeaf = 0;
-  let lastSeq = 0n;
-  for (const json of txs) {
-    let parsed;
-    try {
-      const d = decodeTransactionJson(json);
-      parsed = parseTransaction(d.transaction, d.slot);
-    } catch {
-      continue;
-    }
-    for (const ev of parsed.events) {
-      if (ev.kind === 'batch' && [v2.tree, v2.addressTree].includes(base58.encode(ev.event.merkleTreePubkey))) usedV2 = true;
-      if (ev.kind === 'batchPublicTransaction') {
-        if (ev.event.event.pubkeyArray.some((k) => [v2.tree, v2.queue, v2.addressTree].includes(base58.encode(k)))) usedV2 = true;
-        if (ev.event.newAddresses.some((a) => base58.encode(a.tree) === v2.addressTree)) usedV2 = true;
-      }
-      if (ev.kind === 'publicTransaction') {
-        const e = ev.event;
-        const seq = e.sequenceNumbers.find((s) => base58.encode(s.treePubkey) === gen.treePubkey)?.seq;
-        let n = 0n;
-        e.outputCompressedAccounts.forEach((o, i) => {
-          if (base58.encode(e.pubkeyArray[o.merkleTreeIndex] ?? new Uint8Array()) !== gen.treePubkey) return;
-          nextLeaf = Math.max(nextLeaf, e.outputLeafIndices[i]! + 1);
-          if (seq !== undefined && seq + n > lastSeq) lastSeq = seq + n;
-          n++;
-        });
-      } else if (ev.kind === 'nullifier' && base58.encode(ev.event.tree) === gen.treePubkey) {
-        const end = ev.event.seq + BigInt(ev.event.nullifiedLeavesIndices.length) - 1n;
-        if (end > lastSeq) lastSeq = end;
-      }
-    }
-  }
-  gen.continueTree(nextLeaf, lastSeq);
-  return usedV2;
+function commitmentOf(cfg: Record<string, unknown>, atLeastConfirmed: boolean): 'processed' | 'confirmed' | 'finalized' {
+  const c = cfg.commitment ?? 'confirmed';
+  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized') throw new RpcError(-32602, `Invalid params: commitment must be processed, confirmed or finalized, got ${JSON.stringify(c)}`);
+  if (atLeastConfirmed && c === 'processed') throw new RpcError(-32602, 'Method does not support commitment below `confirmed`');
+  return c;
 }
 
-/** Base58 first signature of a block transaction: base64 wire `[tx, 'base64']`, or a JSON-encoded one. */
-function firstSignature(transaction: unknown): string {
-  if (Array.isArray(transaction) && typeof transaction[0] === 'string') {
-    // 1 byte (signature count, < 128) + 64 bytes of signature: the first 88 base64 characters hold them.
-    return base58.encode(Buffer.from(transaction[0].slice(0, 88), 'base64').subarray(1, 65));
+/** A token bucket of `rps` requests per second (capacity `rps`). */
+class TokenBucket {
+  private tokens: number;
+  private last = performance.now();
+  constructor(private readonly rps: number) {
+    this.tokens = rps;
   }
-  const sig = (transaction as { signatures?: unknown[] } | null)?.signatures?.[0];
-  if (typeof sig !== 'string') throw new Error('simulator: a replayed transaction has neither base64 wire bytes nor signatures[0]');
-  return sig;
+  /** Takes `n` tokens (a batch larger than the bucket once it is full); else the seconds to wait. */
+  take(n: number): { ok: true } | { ok: false; retryAfter: number } {
+    const now = performance.now();
+    this.tokens = Math.min(this.rps, this.tokens + ((now - this.last) / 1000) * this.rps);
+    this.last = now;
+    const need = Math.min(n, this.rps);
+    if (this.tokens >= need) {
+      this.tokens -= n;
+      return { ok: true };
+    }
+    return { ok: false, retryAfter: Math.max(1, Math.ceil((need - this.tokens) / this.rps)) };
+  }
+}
+
+/** Checks a positive integer option. */
+function checkInt(name: string, v: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isSafeInteger(v) || v < min || v > max) throw new RangeError(`simulator ${name} must be an integer from ${min} to ${max}, got ${v}`);
+  return v;
 }
 
 /**
- * Starts the simulator; resolves once it listens. Throws a RangeError when `keepSlots` is not an
- * integer ≥ 1, and the listen error (EADDRINUSE…) when the port cannot be bound.
+ * Starts the simulator; resolves once it listens (the sparse profile generates its history first).
+ * Throws a RangeError for an option out of range (`keepSlots` not an integer ≥ 1, …), and the listen
+ * error (EADDRINUSE…) when the port cannot be bound.
  */
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const profile = opts.profile ?? 'default';
+  if (profile !== 'default' && profile !== 'sparse') throw new RangeError(`simulator profile must be default or sparse, got ${JSON.stringify(profile)}`);
   const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
   if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
-  const gen = new LightTxGenerator({ owners: opts.owners ?? 200, seed: opts.seed ?? 1, v2Weight: opts.v2Weight ?? 0, ...opts.generatorBounds });
-  const replayTxs = (opts.replay ?? []).flatMap((dir) => listFiles(dir).map((f) => JSON.parse(readFileSync(f, 'utf8')) as Record<string, unknown>));
-  replayTxs.sort((a, b) => (a.slot as number) - (b.slot as number));
-  // Slot s serves replayBySlot[s - 1]; an entry is dropped once its block is made (slots are made once, in order).
-  const replayBySlot: (Record<string, unknown>[] | undefined)[] = [];
-  for (const tx of replayTxs) {
-    const last = replayBySlot[replayBySlot.length - 1];
-    if (last && last[0]!.slot === tx.slot) last.push(tx);
-    else replayBySlot.push([tx]);
-  }
-  const replaySlots = replayBySlot.length;
-  if (continueAfterReplay(gen, replayTxs) && (opts.v2Weight ?? 0) > 0) {
-    gen.disableV2();
-    opts.log?.warn({ tree: gen.v2Tree.tree, addressTree: gen.v2Tree.addressTree }, 'simulator: replayed transactions use the batched trees; generating legacy transactions only (their queues and roots cannot be continued)');
-  }
-  const blocks = new Map<number, SimBlock>();
-  const slotOfSignature = new Map<string, number>();
-  let builtUpTo = 0;
-  const started = Date.now();
-  const slotMs = opts.slotMs ?? 400;
-  const currentSlot = () => 1 + Math.floor((Date.now() - started) / slotMs);
-  const firstAvailable = () => Math.max(1, builtUpTo - keepSlots + 1);
-
-  /** Makes the block of slot builtUpTo + 1 (the same JSON as ever for the seed), keeps it and drops the one leaving the window. */
-  const buildNext = (): SimBlock => {
-    const s = builtUpTo + 1;
-    const replay = replayBySlot[s - 1];
-    let json: Record<string, unknown>;
-    if (replay) {
-      replayBySlot[s - 1] = undefined;
-      json = {
-        blockHeight: s, blockTime: Math.floor(Date.now() / 1000), blockhash: sha(`b${s}`), parentSlot: s - 1, previousBlockhash: sha(`b${s - 1}`), rewards: [],
-        transactions: replay.map((t) => ({ transaction: t.transaction, meta: t.meta, version: t.version })),
-      };
-    } else if (opts.replayOnly) {
-      json = { blockHeight: s, blockTime: Math.floor(Date.now() / 1000), blockhash: sha(`b${s}`), parentSlot: s - 1, previousBlockhash: sha(`b${s - 1}`), rewards: [], transactions: [] };
-    } else {
-      json = gen.block(s, opts.txsPerBlock ?? 8).json;
-    }
-    const { transactions, ...rest } = json as { transactions: { transaction: unknown; meta: unknown; version: unknown }[]; blockTime?: unknown };
-    const block: SimBlock = {
-      slot: s,
-      header: JSON.stringify(rest),
-      blockTime: rest.blockTime,
-      txs: transactions.map((t) => JSON.stringify(t)),
-      sigs: transactions.map((t) => firstSignature(t.transaction)),
-    };
-    builtUpTo = s;
-    blocks.set(s, block);
-    for (const sig of block.sigs) slotOfSignature.set(sig, s);
-    const old = blocks.get(s - keepSlots);
-    if (old) {
-      blocks.delete(old.slot);
-      for (const sig of old.sigs) if (slotOfSignature.get(sig) === old.slot) slotOfSignature.delete(sig);
-    }
-    return block;
-  };
-
-  // getBlock calls waiting for a slot not made yet; one generation loop serves them all, in slot order.
-  const waiting = new Map<number, { resolve(b: SimBlock): void; reject(e: unknown): void }[]>();
-  let target = 0;
-  let generating = false;
-  let closed = false;
-  const generate = async () => {
-    generating = true;
-    try {
-      while (builtUpTo < target && !closed) {
-        const sliceEnd = performance.now() + GENERATE_SLICE_MS;
-        do {
-          const b = buildNext();
-          const ws = waiting.get(b.slot);
-          if (ws) {
-            waiting.delete(b.slot);
-            for (const w of ws) w.resolve(b);
-          }
-        } while (builtUpTo < target && performance.now() < sliceEnd);
-        if (builtUpTo < target) await new Promise<void>((r) => setImmediate(r));
-      }
-    } catch (err) {
-      opts.log?.error({ err, slot: builtUpTo + 1 }, 'simulator: generating a block failed');
-      for (const ws of waiting.values()) for (const w of ws) w.reject(err);
-      waiting.clear();
-      target = builtUpTo;
-    } finally {
-      generating = false;
-    }
-  };
-  /** The block of `slot` (1 ≤ slot ≤ tip), generating up to it first when needed; null once pruned. */
-  const blockAt = (slot: number): SimBlock | null | Promise<SimBlock> => {
-    if (slot <= builtUpTo) return blocks.get(slot) ?? null;
-    if (closed) throw new RpcError(-32603, 'Internal error: the simulator is closing');
-    return new Promise<SimBlock>((resolve, reject) => {
-      const ws = waiting.get(slot);
-      if (ws) ws.push({ resolve, reject });
-      else waiting.set(slot, [{ resolve, reject }]);
-      target = Math.max(target, slot);
-      if (!generating) void generate();
+  const slotMs = checkInt('slotMs', opts.slotMs ?? 400, 1);
+  const seed = opts.seed ?? 1;
+  const hide = checkInt('hideFromProgramListing', opts.hideFromProgramListing ?? 0, 0);
+  const rps = opts.rps ?? 0;
+  if (!(rps >= 0) || !Number.isFinite(rps)) throw new RangeError(`simulator rps must be a number ≥ 0 (0 = no limit), got ${rps}`);
+  const withIndex = opts.transactionIndex ?? true;
+  let chain: Chain;
+  if (profile === 'sparse') {
+    const skipEvery = checkInt('skipEvery', opts.skipEvery ?? DEFAULT_SKIP_EVERY, 0);
+    if (skipEvery === 1) throw new RangeError('simulator skipEvery must be 0 (no skipped slots) or ≥ 2, got 1');
+    opts.log?.info({ historySlots: opts.historySlots ?? DEFAULT_HISTORY_SLOTS }, 'simulator: generating the sparse history');
+    chain = sparseChain({
+      slotMs,
+      seed,
+      owners: opts.owners ?? 200,
+      v2Weight: opts.v2Weight ?? 0,
+      generatorBounds: opts.generatorBounds,
+      historySlots: checkInt('historySlots', opts.historySlots ?? DEFAULT_HISTORY_SLOTS, 1, 2 ** 32),
+      lightEvery: checkInt('lightEvery', opts.lightEvery ?? DEFAULT_LIGHT_EVERY, 1),
+      lightMaxPerSlot: checkInt('txsPerBlock', opts.txsPerBlock ?? DEFAULT_LIGHT_PER_SLOT, 1, 1000),
+      paddingTxs: checkInt('paddingTxs', opts.paddingTxs ?? DEFAULT_PADDING_TXS, 0, MAX_PADDING_TXS),
+      skipEvery,
+      hideFromProgramListing: hide,
+      log: opts.log,
     });
+  } else {
+    chain = windowChain({
+      slotMs,
+      txsPerBlock: checkInt('txsPerBlock', opts.txsPerBlock ?? 8, 0, 100_000),
+      keepSlots,
+      seed,
+      owners: opts.owners ?? 200,
+      v2Weight: opts.v2Weight ?? 0,
+      generatorBounds: opts.generatorBounds,
+      replay: opts.replay ?? [],
+      replayOnly: !!opts.replayOnly,
+      hideFromProgramListing: hide,
+      log: opts.log,
+    });
+  }
+
+  /** The newest finalized slot: a produced slot at least FINALIZATION_LAG below the tip. */
+  const finalizedSlot = (tip = chain.tip()) => {
+    let t = Math.max(0, tip - FINALIZATION_LAG);
+    while (t > 0 && !chain.produced(t)) t--;
+    return t;
   };
-  const blockJson = (b: SimBlock) => new RawJson(`${b.header.slice(0, -1)}${b.header.length > 2 ? ',' : ''}"transactions":[${b.txs.join(',')}]}`);
-  const cleanedUp = (s: number) => new RpcError(-32001, `Block ${s} cleaned up, does not exist on node. First available block: ${firstAvailable()}`);
+  /** -32016 when the node has not reached `minContextSlot` (agave MinContextSlotNotReached). */
+  const checkMinContext = (cfg: Record<string, unknown>, tip: number) => {
+    const m = cfg.minContextSlot;
+    if (m === undefined || m === null) return;
+    if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0) throw new RpcError(-32602, `Invalid params: minContextSlot must be a non-negative integer, got ${JSON.stringify(m)}`);
+    if (tip < m) throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: tip });
+  };
+
+  /** getBlock's JSON text of a block. */
+  const renderBlock = (b: ChainBlock, details: 'full' | 'signatures' | 'none', rewards: boolean): string => {
+    const parts = [
+      `"blockHeight":${JSON.stringify(b.blockHeight)}`,
+      `"blockTime":${JSON.stringify(b.blockTime)}`,
+      `"blockhash":${JSON.stringify(b.blockhash)}`,
+      `"parentSlot":${b.parentSlot}`,
+      `"previousBlockhash":${JSON.stringify(b.previousBlockhash)}`,
+    ];
+    if (details === 'full') parts.push(`"transactions":[${b.entries().join(',')}]`);
+    else if (details === 'signatures') parts.push(`"signatures":${JSON.stringify(b.signatures())}`);
+    if (rewards) parts.push('"rewards":[]');
+    return `{${parts.join(',')}}`;
+  };
 
   const treeAccounts = simulatedTreeAccounts();
   const accountJson = (data: Uint8Array, cfg: { dataSlice?: { offset: number; length: number } }) => {
@@ -316,14 +331,48 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     return { data: [Buffer.from(d).toString('base64'), 'base64'], executable: false, lamports: 1_000_000_000, owner: ACCOUNT_COMPRESSION_PROGRAM_ID, rentEpoch: 0, space: data.length };
   };
 
+  const getSignaturesForAddress = (params: unknown[]): unknown => {
+    const address = params[0];
+    if (typeof address !== 'string' || base58.decode32(address) === undefined) throw new RpcError(-32602, `Invalid param: address (params[0]) must be a base58 32-byte pubkey, got ${JSON.stringify(address)}`);
+    const cfg = configAt('getSignaturesForAddress', params, 1);
+    const limit = cfg.limit ?? MAX_SIGNATURES_LIMIT;
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_LIMIT) throw new RpcError(-32602, `Invalid limit; max ${MAX_SIGNATURES_LIMIT}`);
+    const commitment = commitmentOf(cfg, true);
+    const tip = chain.tip();
+    checkMinContext(cfg, tip);
+    const finalized = finalizedSlot(tip);
+    const newest = commitment === 'finalized' ? finalized : tip;
+    const cursor = (field: 'before' | 'until') => {
+      const v = cfg[field];
+      if (v === undefined || v === null) return undefined;
+      const bytes = signatureBytes(v);
+      if (!bytes) throw new RpcError(-32602, `Invalid param: ${field} must be a base58 64-byte transaction signature, got ${JSON.stringify(v)}`);
+      return chain.locate(bytes, v as string);
+    };
+    const before = cursor('before');
+    const until = cursor('until');
+    // As agave: an unknown `before` lists nothing; an unknown `until` walks to the first available block.
+    if (before === null) return [];
+    const hi = Math.min(before ?? Infinity, posOf(newest + 1, 0));
+    const lo = until ?? posOf(chain.firstAvailable(), 0) - 1;
+    const items = (ms: { signature: string; slot: number; err: unknown }[]) =>
+      ms.map((m) => ({ signature: m.signature, slot: m.slot, err: m.err, memo: null, blockTime: chain.blockTime(m.slot), confirmationStatus: m.slot <= finalized ? 'finalized' : 'confirmed' }));
+    const found = chain.signaturesFor(address, hi, lo, limit);
+    return found instanceof Promise ? found.then(items) : items(found);
+  };
+
   const handle = (method: string, params: unknown[]): unknown => {
-    const slot = currentSlot();
     switch (method) {
       case 'getSlot':
-      case 'getBlockHeight':
-        return slot;
+      case 'getBlockHeight': {
+        const cfg = configAt(method, params, 0);
+        const tip = chain.tip();
+        checkMinContext(cfg, tip);
+        const slot = commitmentOf(cfg, false) === 'finalized' ? finalizedSlot(tip) : tip;
+        return method === 'getSlot' ? slot : chain.blockHeight(slot);
+      }
       case 'getFirstAvailableBlock':
-        return firstAvailable();
+        return chain.firstAvailable();
       case 'getGenesisHash':
         return sha('refract-simulator-genesis');
       case 'getHealth':
@@ -333,35 +382,40 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       case 'getBlock': {
         const s = params[0];
         if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) throw new RpcError(-32602, `Invalid params: slot (params[0]) must be a non-negative integer, got ${JSON.stringify(s)}`);
-        if (s > slot) throw new RpcError(-32004, `Block not available for slot ${s}`);
-        if (s < firstAvailable()) throw cleanedUp(s);
-        const b = blockAt(s);
-        if (b === null) throw cleanedUp(s);
-        return b instanceof Promise ? b.then(blockJson) : blockJson(b);
+        const cfg = configAt(method, params, 1);
+        const details = cfg.transactionDetails ?? 'full';
+        if (details !== 'full' && details !== 'signatures' && details !== 'none') {
+          throw new RpcError(-32602, `Invalid params: transactionDetails: the simulator serves "full", "signatures" or "none", got ${JSON.stringify(details)}`);
+        }
+        const rewards = cfg.rewards !== false;
+        if (commitmentOf(cfg, true) === 'finalized' && s > finalizedSlot()) throw new RpcError(-32004, `Block not available for slot ${s}`);
+        const b = chain.block(s);
+        return b instanceof Promise ? b.then((x) => new RawJson(renderBlock(x, details, rewards))) : new RawJson(renderBlock(b, details, rewards));
       }
       case 'getTransaction': {
         const sig = params[0];
-        let bytes = 0;
-        try {
-          bytes = typeof sig === 'string' ? base58.decode(sig).length : 0;
-        } catch {
-          // not base58: reported below
-        }
-        if (bytes !== 64) throw new RpcError(-32602, `Invalid params: signature (params[0]) must be a base58 64-byte transaction signature, got ${JSON.stringify(sig)}`);
-        const s = slotOfSignature.get(sig as string);
-        const b = s === undefined ? undefined : blocks.get(s);
-        if (!b) return null; // unknown, or pruned with its block
-        const i = b.sigs.indexOf(sig as string);
-        return new RawJson(`{"slot":${b.slot},"blockTime":${JSON.stringify(b.blockTime) ?? 'null'},${b.txs[i]!.slice(1)}`);
+        const bytes = signatureBytes(sig);
+        if (!bytes) throw new RpcError(-32602, `Invalid params: signature (params[0]) must be a base58 64-byte transaction signature, got ${JSON.stringify(sig)}`);
+        const cfg = configAt(method, params, 1);
+        const commitment = commitmentOf(cfg, true);
+        const t = chain.transaction(bytes, sig as string);
+        if (!t) return null; // unknown, or pruned with its block
+        if (commitment === 'finalized' && t.slot > finalizedSlot()) return null;
+        return new RawJson(`{"slot":${t.slot},"blockTime":${JSON.stringify(t.blockTime)},${t.entry.slice(1, -1)}${withIndex ? `,"transactionIndex":${t.index}` : ''}}`);
       }
+      case 'getSignaturesForAddress':
+        return getSignaturesForAddress(params);
       case 'getProgramAccounts': {
         const cfg = accountConfig(method, params[1]);
+        checkMinContext(configAt(method, params, 1), chain.tip());
         if (typeof params[0] !== 'string') throw new RpcError(-32602, `Invalid params: program id (params[0]) must be a base58 string, got ${JSON.stringify(params[0])}`);
         if (params[0] !== ACCOUNT_COMPRESSION_PROGRAM_ID) return [];
         return [...treeAccounts].map(([pubkey, data]) => ({ pubkey, account: accountJson(data, cfg) }));
       }
       case 'getAccountInfo': {
         const cfg = accountConfig(method, params[1]);
+        const slot = chain.tip();
+        checkMinContext(configAt(method, params, 1), slot);
         const pk = params[0];
         let bytes = 0;
         try {
@@ -378,33 +432,89 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     }
   };
 
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      let id: unknown = null;
-      const reply = (out: string) => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(out);
-      };
-      const fail = (err: unknown) => {
-        const e = err as Error & { code?: unknown };
-        const code = err instanceof RpcError ? e.code : err instanceof SyntaxError ? -32700 : -32603;
-        reply(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message: err instanceof SyntaxError ? `Parse error: ${e.message}` : e.message } }));
-      };
-      const succeed = (result: unknown) => {
-        const text = result instanceof RawJson ? result.text : JSON.stringify(result);
-        reply(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${text}}`);
-      };
-      try {
-        const msg = JSON.parse(body) as { id?: unknown; method?: string; params?: unknown[] };
-        id = msg.id ?? null;
-        const result = handle(String(msg.method), Array.isArray(msg.params) ? msg.params : []);
-        if (result instanceof Promise) result.then(succeed, fail);
-        else succeed(result);
-      } catch (err) {
-        fail(err);
+  // Request counters and the rate limit.
+  let counters: RpcStats = { requests: {}, totalRequests: 0, batches: 0, rateLimited: 0 };
+  const bucket = rps > 0 ? new TokenBucket(rps) : null;
+  const errorText = (id: unknown, code: number, message: string, data?: unknown) =>
+    JSON.stringify({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id: id ?? null });
+
+  /** One request object of a POST: its response text (or a Promise of it). */
+  const answer = (msg: unknown): string | Promise<string> => {
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg) || typeof (msg as { method?: unknown }).method !== 'string') {
+      return errorText((msg as { id?: unknown } | null)?.id, -32600, 'Invalid Request');
+    }
+    const { id = null, method, params } = msg as { id?: unknown; method: string; params?: unknown };
+    counters.requests[method] = (counters.requests[method] ?? 0) + 1;
+    counters.totalRequests++;
+    const fail = (err: unknown) => {
+      const e = err as Error;
+      return err instanceof RpcError ? errorText(id, err.code, err.message, err.data) : errorText(id, -32603, `Internal error: ${e?.message ?? String(err)}`);
+    };
+    const succeed = (result: unknown) => `{"jsonrpc":"2.0","result":${result instanceof RawJson ? result.text : JSON.stringify(result)},"id":${JSON.stringify(id)}}`;
+    try {
+      const result = handle(method, Array.isArray(params) ? params : []);
+      return result instanceof Promise ? result.then(succeed, fail) : succeed(result);
+    } catch (err) {
+      return fail(err);
+    }
+  };
+
+  /** A POST body → HTTP status, headers and body. */
+  const answerBody = async (body: string): Promise<{ status: number; headers: Record<string, string>; text: string }> => {
+    const json = { 'content-type': 'application/json' };
+    let msg: unknown;
+    try {
+      msg = JSON.parse(body);
+    } catch (err) {
+      return { status: 200, headers: json, text: errorText(null, -32700, `Parse error: ${(err as Error).message}`) };
+    }
+    const batch = Array.isArray(msg);
+    const n = batch ? Math.max(1, (msg as unknown[]).length) : 1;
+    if (bucket) {
+      const t = bucket.take(n);
+      if (!t.ok) {
+        counters.rateLimited++;
+        return { status: 429, headers: { ...json, 'retry-after': String(t.retryAfter) }, text: errorText(null, -32005, 'Too many requests') };
       }
+    }
+    if (!batch) return { status: 200, headers: json, text: await answer(msg) };
+    const list = msg as unknown[];
+    if (list.length === 0) return { status: 200, headers: json, text: errorText(null, -32600, 'Invalid Request') };
+    counters.batches++;
+    const texts = await Promise.all(list.map(answer));
+    return { status: 200, headers: json, text: `[${texts.join(',')}]` };
+  };
+
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path === '/stats') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ profile, slot: chain.tip(), ...counters, chain: chain.stats() }));
+      } else if (path === '/health') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end('ok');
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('not found');
+      }
+      req.resume();
+      return;
+    }
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => (body += d));
+    req.on('end', () => {
+      answerBody(body).then(
+        (r) => {
+          res.writeHead(r.status, r.headers);
+          res.end(r.text);
+        },
+        (err) => {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(errorText(null, -32603, `Internal error: ${(err as Error)?.message}`));
+        },
+      );
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -412,20 +522,81 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     server.listen(opts.port ?? 8899, opts.host ?? '127.0.0.1', () => resolve());
   });
   const addr = server.address();
-  const port = typeof addr === 'object' && addr ? addr.port : opts.port ?? 8899;
+  const port = typeof addr === 'object' && addr ? addr.port : (opts.port ?? 8899);
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
-  opts.log?.info({ url, slotMs, keepSlots, replaySlots }, 'Solana RPC simulator listening');
+  if (profile === 'sparse') {
+    const st = chain.stats();
+    opts.log?.info(
+      { url, profile, slotMs, tip: chain.tip(), lightTransactions: st.lightTransactions, lightSlots: st.keptBlocks, historyMs: st.historyMs, heapMb: Math.round(process.memoryUsage().heapUsed / 1e6), rps: rps || undefined },
+      'Solana RPC simulator listening',
+    );
+  } else {
+    opts.log?.info({ url, profile, slotMs, keepSlots, rps: rps || undefined }, 'Solana RPC simulator listening');
+  }
+
+  // onSlot: one ticker while someone listens, announcing each produced slot once, in order.
+  const listeners = new Set<(slot: number) => void>();
+  let announced = -1;
+  let ticker: ReturnType<typeof setInterval> | null = null;
+  const tick = () => {
+    const tip = chain.tip();
+    for (let s = announced + 1; s <= tip && listeners.size; s++) {
+      announced = s;
+      if (!chain.produced(s)) continue;
+      for (const l of [...listeners]) {
+        try {
+          l(s);
+        } catch (err) {
+          opts.log?.error({ err, slot: s }, 'simulator: an onSlot listener threw');
+        }
+      }
+    }
+  };
+  let closing: Promise<void> | null = null;
+
   return {
     server,
     url,
-    slot: currentSlot,
-    stats: () => ({ generatedUpTo: builtUpTo, firstAvailable: firstAvailable(), keptBlocks: blocks.size, indexedSignatures: slotOfSignature.size }),
+    profile,
+    slot: () => chain.tip(),
+    tipSlot: () => chain.tip(),
+    stats: () => chain.stats(),
+    rpcStats: () => ({ ...counters, requests: { ...counters.requests } }),
+    resetRpcStats: () => {
+      counters = { requests: {}, totalRequests: 0, batches: 0, rateLimited: 0 };
+    },
+    async blockJson(slot) {
+      try {
+        return JSON.parse(renderBlock(await chain.block(slot), 'full', true)) as Record<string, unknown>;
+      } catch (err) {
+        if (err instanceof RpcError && err.code === -32007) return null;
+        throw err;
+      }
+    },
+    onSlot(listener) {
+      if (listeners.size === 0) {
+        announced = chain.tip();
+        ticker = setInterval(tick, Math.max(1, Math.min(100, Math.floor(slotMs / 4))));
+        ticker.unref?.();
+      }
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && ticker) {
+          clearInterval(ticker);
+          ticker = null;
+        }
+      };
+    },
+    hiddenSignatures: () => chain.hidden(),
+    lightTransactions: () => chain.lightTransactions(),
     close: () => {
-      closed = true;
-      const err = new RpcError(-32603, 'Internal error: the simulator is closing');
-      for (const ws of waiting.values()) for (const w of ws) w.reject(err);
-      waiting.clear();
-      return new Promise<void>((r) => server.close(() => r()));
+      if (ticker) clearInterval(ticker);
+      ticker = null;
+      listeners.clear();
+      chain.close();
+      closing ??= new Promise<void>((r) => server.close(() => r()));
+      return closing;
     },
   };
 }
