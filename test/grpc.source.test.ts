@@ -71,6 +71,13 @@ describe('gRPC source against the simulator\'s Yellowstone server', () => {
     });
   }
 
+  it('programs: [] subscribes every transaction (Photon\'s way): blocks equal the whole getBlock decode, skimmed transactions included', async () => {
+    const c = await setup();
+    const { blocks } = await run({ programs: [], startSlot: 1001, lastIndexedSlot: 1000 }, 1030);
+    expect(blocks.map((b) => b.slot)).toEqual(c.blockSlots(1001, 1030));
+    for (const b of blocks) expect(b, `slot ${b.slot}`).toEqual(decodeBlockJson(c.block(b.slot), b.slot));
+  });
+
   it('resumes with fromSlot after a reconnect: no slot twice, none missing', async () => {
     const c = await setup();
     c.run(15);

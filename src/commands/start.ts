@@ -30,6 +30,8 @@ import { Store } from '../store/store.ts';
 import { DEFAULT_SIM_V2_WEIGHT } from '../sim/generator.ts';
 import { type Simulator, startSimulator } from '../sim/simulator.ts';
 import { registerProveRoute } from '../rpc/http/proveRoute.ts';
+import { registerSnapshotRoute } from '../rpc/http/snapshotRoute.ts';
+import { recordGenesisHash, seedFromSnapshot } from './snapshot.ts';
 import { ProverRuntime } from '../prover/runtime.ts';
 import { RefractValidityProver } from '../rpc/validityProver.ts';
 import { displayUrl } from '../displayUrl.ts';
@@ -102,11 +104,22 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   }
   const metrics = new Metrics();
   const solana = new SolanaRpc(config.rpcUrl);
+  // `--snapshot`: seed the empty store first (checked against the node; refused → nothing changed).
+  if (config.snapshot) await seedFromSnapshot({ source: config.snapshot, db: config.db, solana: config.ingest ? solana : null, log }).catch(async (e: unknown) => {
+    await simulator?.close();
+    throw e;
+  });
   // Trees from the chain over config/trees.json + config `trees` (src/ingest/sources/treeSync.ts); the config alone without ingest or with `treeSync: false`.
   const synced = await syncTreeRegistry(config.ingest && config.treeSync ? solana : null, config.trees, { owner: config.treeOwner, log });
   const { registry, trees } = synced;
   const treeLookup = config.ingest && config.treeSync ? { owner: config.treeOwner, negativeTtlMs: config.treeLookupTtlSeconds * 1000 } : undefined;
   const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
+  // The cluster this store indexes (snapshots name it); refuses a store of another cluster.
+  if (config.ingest) await recordGenesisHash(store, solana, log).catch(async (e: unknown) => {
+    await store.close();
+    await simulator?.close();
+    throw e;
+  });
   const data = new LmdbDataSource(store, registry, { solana });
   // minContextSlot waits (src/rpc/slotWatcher.ts): the store's last slot now, then every committed batch
   // (onIngestEvent); a new slot drops lmdb-js's cached read snapshot so the woken requests see the commit.
@@ -171,6 +184,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     }),
   });
   if (prover.enabled) registerProveRoute(app, { service: () => prover.service(), unavailableReason: () => prover.unavailableReason(), apiKeys: config.apiKeys, rateLimit: config.rateLimit });
+  registerSnapshotRoute(app, { store, workDir: config.db, apiKeys: config.apiKeys, rateLimit: config.rateLimit });
   // No CORS here: a page in a visitor's browser must not read an internal deployment's metrics.
   app.get('/metrics', { config: { cors: false } }, async (_req, reply) => {
     reply.header('content-type', metrics.registry.contentType);

@@ -34,6 +34,8 @@ export const configSchema = z
     /** Poll, decode and validate on a second thread while the ingest thread commits (src/ingest/threads/prepareThread.ts); absent = when the machine has more than two cores. */
     prepareThread: z.boolean().optional(),
     startSlot: z.number().int().min(0).optional(),
+    /** `refract start`: seed the empty store from this snapshot first (file path or http(s) URL; src/commands/snapshot.ts). */
+    snapshot: z.string().min(1).optional(),
     fetchConcurrency: z.number().int().min(1).max(500).default(20),
     maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
     keysDir: z.string().default('./keys'),
@@ -88,6 +90,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_DB: { key: 'db', type: 'string' },
   REFRACT_LMDB_WRITEMAP: { key: 'lmdbWritemap', type: 'boolean' },
   REFRACT_RPC_URL: { key: 'rpcUrl', type: 'string' },
+  REFRACT_SNAPSHOT: { key: 'snapshot', type: 'string' },
   REFRACT_HOST: { key: 'host', type: 'string' },
   REFRACT_PORT: { key: 'port', type: 'number' },
   REFRACT_KEYS_DIR: { key: 'keysDir', type: 'string' },

@@ -51,6 +51,7 @@ import {
   SubscribeRequestFilterTransactions,
   SubscribeUpdate,
 } from '@triton-one/yellowstone-grpc';
+import type { SolanaRpc } from '../solana/rpcClient.ts';
 import { type GeyserBlock, type GeyserTransaction, geyserBlockFromJson } from '../solana/yellowstoneFromJson.ts';
 
 /** The chain the server streams (the simulator implements it). */
@@ -61,6 +62,45 @@ export interface GeyserSource {
   tipSlot(): number;
   /** Calls `listener` with each new slot as the chain advances; returns the unsubscribe function. */
   onSlot(listener: (slot: number) => void): () => void;
+}
+
+/**
+ * A {@link GeyserSource} over a Solana JSON-RPC node (the simulator's own RPC, or any node): blocks by
+ * getBlock (null for a skipped slot), the tip by getSlot every `pollMs` (default 100), and one `onSlot`
+ * call per slot the tip passes. `close()` stops the polling.
+ */
+export async function rpcGeyserSource(
+  rpc: Pick<SolanaRpc, 'getSlot' | 'getBlock'>,
+  opts: { pollMs?: number; log?: Logger } = {},
+): Promise<GeyserSource & { close(): void }> {
+  let tip = await rpc.getSlot();
+  const listeners = new Set<(slot: number) => void>();
+  let polling = false;
+  const timer = setInterval(() => {
+    if (polling) return;
+    polling = true;
+    rpc
+      .getSlot()
+      .then((slot) => {
+        while (tip < slot) {
+          tip++;
+          for (const l of listeners) l(tip);
+        }
+      })
+      .catch((err) => opts.log?.warn({ err: (err as Error).message }, 'geyser: getSlot failed'))
+      .finally(() => {
+        polling = false;
+      });
+  }, opts.pollMs ?? 100);
+  return {
+    blockJson: async (slot) => (await rpc.getBlock(slot)) as object | null,
+    tipSlot: () => tip,
+    onSlot: (l) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+    close: () => clearInterval(timer),
+  };
 }
 
 /** One-shot fault switches (module comment); set them on `server.faults` at any time. */

@@ -141,6 +141,13 @@ export interface SignatureEntry {
   slot: number;
 }
 
+/** A tree's root node as stored: the tree (32 raw bytes), the root hash (32 bytes) and its seq. */
+export interface TreeRoot {
+  tree: Buffer;
+  hash: Buffer;
+  seq: bigint;
+}
+
 /** Options for opening a store. */
 export interface StoreOptions {
   /** Directory of the LMDB environment. */
@@ -224,6 +231,38 @@ export class ReadView {
   schemaVersion(): number | undefined {
     const v = this.get('meta', Buffer.from('schemaVersion'));
     return v ? v.readUInt32LE(0) : undefined;
+  }
+
+  /**
+   * Genesis hash (base58, as the node's getGenesisHash answers it) of the cluster this store indexes,
+   * or null when none was recorded (`refract start` records it when it first talks to the node; stores
+   * written by `refract index` or before the key existed have none).
+   */
+  genesisHash(): string | null {
+    const v = this.get('meta', Buffer.from('genesisHash'));
+    return v ? v.toString('utf8') : null;
+  }
+
+  /**
+   * The root node (heap index 1) of every tree (state and address, v1 and v2) that has one, by
+   * ascending tree pubkey: what the API answers as a tree's root and root seq (query/merkleProofs.ts
+   * `pathAndRoot`; a tree without nodes answers its height's zero root and seq 0, and is not listed).
+   * One seek per tree, not a scan of the nodes.
+   */
+  treeRoots(): TreeRoot[] {
+    const out: TreeRoot[] = [];
+    let start: Buffer | undefined;
+    for (;;) {
+      let tree: Buffer | undefined;
+      for (const e of this.range('nodes', { start, limit: 1 })) tree = Buffer.from(e.key.subarray(0, 32));
+      if (!tree || tree.length !== 32) return out;
+      const root = this.get('nodes', cat(tree, u64be(1)));
+      if (root) {
+        const n = decodeNode(root);
+        out.push({ tree, hash: Buffer.from(n.hash), seq: n.seq });
+      }
+      start = prefixEnd(tree);
+    }
   }
 
   /** `lastSlot` of this view's snapshot, once read (read views only: a write view's blocks change). */
@@ -516,6 +555,11 @@ export class WriteView extends ReadView {
     const b = Buffer.alloc(4);
     b.writeUInt32LE(v, 0);
     this.put('meta', Buffer.from('schemaVersion'), b);
+  }
+
+  /** Records the cluster's genesis hash (base58; see `ReadView.genesisHash`). */
+  setGenesisHash(hash: string): void {
+    this.put('meta', Buffer.from('genesisHash'), Buffer.from(hash, 'utf8'));
   }
 
   /** Inserts block metadata if the slot has none (ON CONFLICT DO NOTHING). */
