@@ -12,7 +12,8 @@
  * tree update carries correct seqs and roots.
  *
  * Output is Solana JSON as an RPC node returns it (getBlock with base64 transactions, or
- * getTransaction), with wire transactions encoded by @solana/kit.
+ * getTransaction), with legacy wire transactions encoded by compactTx.ts (the bytes @solana/kit gives);
+ * `nextCompact` gives the same transactions before JSON (wire bytes and raw inner instructions).
  */
 import { createHash } from 'node:crypto';
 import * as base58 from '../solana/base58.ts';

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import { type TreeEntry, defaultTreeEntries } from '../config/trees.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
 import { type QueueKind, encodeTreeAccount } from '../light/treeAccounts.ts';
-import type { GeneratorOptions } from './generator.ts';
+import { DEFAULT_SIM_V2_WEIGHT, type GeneratorOptions } from './generator.ts';
 import { type Chain, type ChainBlock, type ChainStats, RpcError, posOf } from './chain.ts';
 import { windowChain } from './windowChain.ts';
 import {
@@ -99,8 +99,9 @@ export interface SimulatorOptions {
   generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses'>;
   /**
    * Relative weight of instruction-based (v2) transactions on the batched tree HLKs5 beside the legacy
-   * kinds (GeneratorOptions.v2Weight; default 0 here, `refract simulate` and `npm start` pass
-   * DEFAULT_SIM_V2_WEIGHT). Ignored (no v2 transactions) when replayed transactions use that tree.
+   * kinds (GeneratorOptions.v2Weight; default profile: 0 here, `refract simulate` and `npm start` pass
+   * DEFAULT_SIM_V2_WEIGHT; sparse profile: DEFAULT_SIM_V2_WEIGHT). Ignored (no v2 transactions) when
+   * replayed transactions use that tree.
    */
   v2Weight?: number;
   /** Sparse profile: slots of history at start (the tip is this slot; default {@link DEFAULT_HISTORY_SLOTS}). */
@@ -270,7 +271,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       slotMs,
       seed,
       owners: opts.owners ?? 200,
-      v2Weight: opts.v2Weight ?? 0,
+      v2Weight: opts.v2Weight ?? DEFAULT_SIM_V2_WEIGHT,
       generatorBounds: opts.generatorBounds,
       historySlots: checkInt('historySlots', opts.historySlots ?? DEFAULT_HISTORY_SLOTS, 1, 2 ** 32),
       lightEvery: checkInt('lightEvery', opts.lightEvery ?? DEFAULT_LIGHT_EVERY, 1),
