@@ -208,25 +208,43 @@ program
     exitOnSignal(() => node.close());
   });
 
+/** `refract simulate --profile`: default or sparse. */
+const simProfile = (v: string) => {
+  if (v !== 'default' && v !== 'sparse') throw new InvalidArgumentError('--profile must be default or sparse');
+  return v;
+};
 program
   .command('simulate')
-  .description('serve a local Solana JSON-RPC endpoint with Light transactions (generated, or replayed from files first)')
+  .description('serve a local Solana JSON-RPC endpoint with Light transactions (generated, or replayed from files first; --profile sparse: a mainnet-like history)')
   .option('--port <n>', 'port', int('--port'), 8899)
   .option('--host <host>', 'bind address', '127.0.0.1')
+  .option('--profile <name>', 'default (a pruned window of generated blocks, one per slot) or sparse (a mainnet-like history: Light transactions in about one slot of --light-every, padding, skipped slots)', simProfile, 'default')
   .option('--slot-ms <n>', 'milliseconds per slot', positive('--slot-ms'), 400)
-  .option('--txs-per-block <n>', 'generated transactions per block', int('--txs-per-block'), 8)
+  .option('--txs-per-block <n>', 'generated transactions per block (default 8); with --profile sparse the most Light transactions of a Light slot, which holds 1 to N (default 4)', int('--txs-per-block'))
   .option('--replay <dir...>', 'getTransaction JSON directories to serve first, in slot order', collect)
   .option('--replay-only', 'serve empty blocks after the replay instead of generating')
   .option('--seed <n>', 'generator seed', int('--seed'), 1)
   .option('--keep-slots <n>', 'newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
   .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched state tree HLKs5 and the batched address tree EzKE8 beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
+  .option('--history-slots <n>', 'sparse: slots of history at start, the tip then (default 2000000)', positive('--history-slots'))
+  .option('--light-every <n>', 'sparse: about one slot in N holds Light transactions (default 50)', positive('--light-every'))
+  .option('--padding-txs <n>', 'sparse: non-Light transactions (votes, transfers) per block, derived when asked, never stored (default 1000: about 1.1 MB of getBlock JSON, like a mainnet block)', int('--padding-txs'))
+  .option('--skip-every <n>', 'sparse: about one slot in N is skipped (getBlock -32007); 0 = none (default 20)', int('--skip-every'))
+  .option('--rps <n>', 'rate limit: N requests per second (a token bucket; each request of a batch counts), else HTTP 429 with Retry-After (default: none)', positive('--rps'))
+  .option('--no-transaction-index', 'getTransaction without agave 4.x\'s transactionIndex (an older node)')
+  .option('--hide-program-signatures <n>', 'fault switch for tests: one Light transaction in N is left out of getSignaturesForAddress of the account-compression program (default: none)', positive('--hide-program-signatures'))
   .action(async (o) => {
+    const sparseOnly = ['historySlots', 'lightEvery', 'paddingTxs', 'skipEvery'].filter((k) => o[k] !== undefined);
+    if (o.profile !== 'sparse' && sparseOnly.length) program.error('simulate: --history-slots, --light-every, --padding-txs and --skip-every need --profile sparse');
+    if (o.profile === 'sparse' && (o.replay || o.replayOnly || o.keepSlots !== undefined)) program.error('simulate: --replay, --replay-only and --keep-slots are for the default profile, not --profile sparse');
+    if (o.skipEvery === 1) program.error('simulate: --skip-every must be 0 (no skipped slots) or at least 2');
     const { startSimulator } = await import('./sim/simulator.ts');
     const { DEFAULT_SIM_V2_WEIGHT } = await import('./sim/generator.ts');
     const { createLogger } = await import('./log.ts');
     const sim = await startSimulator({
       port: o.port,
       host: o.host,
+      profile: o.profile,
       slotMs: o.slotMs,
       txsPerBlock: o.txsPerBlock,
       replay: o.replay?.flat(),
@@ -234,6 +252,13 @@ program
       seed: o.seed,
       keepSlots: o.keepSlots,
       v2Weight: o.v2Weight ?? DEFAULT_SIM_V2_WEIGHT,
+      historySlots: o.historySlots,
+      lightEvery: o.lightEvery,
+      paddingTxs: o.paddingTxs,
+      skipEvery: o.skipEvery,
+      rps: o.rps,
+      transactionIndex: o.transactionIndex !== false,
+      hideFromProgramListing: o.hideProgramSignatures,
       log: createLogger('refract-simulate'),
     });
     exitOnSignal(() => sim.close());
