@@ -362,7 +362,9 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
             return json === null ? null : geyserBlockFromJson(slot, json as Record<string, unknown>);
           } catch (err) {
             if (!retry || closed || attempt >= 200) {
-              log?.warn({ slot, err: (err as Error).message }, 'geyser: block unavailable; sending it as skipped');
+              // Not cached: the next subscriber asks the source again.
+              log?.warn({ slot, err: (err as Error).message }, 'geyser: block unavailable; this subscriber gets nothing for the slot');
+              if (cache.get(slot) === p) cache.delete(slot);
               return null;
             }
             await sleep(Math.min(500, 20 * 2 ** Math.min(attempt, 5)));

@@ -106,7 +106,9 @@ export const yellowstoneTransport: GeyserTransportFactory = async (url, xToken) 
     subscribe: (request) => client.subscribe(request),
     firstAvailableSlot: async () => {
       const r = await client.subscribeReplayInfo();
-      return r.firstAvailable === undefined ? null : Number(r.firstAvailable);
+      // u64::MAX (the plugin's value before its first cleanup) or absent: unknown.
+      const first = r.firstAvailable === undefined ? NaN : Number(r.firstAvailable);
+      return Number.isSafeInteger(first) ? first : null;
     },
   };
 };
@@ -125,7 +127,7 @@ export interface GrpcSourceOptions {
   lastIndexedBlockhash?: string | null;
   /** `blocks` (default) or `transactions` (module comment). */
   mode?: 'blocks' | 'transactions';
-  /** Default `confirmed` (the poller's commitment). */
+  /** Default `confirmed` (the poller's commitment); `processed` streams forks, which the chain checks turn into faults. */
   commitment?: 'processed' | 'confirmed' | 'finalized';
   /** Programs a transaction must name to be sent (default: the account-compression program). */
   programs?: readonly string[];
