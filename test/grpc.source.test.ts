@@ -5,12 +5,15 @@
  * skipped slots, both subscription modes, resuming with fromSlot, and each fault ending the source with
  * its reason.
  */
+import { PassThrough, type Duplex } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SubscribeUpdate } from '@triton-one/yellowstone-grpc';
+import { SubscribeRequest, SubscribeUpdate } from '@triton-one/yellowstone-grpc';
 import * as yellowstone from '@triton-one/yellowstone-grpc';
 import { GrpcSourceFault, type GrpcSourceOptions, grpcBlocks } from '../src/ingest/sources/grpc.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
-import { type GeyserServer, startGeyserServer } from '../src/sim/geyser.ts';
+import { type GeyserServer, startGeyserServer, updatesForBlock } from '../src/sim/geyser.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../src/solana/programIds.ts';
+import { geyserBlockFromJson } from '../src/solana/yellowstoneFromJson.ts';
 import type { BlockInfo } from '../src/types.ts';
 import { type RawTx, TestChain, namesProgram } from './grpc.chain.ts';
 
@@ -205,5 +208,91 @@ describe('gRPC source against the simulator\'s Yellowstone server', () => {
       }
       expect((fault as GrpcSourceFault).reason).toBe('connect');
     });
+  });
+});
+
+describe('gRPC source over a scripted stream (the transport option)', () => {
+  /** A transport whose stream sends `updates` (then stays open), recording what the source writes. */
+  function scripted(updates: SubscribeUpdate[], written: unknown[] = []) {
+    return async () => ({
+      firstAvailableSlot: async () => null,
+      subscribe: async (req: unknown) => {
+        written.push(req);
+        const s = new PassThrough({ objectMode: true });
+        s.write = ((chunk: unknown) => (written.push(chunk), true)) as typeof s.write;
+        setTimeout(() => {
+          for (const u of updates) s.push(u);
+        }, 10);
+        return s as unknown as Duplex;
+      },
+    });
+  }
+  const c = new TestChain({ first: 1000, tip: 1040 });
+  const slots = c.blockSlots(1001, 1040);
+  const blockUpdate = (slot: number): SubscribeUpdate => updatesForBlock(geyserBlockFromJson(slot, c.block(slot)!), SubscribeRequest.fromPartial({ blocks: { b: { accountInclude: [ACCOUNT_COMPRESSION_PROGRAM_ID] } } }))[0]!;
+  const txUpdates = (slot: number) => updatesForBlock(geyserBlockFromJson(slot, c.block(slot)!), SubscribeRequest.fromPartial({ transactions: { t: { accountInclude: [ACCOUNT_COMPRESSION_PROGRAM_ID] } }, blocksMeta: { m: {} } }));
+  const go = async (updates: SubscribeUpdate[], o: Partial<GrpcSourceOptions> = {}, untilSlot = slots[slots.length - 1]!) => {
+    const written: unknown[] = [];
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), 3000);
+    const blocks: BlockInfo[] = [];
+    let fault: GrpcSourceFault | null = null;
+    try {
+      for await (const batch of grpcBlocks({ url: 'scripted', startSlot: 1001, lastIndexedSlot: 1000, silenceMs: 1500, reorderMs: 300, transport: scripted(updates, written), signal: abort.signal, ...o })) {
+        blocks.push(...batch);
+        if (blocks[blocks.length - 1]!.slot >= untilSlot) break;
+      }
+    } catch (err) {
+      fault = err as GrpcSourceFault;
+    }
+    clearTimeout(timer);
+    return { blocks, fault, written };
+  };
+
+  it('blocks out of order within reorderMs, and copies (replay overlapping live), come out once, in order', async () => {
+    const ups = slots.map(blockUpdate);
+    [ups[3], ups[4]] = [ups[4]!, ups[3]!];
+    ups.splice(10, 0, ups[2]!, ups[7]!);
+    const { blocks, fault } = await go(ups);
+    expect(fault).toBeNull();
+    expect(blocks.map((b) => b.slot)).toEqual(slots);
+  });
+
+  it('mode transactions: a transaction after its slot\'s meta is a fault; a copy of one is not', async () => {
+    const s = slots.find((x) => txUpdates(x).filter((u) => u.transaction).length >= 2)!;
+    const before = slots.filter((x) => x < s).flatMap(txUpdates);
+    const mine = txUpdates(s);
+    const tx = mine.filter((u) => u.transaction);
+    const meta = mine.find((u) => u.blockMeta)!;
+    // A copy of a transaction already in the block: ignored.
+    const copy = await go([...before, ...tx, meta, tx[0]!], { mode: 'transactions' }, s);
+    expect(copy.fault).toBeNull();
+    expect(copy.blocks[copy.blocks.length - 1]!.slot).toBe(s);
+    // The block's meta before one of its transactions: the block would lack it.
+    const late = await go([...before, ...tx.slice(1), meta, tx[0]!, ...txUpdates(slots[slots.indexOf(s) + 1]!)], { mode: 'transactions' });
+    expect(late.fault?.reason).toBe('late-transaction');
+  });
+
+  it('lagging: the tip runs ahead of the blocks for longer than lagGraceMs', async () => {
+    const tip = (n: number): SubscribeUpdate => SubscribeUpdate.fromPartial({ filters: ['s'], slot: { slot: String(n), status: 0 } });
+    const { fault } = await go([blockUpdate(slots[0]!), ...Array.from({ length: 30 }, (_, i) => tip(2000 + i))], { maxLagSlots: 50, lagGraceMs: 200 });
+    expect(fault?.reason).toBe('lagging');
+  });
+
+  it('decode: a transaction error variant it does not know', async () => {
+    const u = blockUpdate(slots.find((x) => blockUpdate(x).block!.transactions.length > 0)!);
+    u.block!.transactions[0]!.meta!.err = { err: Uint8Array.from([200, 0, 0, 0]) };
+    const { fault } = await go([u]);
+    expect(fault?.reason).toBe('decode');
+  });
+
+  it('writes the subscription it needs, and answers pings', async () => {
+    const { written } = await go([SubscribeUpdate.fromPartial({ filters: [], ping: {} }), blockUpdate(slots[0]!)], {}, slots[0]!);
+    const req = written[0] as SubscribeRequest;
+    expect(req.blocks.refract).toMatchObject({ accountInclude: [ACCOUNT_COMPRESSION_PROGRAM_ID], includeTransactions: true, includeAccounts: false, includeEntries: false });
+    expect(req.slots.refract).toMatchObject({ filterByCommitment: false });
+    expect(req.commitment).toBe(1); // confirmed
+    expect(req.fromSlot).toBe('1001');
+    expect(written.slice(1).some((w) => (w as SubscribeRequest).ping)).toBe(true);
   });
 });
