@@ -1,6 +1,6 @@
 /**
  * The simulator behind the Yellowstone server: `rpcGeyserSource` over the simulator's own JSON-RPC (what
- * `refract simulate --grpc-port` serves), and liveBlocks against both, with a dropped stream on the way:
+ * `refract simulate --grpc-port` could serve) or the simulator's own GeyserSource methods, and liveBlocks against both, with a dropped stream on the way:
  * the released blocks are the poller's over the same slots (Light transactions), none twice, none missing.
  */
 import { afterEach, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { liveBlocks, type SourceChange } from '../src/ingest/sources/live.ts';
 import { pollBlocks } from '../src/ingest/sources/poller.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../src/solana/programIds.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
-import { type GeyserServer, rpcGeyserSource, startGeyserServer } from '../src/sim/geyser.ts';
+import { type GeyserServer, type GeyserSource, rpcGeyserSource, startGeyserServer } from '../src/sim/geyser.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import type { BlockInfo, TransactionInfo } from '../src/types.ts';
 
@@ -21,12 +21,16 @@ afterEach(async () => {
 const light = (t: TransactionInfo) => t.groups.some((g) => [g.outer, ...g.inner].some((ix) => ix.programId === ACCOUNT_COMPRESSION_PROGRAM_ID || ix.accounts.includes(ACCOUNT_COMPRESSION_PROGRAM_ID)));
 const project = (b: BlockInfo) => ({ ...b, transactions: b.transactions.filter(light) });
 
-it('liveBlocks over the simulator: gRPC, a drop, the poller, gRPC again; the same blocks as the poller alone', async () => {
+for (const via of ['the simulator itself', 'rpcGeyserSource over its JSON-RPC'] as const) it(`liveBlocks over the simulator (source: ${via}): gRPC, a drop, the poller, gRPC again; the same blocks as the poller alone`, async () => {
   const sim: Simulator = await startSimulator({ port: 0, slotMs: 40, txsPerBlock: 3, log: quiet });
   cleanup.push(() => sim.close());
   const rpc = new SolanaRpc(sim.url);
-  const source = await rpcGeyserSource(rpc, { pollMs: 20 });
-  cleanup.push(() => source.close());
+  let source: GeyserSource = sim;
+  if (via !== 'the simulator itself') {
+    const s = await rpcGeyserSource(rpc, { pollMs: 20 });
+    cleanup.push(() => s.close());
+    source = s;
+  }
   const server: GeyserServer = await startGeyserServer({ source, faults: { dropAfter: 80 } });
   cleanup.push(() => server.close());
 
