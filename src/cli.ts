@@ -60,6 +60,15 @@ program
   .option('--start-slot <n>', 'first slot to index when the store is behind it', int('--start-slot'))
   .option('--snapshot <file|url>', 'seed the empty --db from a snapshot first (a file of `refract snapshot create`, or a peer\'s http(s)://…/snapshot URL; $REFRACT_SNAPSHOT), checked against the node at --rpc-url; then index on from its last block')
   .option('--no-ingest', 'serve an existing store without polling')
+  .option('--backfill-threshold-slots <n>', 'signature backfill when the node\'s tip is at least this many slots past where indexing would start (an empty store, or after downtime): list the account-compression program\'s signatures and fetch only the Light transactions; 0 = always block by block (default 5000)', int('--backfill-threshold-slots'))
+  .option('--backfill-rps <n>', 'backfill requests per second at most, for a hosted RPC\'s rate limit; 0 = no cap (default 0; 429 / Retry-After slow it down either way)', (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('--backfill-rps must be a non-negative number');
+    return n;
+  })
+  .option('--backfill-concurrency <n>', 'backfill requests in flight at most (default 8)', positive('--backfill-concurrency'))
+  .option('--backfill-batch-size <n>', 'getTransaction requests per JSON-RPC batch; 1 = no batches (default 100)', positive('--backfill-batch-size'))
+  .option('--no-sequence-check', 'do not check batches against the trees\' numbered changes (a gap is then indexed past, only logged)')
   .option('--keys <dir>', 'proving keys directory (default ./keys); missing keys are built in the background')
   .option('--ptau <file>', 'powers of tau for building missing keys (default: the INSECURE dev ptau if present, else the public Hermez file (downloaded from $REFRACT_PTAU_URL, verified), else a generated INSECURE one)')
   .option('--no-prover', 'no validity proofs (getValidityProof answers "Prover not available")')
@@ -93,6 +102,11 @@ program
         port: o.port,
         host: o.host,
         startSlot: o.startSlot,
+        backfillThresholdSlots: o.backfillThresholdSlots,
+        backfillRps: o.backfillRps,
+        backfillConcurrency: o.backfillConcurrency,
+        backfillBatchSize: o.backfillBatchSize,
+        sequenceCheck: o.sequenceCheck === false ? false : undefined,
         snapshot: o.snapshot,
         ingest: o.ingest === false ? false : undefined,
         keysDir: o.keys,

@@ -19,7 +19,9 @@ import { tempDir } from './helpers/photon.ts';
 
 const ACP = 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq';
 const SMT1 = 'smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT';
-const TREES = [SMT1, DEFAULT_V2_TREE, DEFAULT_V2_ADDRESS_TREE];
+const AMT1 = 'amt1Ayt45jfbdw5YSo7iz6WZxUmnZsQTYXy82hVwyC2';
+// Every Light transaction names a tree it changes among its account keys (the v1 address transactions name amt1).
+const TREES = [SMT1, AMT1, DEFAULT_V2_TREE, DEFAULT_V2_ADDRESS_TREE];
 const HISTORY = 20_000;
 
 type RpcReply = { result?: any; error?: { code: number; message: string; data?: unknown }; id?: unknown };

@@ -31,6 +31,8 @@ await serveThread<IngestThreadData, IngestThreadMessage>(async ({ data, post, si
       onEvent: (event) => post({ type: 'event', event }),
       prepareThread: data.prepareThread ? { trees: data.trees, logLevel: data.logLevel } : undefined,
       treeLookup: data.treeLookup,
+      backfill: data.backfill,
+      sequenceCheck: data.sequenceCheck,
     });
   } finally {
     await store.close();

@@ -13,7 +13,8 @@ import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/config.ts';
 import type { IngestEvent } from '../ingest/progress.ts';
-import { recordIngestEvent } from '../ingest/progress.ts';
+import { type GapReport, recordIngestEvent } from '../ingest/progress.ts';
+import { BackfillView } from './backfillProgress.ts';
 import { Indexer } from '../ingest/indexer.ts';
 import { type IngestThread, startIngestThread } from '../ingest/threads/ingestThread.ts';
 import { runIngest } from '../ingest/loop.ts';
@@ -97,6 +98,10 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   let ingestError: string | undefined;
   /** Batch events refused for a root mismatch since start, per tree (GET /health: degraded). */
   const rootMismatches = new Map<string, number>();
+  /** The signature backfill's progress (GET /health `backfill`, the progress bar). */
+  const backfillView = new BackfillView();
+  /** The gap in a tree's numbers ingest is held at, if any (GET /health: degraded). */
+  let sequenceHeld: GapReport | null = null;
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
     const port = Number(new URL(config.rpcUrl).port || 8899);
     log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
@@ -176,8 +181,10 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     health: async () => ({
       indexedSlot: store.read((r) => r.lastSlot()),
       ingest: config.ingest,
-      ...(ingestError || rootMismatches.size ? { status: 'degraded' } : {}),
+      ...(ingestError || rootMismatches.size || sequenceHeld ? { status: 'degraded' } : {}),
       ...(ingestError ? { ingestError } : {}),
+      ...(sequenceHeld ? { sequenceHeld: { ...sequenceHeld, reason: `gap in tree ${sequenceHeld.tree}'s ${sequenceHeld.stream} numbers (expected ${sequenceHeld.expected}, got ${sequenceHeld.got}) between slots ${sequenceHeld.afterSlot} and ${sequenceHeld.slot}: ingest holds until the missing transactions are found` } } : {}),
+      ...(backfillView.health() ? { backfill: backfillView.health() } : {}),
       ...(rootMismatches.size ? { rootMismatches: Object.fromEntries(rootMismatches) } : {}),
       poseidon: poseidonInfo(),
       prover: await prover.health(),
@@ -212,10 +219,19 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     if (e.kind === 'trees') for (const t of e.trees) registry.add(t);
     recordIngestEvent(metrics, e);
     if (e.kind === 'batch') for (const [tree, n] of e.rootMismatches ?? []) rootMismatches.set(tree, (rootMismatches.get(tree) ?? 0) + n);
+    if (e.kind === 'backfill') backfillView.update(e.progress, e.requests, e.rateLimited);
+    if (e.kind === 'sequence' && e.outcome === 'held') sequenceHeld = e.gap;
+    if (e.kind === 'sequence' && e.outcome === 'released') sequenceHeld = null;
   };
   // A prepare thread needs a core of its own: with two, it takes the API's (bench:catchup).
   const prepareThread = config.prepareThread ?? availableParallelism() > 2;
-  const poll = { startSlot: config.startSlot, concurrency: config.fetchConcurrency, maxBatchBlocks: config.maxBatchBlocks };
+  const poll = {
+    startSlot: config.startSlot,
+    concurrency: config.fetchConcurrency,
+    maxBatchBlocks: config.maxBatchBlocks,
+    backfill: { thresholdSlots: config.backfillThresholdSlots, rps: config.backfillRps, concurrency: config.backfillConcurrency, batchSize: config.backfillBatchSize },
+    sequenceCheck: config.sequenceCheck,
+  };
   const thread = config.ingest && config.ingestThread
     ? startIngestThread({ ...poll, db: config.db, writemap: config.lmdbWritemap, trees, rpcUrl: config.rpcUrl, logLevel: config.logLevel, prepareThread, treeLookup }, onIngestEvent)
     : null;
@@ -244,6 +260,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     (stopping ??= (async () => {
       log.info('shutting down: stop polling, finish the batch, close the server and the store');
       abort.abort();
+      backfillView.stopBar();
       await thread?.stop().catch(() => {});
       await ingest;
       slots.close(); // waiting requests answer -32016 now instead of holding the server open

@@ -36,6 +36,20 @@ export const configSchema = z
     startSlot: z.number().int().min(0).optional(),
     /** `refract start`: seed the empty store from this snapshot first (file path or http(s) URL; src/commands/snapshot.ts). */
     snapshot: z.string().min(1).optional(),
+    /**
+     * Signature backfill (src/ingest/sources/backfill.ts): when the node's tip is at least this many
+     * slots past where indexing would start (an empty store, or one after downtime), find the Light
+     * transactions through getSignaturesForAddress and fetch only those; 0 = always block by block.
+     */
+    backfillThresholdSlots: z.number().int().min(0).default(5000),
+    /** Backfill (and gap healing) requests per second at most; 0 = no cap (adaptive to 429 / Retry-After either way). */
+    backfillRps: z.number().min(0).default(0),
+    /** Backfill requests in flight at most. */
+    backfillConcurrency: z.number().int().min(1).max(256).default(8),
+    /** getTransaction requests per JSON-RPC batch (1 = no batches; providers allow up to 100). */
+    backfillBatchSize: z.number().int().min(1).max(1000).default(100),
+    /** Check every batch from the node against the trees' numbered changes; a gap holds ingest until healed (src/state/sequence.ts). */
+    sequenceCheck: z.boolean().default(true),
     fetchConcurrency: z.number().int().min(1).max(500).default(20),
     maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
     keysDir: z.string().default('./keys'),
@@ -110,6 +124,11 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_CORS_ORIGINS: { key: 'corsOrigins', type: 'list' },
   REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
   REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
+  REFRACT_BACKFILL_THRESHOLD_SLOTS: { key: 'backfillThresholdSlots', type: 'number' },
+  REFRACT_BACKFILL_RPS: { key: 'backfillRps', type: 'number' },
+  REFRACT_BACKFILL_CONCURRENCY: { key: 'backfillConcurrency', type: 'number' },
+  REFRACT_BACKFILL_BATCH_SIZE: { key: 'backfillBatchSize', type: 'number' },
+  REFRACT_SEQUENCE_CHECK: { key: 'sequenceCheck', type: 'boolean' },
   REFRACT_INGEST_THREAD: { key: 'ingestThread', type: 'boolean' },
   REFRACT_PREPARE_THREAD: { key: 'prepareThread', type: 'boolean' },
   REFRACT_TREE_SYNC: { key: 'treeSync', type: 'boolean' },

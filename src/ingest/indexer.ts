@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { TreeRegistry } from '../config/trees.ts';
 import { type PersistStats, persistBatch } from '../state/persist.ts';
-import type { Store } from '../store/store.ts';
+import type { Store, WriteView } from '../store/store.ts';
 import type { BlockInfo } from '../types.ts';
 import type { Rejection, UnparsedLightTransaction } from './parse.ts';
 import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
@@ -57,19 +57,23 @@ export class Indexer {
 
   /**
    * Writes a batch made by {@link prepareBatch} (with this indexer's registry) in ONE write
-   * transaction, as `indexBlocks` does. Throws only on store failures, leaving the store unchanged
-   * (the same batch may be committed again).
+   * transaction, as `indexBlocks` does; `extra` writes more in the same transaction (the backfill's
+   * position). Throws only on store failures, leaving the store unchanged (the same batch may be
+   * committed again).
    */
-  commitBatch(batch: PreparedBatch): BatchResult {
+  commitBatch(batch: PreparedBatch, extra?: (w: WriteView) => void): BatchResult {
     const { records, updates, unknownTrees, outputs, lastSlot } = batch;
     const unparsed = batch.unparsed ?? [];
     const rejected = [...batch.rejected];
     const stats = this.store.write((w) => {
+      rejected.length = batch.rejected.length; // a retried commit starts over
       const s = persistBatch(w, records, updates);
       for (const r of s.batchEvents.refused) rejected.push({ signature: r.signature, slot: r.slot, reason: r.reason });
       for (const r of rejected) if (r.signature !== null) w.putRejection(r.signature, r.reason);
+      extra?.(w);
       return s;
     });
+    for (const g of stats.sequenceGaps) this.log?.warn({ tree: g.tree, stream: g.stream, expected: String(g.expected), got: String(g.got), afterSlot: g.afterSlot, slot: g.slot, signature: g.signature }, 'sequence gap in a tree\'s numbers (not checked for this source): indexed past it');
     for (const r of rejected) this.log?.warn({ signature: r.signature, slot: r.slot, reason: r.reason }, 'transaction rejected');
     for (const r of stats.batchEvents.refused) {
       if (r.rootMismatch) this.log?.error({ tree: r.tree, seq: String(r.seq), computedRoot: r.rootMismatch.computed, eventRoot: r.rootMismatch.expected, signature: r.signature }, 'batch event refused: root mismatch');

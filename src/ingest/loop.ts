@@ -10,10 +10,17 @@ import { getHeapStatistics } from 'node:v8';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
+import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import type { IngestEvent } from './progress.ts';
+import { type SequenceGap, SEQ_STREAMS, firstSequenceGap } from '../state/sequence.ts';
+import * as base58 from '../solana/base58.ts';
+import type { WriteView } from '../store/store.ts';
+import type { GapReport, IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
+import { listGap, splitPreparedBatch } from './heal.ts';
+import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
 import { type PreparedItem, pollPreparedBatches } from './preparedBatches.ts';
+import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, listSignatures, planBackfill, progressOf } from './sources/backfill.ts';
 import { sleep } from './sources/poller.ts';
 import { resolveStartSlot } from './sources/startSlot.ts';
 import { type TreeLookupOptions, TreeResolver } from './sources/treeSync.ts';
@@ -40,7 +47,32 @@ export interface IngestOptions {
    * outputs are skipped (sources/treeSync.ts `TreeResolver`); absent = skip them at once.
    */
   treeLookup?: TreeLookupOptions;
+  /** Signature backfill when the store is far behind the tip (sources/backfill.ts); absent = never. */
+  backfill?: BackfillSettings;
+  /**
+   * Check every batch against the trees' numbered streams before committing it (state/sequence.ts):
+   * a gap holds ingest until the tree's own signature listing heals it (default true).
+   */
+  sequenceCheck?: boolean;
 }
+
+/** Backfill settings of `refract start` (config `backfill*`). */
+export interface BackfillSettings {
+  /** Backfill when the tip is at least this many slots past where indexing would start (0: never). */
+  thresholdSlots: number;
+  /** Requests per second at most (0: no cap). */
+  rps: number;
+  /** Requests in flight at most. */
+  concurrency: number;
+  /** getTransaction per JSON-RPC batch (1: no batches). */
+  batchSize: number;
+}
+
+/** Transactions per backfill chunk (one write transaction), and chunks fetched ahead. */
+const BACKFILL_CHUNK = 1000;
+const BACKFILL_PREFETCH = 3;
+/** How deep a heal may recurse (a missing transaction whose own numbers show another gap). */
+const MAX_HEAL_DEPTH = 8;
 
 /**
  * Runs until `opts.signal` aborts. Store errors are logged and the batch is retried after a pause
@@ -49,22 +81,40 @@ export interface IngestOptions {
  * without an abort.
  */
 export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOptions): Promise<void> {
-  let resolved: Awaited<ReturnType<typeof resolveStartSlot>>;
-  try {
-    resolved = await resolveStartSlot(indexer, rpc, opts.startSlot, { signal: opts.signal, log: opts.log });
-  } catch (err) {
+  const resolve = async () => {
+    try {
+      return await resolveStartSlot(indexer, rpc, opts.startSlot, { signal: opts.signal, log: opts.log });
+    } catch (err) {
+      if (opts.signal.aborted) return null;
+      throw err;
+    }
+  };
+  let resolved = await resolve();
+  if (!resolved) return;
+  const emit = opts.onEvent ?? (() => {});
+  const gov = new RequestGovernor({
+    rps: opts.backfill?.rps,
+    concurrency: opts.backfill?.concurrency ?? 8,
+    onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
+  });
+  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null };
+  if (opts.backfill && opts.backfill.thresholdSlots > 0) {
+    const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));
     if (opts.signal.aborted) return;
-    throw err;
+    if (state) {
+      await runBackfill(ctx, state);
+      if (opts.signal.aborted) return;
+      resolved = await resolve();
+      if (!resolved) return;
+    }
   }
   const { start, lastIndexed } = resolved;
   opts.log.info({ start, lastIndexed, rpc: displayUrl(rpc.url) }, 'ingest starting');
-  let lastSlot = lastIndexed ?? 0;
-  let tip = 0;
-  const emit = opts.onEvent ?? (() => {});
+  ctx.lastSlot = lastIndexed ?? ctx.lastSlot;
   if (lastIndexed !== null) emit({ kind: 'resumed', lastIndexed });
   const onTip = (s: number) => {
-    tip = s;
-    emit({ kind: 'tip', tip, lag: Math.max(0, tip - lastSlot) });
+    ctx.tip = s;
+    emit({ kind: 'tip', tip: s, lag: Math.max(0, s - ctx.lastSlot) });
   };
   const poll = { startSlot: start, lastIndexedSlot: lastIndexed, concurrency: opts.concurrency, maxBatchBlocks: opts.maxBatchBlocks };
   const batches: AsyncIterable<PreparedItem> = opts.prepareThread
@@ -76,42 +126,231 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
       for (const t of trees) indexer.registry.add(t);
       emit({ kind: 'trees', trees });
     }
-    const first = batch.records[0]?.slot;
-    let committed: { r: BatchResult; seconds: number } | undefined;
-    for (let attempt = 0; !committed; attempt++) {
-      try {
-        const started = performance.now();
-        const r = indexer.commitBatch(batch);
-        committed = { r, seconds: prepareSeconds + (performance.now() - started) / 1000 };
-      } catch (err) {
-        opts.log.error({ err, slots: [first, batch.lastSlot], attempt }, 'indexing a batch failed; nothing was written, retrying');
-        await sleep(Math.min(30_000, 500 * 2 ** attempt), opts.signal);
-        if (opts.signal.aborted) return;
-      }
-    }
-    const { r, seconds } = committed;
-    lastSlot = r.lastSlot ?? lastSlot;
-    emit({
-      kind: 'batch',
-      lastSlot,
-      lag: Math.max(0, tip - lastSlot),
-      blocks: batch.records.length,
-      transactions: r.transactions,
-      outputs: r.outputsInserted,
-      rejected: r.rejected.length,
-      unknownTrees: [...r.unknownTrees],
-      ...(r.rootMismatches.size ? { rootMismatches: [...r.rootMismatches] } : {}),
-      ...(r.unparsed.length ? { unparsed: countBy(r.unparsed.map((u) => u.program)) } : {}),
-      seconds,
-      heapUsedBytes: getHeapStatistics().used_heap_size,
-    });
-    opts.log.debug({ slots: [first, lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
+    await commitChecked(ctx, batch, prepareSeconds);
+    if (opts.signal.aborted) break;
     // Give the event loop a turn between batches: a prepare thread that is ahead always has the next
     // batch waiting, and taking it at once would keep this thread's I/O (the API, a stop) waiting.
     await setImmediate();
   }
-  if (!opts.signal.aborted) throw new Error(`the block source ended at slot ${lastSlot} without being stopped`);
-  opts.log.info({ lastSlot }, 'ingest stopped');
+  if (!opts.signal.aborted) throw new Error(`the block source ended at slot ${ctx.lastSlot} without being stopped`);
+  opts.log.info({ lastSlot: ctx.lastSlot }, 'ingest stopped');
+}
+
+/** What the loop's steps share. */
+interface Ctx {
+  indexer: Indexer;
+  rpc: SolanaRpc;
+  gov: RequestGovernor;
+  opts: IngestOptions;
+  emit: (e: IngestEvent) => void;
+  /** The store's last slot as this loop committed it. */
+  lastSlot: number;
+  tip: number;
+  /** The gap ingest is held at, if any. */
+  held: GapReport | null;
+}
+
+/** Runs a node request until it succeeds (logged, paused 2 s between tries) or the loop stops (then undefined). */
+async function withNodeRetry<T>(ctx: Ctx, what: string, fn: () => Promise<T>): Promise<T | undefined> {
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (ctx.opts.signal.aborted) return undefined;
+      ctx.opts.log.warn({ err: (err as Error).message }, `${what} failed; retrying in 2 s`);
+      await sleep(2000, ctx.opts.signal);
+      if (ctx.opts.signal.aborted) return undefined;
+    }
+  }
+}
+
+/** The backfill: list (or resume listing), then fetch and commit chunk by chunk, then hand over (sources/backfill.ts). */
+async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
+  const { indexer, rpc, gov, opts } = ctx;
+  const settings = opts.backfill!;
+  const report = (p: ReturnType<typeof progressOf>) => ctx.emit({ kind: 'backfill', progress: p, requests: { ...gov.stats.requests }, rateLimited: gov.stats.rateLimited });
+  const bopts: BackfillOptions = {
+    thresholdSlots: settings.thresholdSlots,
+    batchSize: settings.batchSize,
+    chunkTransactions: BACKFILL_CHUNK,
+    prefetchChunks: BACKFILL_PREFETCH,
+    signal: opts.signal,
+    log: opts.log,
+    onProgress: report,
+  };
+  ctx.tip = state.target.slot;
+  report(progressOf(state, state.phase));
+  opts.log.info({ phase: state.phase, targetSlot: state.target.slot, afterSlot: state.afterSlot, listed: state.listed, indexed: state.indexed }, 'backfill running');
+  try {
+    if (state.phase === 'listing') await listSignatures(indexer.store, rpc, gov, state, bopts);
+    if (opts.signal.aborted) return;
+    const remaining = indexer.store.read((r) => r.backfillSignatureCount());
+    const began = performance.now();
+    const indexedAtStart = state.indexed;
+    opts.log.info({ listed: state.listed, failed: state.failed, remaining }, 'backfill listing done: fetching the Light transactions');
+    for await (const chunk of fetchChunks(indexer.store, rpc, gov, state, bopts)) {
+      if (chunk.handOver) await tailCheck(ctx, chunk.handOver.slot);
+      if (opts.signal.aborted) return;
+      const started = performance.now();
+      const batch = prepareBatch(chunk.blocks, indexer.registry);
+      const indexedAfter = state.indexed + chunk.count;
+      const extra = (w: WriteView) => {
+        if (chunk.throughSlot !== null) w.deleteBackfillSignaturesThrough(chunk.throughSlot);
+        if (chunk.handOver) {
+          w.putBlock(chunk.handOver);
+          w.putMetaText(BACKFILL_META, undefined);
+        } else w.putMetaText(BACKFILL_META, JSON.stringify({ ...state, indexed: indexedAfter }));
+      };
+      await commitChecked(ctx, batch, (performance.now() - started) / 1000, extra);
+      if (opts.signal.aborted) return;
+      state.indexed = indexedAfter;
+      if (chunk.handOver) {
+        ctx.lastSlot = Math.max(ctx.lastSlot, chunk.handOver.slot);
+        opts.log.info({ targetSlot: chunk.handOver.slot, indexed: state.indexed, seconds: Math.round((Date.now() - state.startedAt) / 1000), requests: gov.stats.requests }, 'backfill done: following the chain from the hand-over block');
+        report(progressOf(state, 'done', 0));
+        ctx.emit({ kind: 'batch', lastSlot: ctx.lastSlot, lag: 0, blocks: 0, transactions: 0, outputs: 0, rejected: 0, unknownTrees: [], seconds: 0, heapUsedBytes: getHeapStatistics().used_heap_size });
+        return;
+      }
+      const rate = (state.indexed - indexedAtStart) / Math.max(0.001, (performance.now() - began) / 1000);
+      report(progressOf(state, 'fetching', rate > 0 ? (state.listed - state.indexed) / rate : null));
+    }
+  } catch (err) {
+    if (opts.signal.aborted) return;
+    throw err;
+  }
+}
+
+/**
+ * Before the hand-over: a gap at the very end of a tree's history shows no later number to give it
+ * away, so each tree the backfill met is listed on its own (getSignaturesForAddress(tree)) from its
+ * last number's slot up to the hand-over slot, and what the store lacks is fetched and committed
+ * (checked like any batch). One listing request per tree in the usual case.
+ */
+async function tailCheck(ctx: Ctx, throughSlot: number): Promise<void> {
+  const { indexer, opts } = ctx;
+  const since = new Map<string, number>(); // tree → lowest last-number slot over its streams
+  indexer.store.read((r) => {
+    for (const [tree, , , slot] of r.seqPositions()) {
+      const t = base58.encode(tree);
+      since.set(t, Math.min(since.get(t) ?? Number.MAX_SAFE_INTEGER, slot));
+    }
+  });
+  for (const [tree, afterSlot] of since) {
+    if (opts.signal.aborted) return;
+    const listing = await listGap(ctx.rpc, ctx.gov, indexer.store, { tree, afterSlot, throughSlot }, new Set(), { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
+    if (!listing.blocks.length) continue;
+    const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
+    opts.log.warn({ tree, afterSlot, throughSlot, fetched }, 'backfill: the tree\'s own signature listing shows transactions the program listing missed at the end of its history; indexing them');
+    ctx.emit({ kind: 'sequence', outcome: 'healed', gap: { tree, stream: 'tail', expected: '', got: '', afterSlot, slot: throughSlot, signature: '' }, fetched });
+    await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0);
+  }
+}
+
+/** A gap as events carry it. */
+function gapReport(g: SequenceGap): GapReport {
+  return { tree: g.tree, stream: g.stream, expected: String(g.expected), got: String(g.got), afterSlot: g.afterSlot, slot: g.slot, signature: g.signature };
+}
+
+/**
+ * Commits `batch` after the tree sequence check (`IngestOptions.sequenceCheck`): the part before a
+ * gap is committed, the transactions that carry the missing numbers are looked up through the tree's
+ * own signature listing (heal.ts) and committed (checked the same way), then the rest; numbers of
+ * rejected transactions are accepted; anything else holds ingest (logged, `held` event, /health
+ * degraded) and is looked up again with a growing pause. `extra` goes with the commit of the batch's
+ * last part.
+ */
+async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: number, extra?: (w: WriteView) => void, depth = 0): Promise<void> {
+  const { indexer, opts } = ctx;
+  let current = batch;
+  let holds = 0;
+  for (;;) {
+    const gap = opts.sequenceCheck === false || depth > MAX_HEAL_DEPTH ? null : indexer.store.read((r) => firstSequenceGap(r, current.updates));
+    if (!gap) {
+      await commitWithRetry(ctx, current, prepareSeconds, extra);
+      if (opts.signal.aborted) return;
+      if (ctx.held && depth === 0) {
+        ctx.emit({ kind: 'sequence', outcome: 'released', gap: ctx.held });
+        opts.log.info({ tree: ctx.held.tree, stream: ctx.held.stream }, 'the held tree is whole again: ingest goes on');
+        ctx.held = null;
+      }
+      return;
+    }
+    const [head, tail] = splitPreparedBatch(current, gap.index);
+    if (head.updates.length || head.records.length || head.rejected.length) await commitWithRetry(ctx, head, prepareSeconds);
+    if (opts.signal.aborted) return;
+    prepareSeconds = 0;
+    current = tail;
+    const report = gapReport(gap);
+    const known = new Set(tail.updates.map((u) => u.signature));
+    let listing: Awaited<ReturnType<typeof listGap>>;
+    try {
+      listing = await listGap(ctx.rpc, ctx.gov, indexer.store, gap, known, { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
+    } catch (err) {
+      if (opts.signal.aborted) return;
+      throw err;
+    }
+    if (listing.blocks.length) {
+      const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
+      opts.log.warn({ ...report, fetched, listed: listing.listed }, 'sequence gap in a tree\'s numbers: the missing transactions were found through the tree\'s signature listing; indexing them first');
+      ctx.emit({ kind: 'sequence', outcome: 'healed', gap: report, fetched });
+      await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0, undefined, depth + 1);
+      continue;
+    }
+    if (listing.rejected.length) {
+      opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10) }, 'sequence gap in a tree\'s numbers: they belong to transactions Refract rejected; indexing past it');
+      indexer.store.write((w) => w.putSeqPosition(base58.decode(gap.tree, 'tree'), SEQ_STREAMS.indexOf(gap.stream), gap.got, gap.afterSlot));
+      ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
+      continue;
+    }
+    holds++;
+    if (!ctx.held) {
+      ctx.held = report;
+      ctx.emit({ kind: 'sequence', outcome: 'held', gap: report });
+    }
+    const pause = Math.min(60_000, 1000 * 2 ** Math.min(holds, 6));
+    opts.log.error({ ...report, listed: listing.listed, retryInMs: pause }, `sequence gap in a tree's numbers: nothing after slot ${gap.afterSlot} of this tree's transactions is found, so ingest holds here (nothing after it is applied); asking again`);
+    await sleep(pause, opts.signal);
+    if (opts.signal.aborted) return;
+  }
+}
+
+/**
+ * Commits `batch` and reports it (a `batch` event). A store failure wrote nothing: it is logged and
+ * the batch committed again after a pause, until it succeeds or the loop stops.
+ */
+async function commitWithRetry(ctx: Ctx, batch: PreparedBatch, prepareSeconds: number, extra?: (w: WriteView) => void): Promise<void> {
+  const { indexer, opts, emit } = ctx;
+  const first = batch.records[0]?.slot;
+  let committed: { r: BatchResult; seconds: number } | undefined;
+  for (let attempt = 0; !committed; attempt++) {
+    try {
+      const started = performance.now();
+      const r = indexer.commitBatch(batch, extra);
+      committed = { r, seconds: prepareSeconds + (performance.now() - started) / 1000 };
+    } catch (err) {
+      opts.log.error({ err, slots: [first, batch.lastSlot], attempt }, 'indexing a batch failed; nothing was written, retrying');
+      await sleep(Math.min(30_000, 500 * 2 ** attempt), opts.signal);
+      if (opts.signal.aborted) return;
+    }
+  }
+  const { r, seconds } = committed;
+  ctx.lastSlot = Math.max(ctx.lastSlot, r.lastSlot ?? ctx.lastSlot);
+  emit({
+    kind: 'batch',
+    lastSlot: ctx.lastSlot,
+    lag: Math.max(0, ctx.tip - ctx.lastSlot),
+    blocks: batch.records.length,
+    transactions: r.transactions,
+    outputs: r.outputsInserted,
+    rejected: r.rejected.length,
+    unknownTrees: [...r.unknownTrees],
+    ...(r.rootMismatches.size ? { rootMismatches: [...r.rootMismatches] } : {}),
+    ...(r.unparsed.length ? { unparsed: countBy(r.unparsed.map((u) => u.program)) } : {}),
+    ...(r.sequenceGaps.length ? { sequenceGaps: r.sequenceGaps.length } : {}),
+    seconds,
+    heapUsedBytes: getHeapStatistics().used_heap_size,
+  });
+  opts.log.debug({ slots: [first, ctx.lastSlot], outputs: r.outputsInserted, txs: r.transactions }, 'indexed batch');
 }
 
 /** [value, count] pairs of `values`, in first-seen order. */

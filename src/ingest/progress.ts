@@ -5,6 +5,18 @@
  */
 import type { TreeEntry } from '../config/trees.ts';
 import type { Metrics } from '../metrics.ts';
+import type { BackfillProgress } from './sources/backfill.ts';
+
+/** A gap in a tree's numbered stream as events carry it (state/sequence.ts SequenceGap, numbers as strings). */
+export interface GapReport {
+  tree: string;
+  stream: string;
+  expected: string;
+  got: string;
+  afterSlot: number;
+  slot: number;
+  signature: string;
+}
 
 /** One progress report of the ingest loop (structured-clone safe). */
 export type IngestEvent =
@@ -41,7 +53,23 @@ export type IngestEvent =
       seconds: number;
       /** V8 heap used by the thread that committed it, after the batch (bytes). */
       heapUsedBytes: number;
-    };
+      /** Gaps in trees' numbers indexed past (sources the loop does not check; absent: none). */
+      sequenceGaps?: number;
+    }
+  /** The signature backfill's progress (sources/backfill.ts), and the requests it has sent so far. */
+  | { kind: 'backfill'; progress: BackfillProgress; requests: Record<string, number>; rateLimited: number }
+  /**
+   * A gap in a tree's numbers (state/sequence.ts), and what became of it: `held` (nothing after it is
+   * committed until the missing transactions are found; asked again), `healed` (`fetched` missing
+   * transactions found through the tree's own signature listing and committed), `accepted` (the
+   * numbers belong to transactions the store rejected: indexed past, logged), `released` (a held gap
+   * healed or accepted).
+   */
+  | { kind: 'sequence'; outcome: 'held' | 'healed' | 'accepted' | 'released'; gap: GapReport; fetched?: number };
+
+/** Cumulative request counts already turned into counter increments, per registry (the events carry totals). */
+const backfillRequestsSeen = new WeakMap<Metrics, Map<string, number>>();
+const backfillRateLimitedSeen = new WeakMap<Metrics, number>();
 
 /**
  * Applies `e` to the ingest metrics: `refract_indexer_slot`, `refract_chain_tip_slot`,
@@ -72,5 +100,30 @@ export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
       break;
     case 'trees':
       break; // no metric: start.ts adds them to the API's tree registry
+    case 'backfill': {
+      const p = e.progress;
+      for (const phase of ['planning', 'listing', 'fetching', 'done'] as const) m.backfillPhase.set({ phase }, phase === p.phase ? 1 : 0);
+      m.backfillListed.set(p.listed);
+      m.backfillIndexed.set(p.indexed);
+      m.backfillTargetSlot.set(p.targetSlot);
+      m.backfillEta.set(p.etaSeconds ?? -1);
+      for (const [method, n] of Object.entries(e.requests)) {
+        const seen = backfillRequestsSeen.get(m) ?? new Map<string, number>();
+        backfillRequestsSeen.set(m, seen);
+        const delta = n - (seen.get(method) ?? 0);
+        if (delta > 0) m.backfillRequests.inc({ method }, delta);
+        seen.set(method, n);
+      }
+      const rl = e.rateLimited - (backfillRateLimitedSeen.get(m) ?? 0);
+      if (rl > 0) m.backfillRateLimited.inc(rl);
+      backfillRateLimitedSeen.set(m, e.rateLimited);
+      break;
+    }
+    case 'sequence':
+      m.sequenceGaps.inc({ tree: e.gap.tree, stream: e.gap.stream, outcome: e.outcome });
+      if (e.outcome === 'held') m.sequenceHeld.set({ tree: e.gap.tree }, 1);
+      if (e.outcome === 'released') m.sequenceHeld.set({ tree: e.gap.tree }, 0);
+      break;
   }
+  if (e.kind === 'batch' && e.sequenceGaps) m.sequenceGaps.inc({ tree: '', stream: '', outcome: 'observed' }, e.sequenceGaps);
 }

@@ -523,7 +523,7 @@ export class LightTxGenerator {
         const out = this.output({ owner: this.owners[ownerIdx]!, lamports: 0n, address, data: { discriminator: Uint8Array.from([1, 2, 3, 4, 5, 6, 7, 8]), data: sha(`d${this.sigCounter}`), dataHash: this.fieldBytes() } }, ownerIdx);
         this.hold(out.held);
         this.pendingAddresses.push(address);
-        return { tx: this.userTx(slot, this.event([], [out], false, null)), kind: k, outputs: 1 };
+        return { tx: this.userTx(slot, this.event([], [out], false, null), ADDRESS_TREE_V1), kind: k, outputs: 1 };
       }
       case 'nullify': {
         if (!this.pendingNullify.length) return this.nextCompact(slot);
@@ -536,7 +536,7 @@ export class LightTxGenerator {
       case 'addressUpdate': {
         if (!this.pendingAddresses.length) return this.nextCompact(slot);
         const value = this.pendingAddresses.shift()!;
-        return { tx: this.foresterTx(slot, this.addressUpdate(value)), kind: k, outputs: 0 };
+        return { tx: this.foresterTx(slot, this.addressUpdate(value), ADDRESS_TREE_V1), kind: k, outputs: 0 };
       }
       case 'v2Compress': {
         if (!this.v2Room(2)) return this.nextCompact(slot, 'compress');
@@ -807,13 +807,16 @@ export class LightTxGenerator {
 
   /**
    * A user transaction: outer LSP invoke; inner ACP (nullifier queue), SYS, ACP (append), SYS, NOOP(event).
-   * Account list: payer, tree, then the programs.
+   * Account list: payer, tree (and the v1 address tree when it creates an address: a real transaction
+   * names every tree it changes, which is how a tree's own signature listing finds it), then the programs.
    */
-  private userTx(slot: number, event: PublicTransactionEvent): CompactTx {
+  private userTx(slot: number, event: PublicTransactionEvent, addressTreeB58?: string): CompactTx {
     const payer = this.owners[0]!;
-    const keys = [base58.encode(payer), this.treeB58, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID];
-    const [LSP, ACP, SYS, NOOP] = [2, 3, 4, 5];
-    const outer = { programAddressIndex: LSP, accountIndices: [0, 1], data: Uint8Array.from([26, 16, 169, 7, 21, 202, 242, 25, 0, 0, 0, 0]) };
+    const trees = [this.treeB58, ...(addressTreeB58 ? [addressTreeB58] : [])];
+    const keys = [base58.encode(payer), ...trees, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, NOOP_PROGRAM_ID];
+    const LSP = 1 + trees.length;
+    const [ACP, SYS, NOOP] = [LSP + 1, LSP + 2, LSP + 3];
+    const outer = { programAddressIndex: LSP, accountIndices: Array.from({ length: trees.length + 1 }, (_, i) => i), data: Uint8Array.from([26, 16, 169, 7, 21, 202, 242, 25, 0, 0, 0, 0]) };
     const inner = [
       { programIdIndex: ACP, accounts: [1], data: Uint8Array.from([91, 101, 183, 28, 0, 0, 0, 0]) },
       { programIdIndex: SYS, accounts: [0, 1], data: Uint8Array.from([2, 0, 0, 0, 0, 0, 0, 0]) },

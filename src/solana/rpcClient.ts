@@ -1,6 +1,6 @@
 /**
- * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock, getTransaction, getFirstAvailableBlock,
- * getGenesisHash.
+ * A minimal Solana JSON-RPC client (fetch): getSlot, getBlock (full, signatures, header), getTransaction,
+ * getSignaturesForAddress, getFirstAvailableBlock, getGenesisHash, and JSON-RPC batches.
  *
  * Errors name the method and, for transport failures, the node as `displayUrl` shows it (scheme,
  * host and port: no credentials, path or query, where providers put their keys), so they can be shown to API callers (src/rpc/errors.ts maps both
@@ -76,6 +76,64 @@ export class SolanaRpcError extends Error {
   }
 }
 
+/**
+ * The node (or the provider in front of it) refused the request for its rate limit: HTTP 429, or a
+ * JSON-RPC error whose code is -32005 / -32429 or whose message says "rate limit" / "too many
+ * requests". `retryAfterMs` is the `Retry-After` header in ms when sent (seconds or an HTTP date).
+ */
+export class SolanaRateLimitedError extends SolanaUnavailableError {
+  constructor(
+    method: string,
+    message: string,
+    readonly retryAfterMs: number | null,
+  ) {
+    super(method, message);
+    this.name = 'SolanaRateLimitedError';
+  }
+}
+
+/** JSON-RPC error codes providers use for "rate limited" (-32005 is agave's "node is behind" too, but then the message says so). */
+const RATE_LIMIT_CODES = new Set([-32005, -32429]);
+const RATE_LIMIT_MESSAGE = /rate.?limit|too many requests/i;
+
+/** A JSON-RPC error body's code/message that means "rate limited" (see SolanaRateLimitedError). */
+export function isRateLimitAnswer(code: number, message: string): boolean {
+  return RATE_LIMIT_MESSAGE.test(message) || (RATE_LIMIT_CODES.has(code) && !/behind/i.test(message));
+}
+
+/** `Retry-After` (delta seconds or an HTTP date) in ms, or null when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | null {
+  if (!header) return null;
+  const t = header.trim();
+  if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
+  const date = Date.parse(t);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** One answer of a JSON-RPC batch: the result, or the error the node gave that request. */
+export type BatchAnswer<T> = { ok: true; result: T } | { ok: false; error: SolanaRpcError };
+
+/** One `getSignaturesForAddress` entry (Solana's shape). */
+export interface SignatureInfo {
+  signature: string;
+  slot: number;
+  /** The transaction error (any JSON), null when it succeeded. */
+  err: unknown;
+  memo: string | null;
+  blockTime: number | null;
+  confirmationStatus?: string;
+}
+
+/** getBlock with `transactionDetails: 'signatures'`: the header and the first signature of each transaction in block order. */
+export interface BlockSignatures {
+  parentSlot: number;
+  blockhash: string;
+  previousBlockhash: string;
+  blockTime: number | null;
+  blockHeight: number | null;
+  signatures: string[];
+}
+
 /** -32007 (slot skipped / ledger jump) and -32009 (slot skipped, or missing in long-term storage): no block. */
 export const SKIPPED_SLOT_CODES = new Set([-32007, -32009]);
 
@@ -143,15 +201,72 @@ export class SolanaRpc {
     } catch (err) {
       throw new SolanaUnavailableError(method, `${method}: ${url()} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
     }
+    if (res.status === 429) throw new SolanaRateLimitedError(method, `${method}: ${url()} answered HTTP 429 (rate limited)`, retryAfterMs(res.headers.get('retry-after')));
     let body: { result?: T; error?: { code: number; message: string } };
     try {
       body = JSON.parse(text);
     } catch {
       throw new SolanaUnavailableError(method, `${method}: ${url()} answered HTTP ${res.status}, body is not JSON`);
     }
-    if (body?.error) throw new SolanaRpcError(body.error.code, `${method}: ${body.error.message}`);
+    if (body?.error) {
+      if (isRateLimitAnswer(body.error.code, String(body.error.message))) throw new SolanaRateLimitedError(method, `${method}: ${url()} rate limited (${body.error.code} ${body.error.message})`, retryAfterMs(res.headers.get('retry-after')));
+      throw new SolanaRpcError(body.error.code, `${method}: ${body.error.message}`);
+    }
     if (!res.ok) throw new SolanaUnavailableError(method, `${method}: ${url()} answered HTTP ${res.status}`);
     return body?.result as T;
+  }
+
+  /**
+   * Sends `requests` as one JSON-RPC batch (a JSON array in one POST) and answers them in order.
+   * A request the node answered with an error gets `{ok: false, error}` (SolanaRpcError); a rate-limit
+   * answer for the whole batch, or for any request in it, throws SolanaRateLimitedError (retry the batch).
+   * Throws SolanaUnavailableError when the node does not answer the batch as an array of the same
+   * length (some nodes and proxies do not take batches: send the requests one by one then).
+   */
+  async batch<T>(requests: readonly { method: string; params: unknown[] }[], signal?: AbortSignal): Promise<BatchAnswer<T>[]> {
+    const label = `batch of ${requests.length} ${requests[0]?.method ?? ''}`;
+    const url = () => displayUrl(this.url);
+    const first = this.id + 1;
+    const payload = requests.map((r) => ({ jsonrpc: '2.0', id: ++this.id, method: r.method, params: r.params }));
+    let res: Response;
+    let text: string;
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
+    try {
+      res = await fetch(this.target.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...this.target.headers },
+        body: JSON.stringify(payload),
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new SolanaUnavailableError(label, `${label}: ${url()} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
+    }
+    const after = retryAfterMs(res.headers.get('retry-after'));
+    if (res.status === 429) throw new SolanaRateLimitedError(label, `${label}: ${url()} answered HTTP 429 (rate limited)`, after);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      throw new SolanaUnavailableError(label, `${label}: ${url()} answered HTTP ${res.status}, body is not JSON`);
+    }
+    if (!Array.isArray(body)) {
+      const e = (body as { error?: { code: number; message: string } } | null)?.error;
+      if (e && isRateLimitAnswer(e.code, String(e.message))) throw new SolanaRateLimitedError(label, `${label}: ${url()} rate limited (${e.code} ${e.message})`, after);
+      throw new SolanaUnavailableError(label, `${label}: ${url()} did not answer the batch with an array${e ? ` (${e.code} ${e.message})` : ''}`);
+    }
+    if (body.length !== requests.length) throw new SolanaUnavailableError(label, `${label}: ${url()} answered ${body.length} of ${requests.length} requests`);
+    const byId = new Map<number, { result?: T; error?: { code: number; message: string } }>();
+    for (const a of body as { id: number; result?: T; error?: { code: number; message: string } }[]) byId.set(Number(a?.id), a);
+    return requests.map((r, i) => {
+      const a = byId.get(first + i);
+      if (!a) throw new SolanaUnavailableError(label, `${label}: ${url()} left request ${i} (${r.method}) unanswered`);
+      if (a.error) {
+        if (isRateLimitAnswer(a.error.code, String(a.error.message))) throw new SolanaRateLimitedError(label, `${label}: ${url()} rate limited (${a.error.code} ${a.error.message})`, after);
+        return { ok: false, error: new SolanaRpcError(a.error.code, `${r.method}: ${a.error.message}`) };
+      }
+      return { ok: true, result: a.result as T };
+    });
   }
 
   /** Current slot at `confirmed` commitment. */
@@ -196,7 +311,43 @@ export class SolanaRpc {
   }
 
   /** getTransaction JSON (base64, confirmed, maxSupportedTransactionVersion 1), or null when unknown. */
-  getTransaction(signature: string): Promise<unknown | null> {
-    return this.call('getTransaction', [signature, { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 1 }]);
+  getTransaction(signature: string, signal?: AbortSignal): Promise<unknown | null> {
+    return this.call('getTransaction', getTransactionParams(signature), signal);
   }
+
+  /**
+   * `getSignaturesForAddress(address, {limit, before, until, commitment: confirmed})`: newest first,
+   * from `before` (exclusive) or the newest confirmed block, down to `until` (exclusive); `limit` ≤ 1000.
+   */
+  getSignaturesForAddress(address: string, opts: { before?: string; until?: string; limit?: number } = {}, signal?: AbortSignal): Promise<SignatureInfo[]> {
+    const config: Record<string, unknown> = { commitment: 'confirmed', limit: opts.limit ?? 1000 };
+    if (opts.before) config.before = opts.before;
+    if (opts.until) config.until = opts.until;
+    return this.call<SignatureInfo[]>('getSignaturesForAddress', [address, config], signal);
+  }
+
+  /** getBlock with `transactionDetails: 'signatures'` (the block's transaction order), or null for a skipped slot. */
+  async getBlockSignatures(slot: number, signal?: AbortSignal): Promise<BlockSignatures | null> {
+    try {
+      return await this.call<BlockSignatures>('getBlock', [slot, { encoding: 'base64', transactionDetails: 'signatures', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }], signal);
+    } catch (err) {
+      if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
+      throw err;
+    }
+  }
+
+  /** getBlock with `transactionDetails: 'none'`: the header only, or null for a skipped slot. */
+  async getBlockHeader(slot: number, signal?: AbortSignal): Promise<Omit<BlockSignatures, 'signatures'> | null> {
+    try {
+      return await this.call<Omit<BlockSignatures, 'signatures'>>('getBlock', [slot, { encoding: 'base64', transactionDetails: 'none', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }], signal);
+    } catch (err) {
+      if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
+      throw err;
+    }
+  }
+}
+
+/** getTransaction's params as Refract sends them (base64, confirmed, maxSupportedTransactionVersion 1). */
+export function getTransactionParams(signature: string): unknown[] {
+  return [signature, { encoding: 'base64', commitment: 'confirmed', maxSupportedTransactionVersion: 1 }];
 }

@@ -12,6 +12,7 @@ import type { WriteView } from '../store/store.ts';
 import { type BatchEventInput, type BatchEventsOutcome, persistBatchEvents, persistQueueInserts } from './batchedTree.ts';
 import { type IndexedUpdate, collectIndexedUpdates, persistIndexedUpdates } from './indexedTree.ts';
 import type { StateUpdate } from './stateUpdate.ts';
+import { type SequenceGap, persistSequencePositions } from './sequence.ts';
 import { type LeafWrite, persistLeafNodes } from './stateTree.ts';
 
 /** Counts of what one batch changed. */
@@ -26,6 +27,8 @@ export interface PersistStats {
   unknownBatchInputs: { signature: string; hash: string }[];
   /** Batch events (batched trees): applied, skipped (re-index), held back (sequence gap) and refused (nothing stored). */
   batchEvents: BatchEventsOutcome;
+  /** Gaps in trees' numbered streams that this batch showed and went past (state/sequence.ts; the RPC sources check before committing). */
+  sequenceGaps: SequenceGap[];
 }
 
 function tokenOf(a: Pick<AccountRecord, 'owner' | 'data'>) {
@@ -50,6 +53,7 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     treeHashes: 0,
     unknownBatchInputs: [],
     batchEvents: { applied: 0, skipped: 0, held: [], refused: [], rootHashes: 0, rootSeconds: 0 },
+    sequenceGaps: [],
   };
   const batchEvents: BatchEventInput[] = [];
   for (const b of blocks) w.insertBlock(b);
@@ -102,6 +106,7 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     stats.leavesWritten += leaves.length;
     stats.treeHashes += persistLeafNodes(w, info.treeBytes, info.height, leaves);
   }
+  stats.sequenceGaps = persistSequencePositions(w, updates);
   // Batch events last (photon.md §2.3 step 8), after every queue insert of the batch.
   if (batchEvents.length) {
     stats.batchEvents = persistBatchEvents(w, batchEvents);

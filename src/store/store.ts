@@ -74,6 +74,8 @@ const DB_NAMES = [
   'addressQueued', // address → tree ‖ queueIndex u64BE
   'batchTrees', // tree → BatchTreeRecord (last applied batch event of a batched tree)
   'pendingBatchEvents', // tree ‖ sequenceNumber u64BE → PendingBatchEventRecord (held back by a sequence gap)
+  'seqPositions', // tree ‖ stream u8 (SEQ_STREAMS index) → next u64BE ‖ slot u64BE (state/sequence.ts)
+  'backfillSigs', // slot u64BE ‖ signature(64) → listing rank u32BE (signatures listed by the backfill, not yet indexed)
 ] as const;
 type DbName = (typeof DB_NAMES)[number];
 
@@ -225,6 +227,44 @@ export class ReadView {
         if (e.key.length >= prefix.length && Buffer.compare(e.key.subarray(0, prefix.length), prefix) === 0) yield e;
       }
     }
+  }
+
+  /** A UTF-8 metadata value by name (`meta` database), or undefined. */
+  metaText(name: string): string | undefined {
+    return this.get('meta', Buffer.from(name))?.toString('utf8');
+  }
+
+  /**
+   * The position of a tree's numbered stream (state/sequence.ts), or undefined when never seen.
+   * @param tree 32-byte tree pubkey; @param stream index into SEQ_STREAMS
+   */
+  seqPosition(tree: Bytes32, stream: number): { next: bigint; slot: number } | undefined {
+    const v = this.get('seqPositions', cat(tree, Buffer.of(stream)));
+    return v ? { next: v.readBigUInt64BE(0), slot: Number(v.readBigUInt64BE(8)) } : undefined;
+  }
+
+  /** Every stored stream position: [tree (32 bytes), stream index, next, slot]. */
+  *seqPositions(): Generator<[Buffer, number, bigint, number]> {
+    for (const { key, value } of this.range('seqPositions', {})) yield [key.subarray(0, 32), key[32]!, value.readBigUInt64BE(0), Number(value.readBigUInt64BE(8))];
+  }
+
+  /**
+   * Signatures the backfill listed and has not indexed yet, ascending by slot (then signature
+   * bytes), from `afterSlot` (exclusive) when given, at most `limit`: `{slot, signature (base58), rank}`
+   * (rank: the listing's position inside its slot, newest first).
+   */
+  backfillSignatures(limit: number, afterSlot?: number): { slot: number; signature: string; rank: number }[] {
+    const out: { slot: number; signature: string; rank: number }[] = [];
+    const start = afterSlot === undefined ? undefined : u64be(afterSlot + 1);
+    for (const { key, value } of this.range('backfillSigs', { ...(start ? { start } : {}), limit })) {
+      out.push({ slot: Number(key.readBigUInt64BE(0)), signature: base58.encode(key.subarray(8, 72)), rank: value.readUInt32BE(0) });
+    }
+    return out;
+  }
+
+  /** Number of listed, not yet indexed backfill signatures (counts the keys: O(n)). */
+  backfillSignatureCount(): number {
+    return this.dbs.backfillSigs.getKeysCount({ transaction: this.txn } as never);
   }
 
   /** Schema version recorded in the store, or undefined for a new store. */
@@ -560,6 +600,42 @@ export class WriteView extends ReadView {
   /** Records the cluster's genesis hash (base58; see `ReadView.genesisHash`). */
   setGenesisHash(hash: string): void {
     this.put('meta', Buffer.from('genesisHash'), Buffer.from(hash, 'utf8'));
+  }
+
+  /** Sets (or, with undefined, deletes) a UTF-8 metadata value by name (`meta` database). */
+  putMetaText(name: string, value: string | undefined): void {
+    if (value === undefined) this.del('meta', Buffer.from(name));
+    else this.put('meta', Buffer.from(name), Buffer.from(value, 'utf8'));
+  }
+
+  /** Stores a tree stream's position (see ReadView.seqPosition). */
+  putSeqPosition(tree: Bytes32, stream: number, next: bigint, slot: number): void {
+    const v = Buffer.allocUnsafe(16);
+    v.writeBigUInt64BE(next, 0);
+    v.writeBigUInt64BE(BigInt(slot), 8);
+    this.put('seqPositions', cat(tree, Buffer.of(stream)), v);
+  }
+
+  /** Adds a listed backfill signature (see ReadView.backfillSignatures). */
+  putBackfillSignature(slot: number, signature: string, rank: number): void {
+    this.put('backfillSigs', cat(u64be(slot), signatureBytes(signature)), u32be(rank));
+  }
+
+  /** Removes every listed backfill signature at or below `slot` (their chunk is committed); returns how many. */
+  deleteBackfillSignaturesThrough(slot: number): number {
+    const keys = [...(this.dbs.backfillSigs.getKeys({ end: u64be(slot + 1) } as never) as unknown as Iterable<Buffer>)].map((k) => Buffer.from(k));
+    for (const k of keys) this.del('backfillSigs', k);
+    return keys.length;
+  }
+
+  /** Removes a backfill signature once indexed (or found failed). */
+  deleteBackfillSignature(slot: number, signature: string): void {
+    this.del('backfillSigs', cat(u64be(slot), signatureBytes(signature)));
+  }
+
+  /** Replaces block metadata (the backfill's hand-over block: the real header over a synthetic one). */
+  putBlock(b: BlockRecord): void {
+    this.put('blocks', u64be(b.slot), encodeBlock(b));
   }
 
   /** Inserts block metadata if the slot has none (ON CONFLICT DO NOTHING). */

@@ -16,6 +16,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { Config } from '../../config/config.ts';
 import type { IngestEvent } from '../progress.ts';
+import type { BackfillSettings } from '../loop.ts';
 import type { TreeLookupOptions } from '../sources/treeSync.ts';
 import { startIndexingThread } from './thread.ts';
 
@@ -34,6 +35,10 @@ export interface IngestThreadData {
   prepareThread: boolean;
   /** Look unknown trees up on chain (runIngest `treeLookup`). */
   treeLookup?: TreeLookupOptions;
+  /** Signature backfill settings (runIngest `backfill`). */
+  backfill?: BackfillSettings;
+  /** runIngest `sequenceCheck`. */
+  sequenceCheck?: boolean;
 }
 
 /**

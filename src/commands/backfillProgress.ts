@@ -1,0 +1,79 @@
+/**
+ * `refract start`'s view of a signature backfill (src/ingest/sources/backfill.ts): a progress bar on
+ * standard error when it is a terminal (cli-progress; listing: slots covered from the tip down,
+ * fetching: transactions indexed of those listed), and the `backfill` object of GET /health.
+ */
+import cliProgress from 'cli-progress';
+import type { BackfillProgress } from '../ingest/sources/backfill.ts';
+
+/** The /health `backfill` object: phase, counts, ETA (seconds, null when unknown), slots. */
+export interface BackfillHealth {
+  phase: BackfillProgress['phase'];
+  targetSlot: number;
+  afterSlot: number;
+  listedDownTo: number;
+  listed: number;
+  failed: number;
+  indexed: number;
+  remaining: number;
+  etaSeconds: number | null;
+  startedAt: string;
+  requests: Record<string, number>;
+  rateLimited: number;
+}
+
+/** Follows backfill events; `bar` draws on standard error when it is a terminal and `progress` is not off. */
+export class BackfillView {
+  private last: BackfillHealth | null = null;
+  private bar: cliProgress.SingleBar | null = null;
+  private barPhase: string | null = null;
+
+  constructor(private readonly tty: boolean = process.stderr.isTTY === true) {}
+
+  /** Takes one backfill event (IngestEvent `backfill`). */
+  update(p: BackfillProgress, requests: Record<string, number>, rateLimited: number): void {
+    this.last = {
+      phase: p.phase,
+      targetSlot: p.targetSlot,
+      afterSlot: p.afterSlot,
+      listedDownTo: p.listedDownTo,
+      listed: p.listed,
+      failed: p.failed,
+      indexed: p.indexed,
+      remaining: Math.max(0, p.listed - p.indexed),
+      etaSeconds: p.etaSeconds === null ? null : Math.round(p.etaSeconds),
+      startedAt: new Date(p.startedAt).toISOString(),
+      requests,
+      rateLimited,
+    };
+    if (!this.tty) return;
+    if (p.phase === 'done') {
+      this.stopBar();
+      return;
+    }
+    if (this.barPhase !== p.phase) {
+      this.stopBar();
+      this.barPhase = p.phase;
+      const format = p.phase === 'listing'
+        ? 'backfill: listing signatures [{bar}] {percentage}% of slots | {listed} listed | ETA {eta_formatted}'
+        : 'backfill: indexing [{bar}] {value}/{total} Light transactions | ETA {eta_formatted}';
+      this.bar = new cliProgress.SingleBar({ format, stream: process.stderr, etaBuffer: 50 }, cliProgress.Presets.shades_classic);
+      const total = p.phase === 'listing' ? Math.max(1, p.targetSlot - p.afterSlot) : Math.max(1, p.listed);
+      this.bar.start(total, 0, { listed: p.listed });
+    }
+    const value = p.phase === 'listing' ? p.targetSlot - p.listedDownTo : p.indexed;
+    this.bar?.update(value, { listed: p.listed });
+  }
+
+  /** The /health object, or null when no backfill ran in this process. */
+  health(): BackfillHealth | null {
+    return this.last;
+  }
+
+  /** Removes the bar (daemon stop). */
+  stopBar(): void {
+    this.bar?.stop();
+    this.bar = null;
+    this.barPhase = null;
+  }
+}

@@ -1,0 +1,348 @@
+/**
+ * Signature backfill: an empty store (or one far behind the node's tip) pays per Light transaction,
+ * not per slot. Every transaction that changes compressed state touches the account-compression
+ * program, so:
+ * 1. **plan** — record the hand-over block: the newest block at or below the node's tip (its real
+ *    header, so the live source resumes anchored on it), and the slot the store ends at;
+ * 2. **list** — `getSignaturesForAddress(compr6…)`, newest first in pages of 1000, from the tip down to
+ *    the store's end; each page's successful signatures go into the store (`backfillSigs`, by slot)
+ *    together with the listing cursor in one write transaction (failed transactions are skipped, as
+ *    the block path skips them);
+ * 3. **fetch** — ascending by slot, chunks cut at slot boundaries: `getTransaction` in JSON-RPC batches
+ *    (one by one where the node refuses batches), ordered inside a slot by `transactionIndex` (agave
+ *    4.x) or, where the node does not send it and a slot holds several, by the block's signature list
+ *    (`getBlock` with `transactionDetails: "signatures"`); each slot becomes a block of only its
+ *    Light transactions (no blockhash: not on the node's chain, like a file import's), handed to the
+ *    ingest loop, which commits it with the signatures it covers removed (one write transaction);
+ * 4. **hand over** — the last item carries the hand-over block: the loop writes its header and ends
+ *    the backfill, and the live source starts after it.
+ * Blocks without a Light transaction are never fetched. Every request goes through one
+ * RequestGovernor (rate, concurrency, 429 / Retry-After). State lives in the store (meta `backfill`,
+ * `backfillSigs`), so a SIGKILL at any moment resumes where it stopped, with nothing lost and nothing
+ * indexed twice. A listing can still miss transactions (a node's history gap, a provider's index
+ * lag): the tree sequence check in the loop (state/sequence.ts, ingest/heal.ts) catches and heals that.
+ */
+import type { Logger } from 'pino';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
+import { DecodeError } from '../../solana/errors.ts';
+import { decodeTransactionJson } from '../../solana/decode.ts';
+import type { RequestGovernor } from '../../solana/requestGovernor.ts';
+import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError, SolanaUnavailableError, getTransactionParams } from '../../solana/rpcClient.ts';
+import type { BlockRecord } from '../../store/records.ts';
+import type { Store } from '../../store/store.ts';
+import type { BlockInfo } from '../../types.ts';
+import { sleep } from './poller.ts';
+
+/** Store metadata name of the backfill state. */
+export const BACKFILL_META = 'backfill';
+/** Signatures per listing page (the node's maximum). */
+const PAGE = 1000;
+
+/** A backfill under way, as the store keeps it (JSON in meta `backfill`). */
+export interface BackfillState {
+  version: 1;
+  phase: 'listing' | 'fetching';
+  /** The hand-over block: the newest block at or below the node's tip when the backfill began. */
+  target: BlockRecord;
+  /** Transactions at or below this slot are not listed (the store's last slot, or the slot before the start). */
+  afterSlot: number;
+  /** Listing cursor: the oldest signature listed so far (the next page is `before` it); null before the first page. */
+  before: string | null;
+  /** Slot of that signature (how far down the listing has come). */
+  listedDownTo: number;
+  /** Successful signatures listed (and kept for fetching). */
+  listed: number;
+  /** Failed transactions met in the listing (not fetched). */
+  failed: number;
+  /** Transactions fetched and indexed. */
+  indexed: number;
+  /** When the backfill began (Unix ms). */
+  startedAt: number;
+}
+
+/** Backfill settings (config: backfill*, flags --backfill-*). */
+export interface BackfillOptions {
+  /** Backfill when the node's tip is at least this many slots past where indexing would start (0: never). */
+  thresholdSlots: number;
+  /** getTransaction requests per JSON-RPC batch (1: no batches). */
+  batchSize: number;
+  /** Transactions per chunk handed to the loop (one write transaction each). */
+  chunkTransactions: number;
+  /** Chunks fetched ahead of the one being indexed. */
+  prefetchChunks: number;
+  signal: AbortSignal;
+  log: Logger;
+  /** Progress (phase, counts, requests) after each page or chunk. */
+  onProgress?: (p: BackfillProgress) => void;
+}
+
+/** What the backfill reports (IngestEvent `backfill`; /health, metrics, the progress bar). */
+export interface BackfillProgress {
+  phase: 'planning' | 'listing' | 'fetching' | 'done';
+  targetSlot: number;
+  afterSlot: number;
+  listedDownTo: number;
+  listed: number;
+  failed: number;
+  indexed: number;
+  /** Seconds left at the current pace, null when unknown. */
+  etaSeconds: number | null;
+  startedAt: number;
+}
+
+/** One chunk for the loop: blocks of Light transactions, and what committing them settles. */
+export interface BackfillChunk {
+  blocks: BlockInfo[];
+  /** Listed signatures at or below this slot are indexed once the chunk commits (null: none, e.g. a gap's own fetch). */
+  throughSlot: number | null;
+  /** Transactions in the chunk (listed ones). */
+  count: number;
+  /** The last chunk: write this header (the hand-over block) and end the backfill. */
+  handOver?: BlockRecord;
+}
+
+/** The stored backfill state, or null. */
+export function readBackfillState(store: Store): BackfillState | null {
+  const v = store.read((r) => r.metaText(BACKFILL_META));
+  return v ? (JSON.parse(v) as BackfillState) : null;
+}
+
+/** Progress of `s` in a phase. */
+export function progressOf(s: BackfillState, phase: BackfillProgress['phase'], etaSeconds: number | null = null): BackfillProgress {
+  return { phase, targetSlot: s.target.slot, afterSlot: s.afterSlot, listedDownTo: s.listedDownTo, listed: s.listed, failed: s.failed, indexed: s.indexed, etaSeconds, startedAt: s.startedAt };
+}
+
+/**
+ * Decides whether to backfill: a stored backfill resumes; otherwise, when the node's tip is at least
+ * `thresholdSlots` past `start` (where the live source would begin), a new one is planned (the
+ * hand-over block fetched, the state stored) and returned. Null: follow the chain block by block
+ * (threshold 0, close enough, or a node without getSignaturesForAddress: logged).
+ * @throws SolanaUnavailableError / SolanaRpcError from the node (the caller retries)
+ */
+export async function planBackfill(store: Store, rpc: SolanaRpc, gov: RequestGovernor, start: number, opts: Pick<BackfillOptions, 'thresholdSlots' | 'signal' | 'log'>): Promise<BackfillState | null> {
+  const stored = readBackfillState(store);
+  if (stored) return stored;
+  if (opts.thresholdSlots <= 0) return null;
+  const tip = await gov.run('getSlot', () => rpc.getSlot(opts.signal), opts.signal);
+  if (tip - start < opts.thresholdSlots) return null;
+  try {
+    await gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(ACCOUNT_COMPRESSION_PROGRAM_ID, { limit: 1 }, opts.signal), opts.signal);
+  } catch (err) {
+    if (err instanceof SolanaRpcError && err.code === METHOD_NOT_FOUND) {
+      opts.log.warn({ tip, start }, 'the node has no getSignaturesForAddress: following the chain block by block instead of backfilling');
+      return null;
+    }
+    throw err;
+  }
+  // The hand-over block: the newest produced block at or below the tip (a leader may have skipped the tip's slot).
+  let target: BlockRecord | null = null;
+  for (let slot = tip; slot >= start && slot > tip - 200 && !target; slot--) {
+    const h = await gov.run('getBlock', () => rpc.getBlockHeader(slot, opts.signal), opts.signal);
+    if (h) target = { slot, parentSlot: h.parentSlot, blockTime: h.blockTime ?? 0, blockHeight: h.blockHeight ?? 0, blockhash: h.blockhash, previousBlockhash: h.previousBlockhash };
+  }
+  if (!target) {
+    opts.log.warn({ tip, start }, 'no block found in the 200 slots below the tip: following the chain block by block');
+    return null;
+  }
+  const state: BackfillState = { version: 1, phase: 'listing', target, afterSlot: start - 1, before: null, listedDownTo: target.slot, listed: 0, failed: 0, indexed: 0, startedAt: Date.now() };
+  store.write((w) => w.putMetaText(BACKFILL_META, JSON.stringify(state)));
+  opts.log.info({ targetSlot: target.slot, afterSlot: state.afterSlot, slots: target.slot - state.afterSlot }, 'backfill planned: listing the account-compression program\'s signatures');
+  return state;
+}
+
+/**
+ * Lists the program's signatures from the tip down to `state.afterSlot` (resuming at `state.before`),
+ * storing each page with the cursor; then marks the state `fetching`. Mutates and stores `state`.
+ */
+export async function listSignatures(store: Store, rpc: SolanaRpc, gov: RequestGovernor, state: BackfillState, opts: BackfillOptions): Promise<void> {
+  const began = Date.now();
+  const startDown = state.listedDownTo;
+  while (state.phase === 'listing' && !opts.signal.aborted) {
+    const page = await withRetry(opts, 'getSignaturesForAddress', () => gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(ACCOUNT_COMPRESSION_PROGRAM_ID, { limit: PAGE, ...(state.before ? { before: state.before } : {}) }, opts.signal), opts.signal));
+    if (opts.signal.aborted) return;
+    let end = page.length < PAGE;
+    const keep: { slot: number; signature: string }[] = [];
+    let failed = 0;
+    for (const e of page) {
+      if (e.slot <= state.afterSlot) {
+        end = true;
+        break;
+      }
+      if (e.slot > state.target.slot) continue; // newer than the hand-over block: the live source has it
+      if (e.err !== null && e.err !== undefined) failed++;
+      else keep.push({ slot: e.slot, signature: e.signature });
+    }
+    const last = page[page.length - 1];
+    store.write((w) => {
+      for (const k of keep) w.putBackfillSignature(k.slot, k.signature, state.listed++ & 0xffffffff);
+      state.failed += failed;
+      if (last) {
+        state.before = last.signature;
+        state.listedDownTo = Math.min(state.listedDownTo, Math.max(last.slot, state.afterSlot + 1));
+      }
+      if (end) state.phase = 'fetching';
+      w.putMetaText(BACKFILL_META, JSON.stringify(state));
+    });
+    const covered = startDown - state.listedDownTo;
+    const rate = covered / Math.max(0.001, (Date.now() - began) / 1000);
+    opts.onProgress?.(progressOf(state, 'listing', rate > 0 ? (state.listedDownTo - state.afterSlot) / rate : null));
+  }
+}
+
+/**
+ * The listed transactions as chunks in ascending slot order (see the module comment), fetched
+ * `prefetchChunks` ahead; the last chunk carries the hand-over block. Reads the listed signatures
+ * from the store: on a resumed run, those a committed chunk removed are not fetched again.
+ */
+export async function* fetchChunks(store: Store, rpc: SolanaRpc, gov: RequestGovernor, state: BackfillState, opts: BackfillOptions): AsyncGenerator<BackfillChunk> {
+  const batchSupport = { ok: opts.batchSize > 1 };
+  let cursor: number | undefined; // last slot put in a chunk
+  let prevSlot = state.afterSlot;
+  const pending: Promise<BackfillChunk>[] = [];
+  const nextChunk = (): Promise<BackfillChunk> | null => {
+    let entries = store.read((r) => r.backfillSignatures(opts.chunkTransactions, cursor));
+    if (entries.length === 0) return null;
+    // Cut at a slot boundary (a slot is one block: all of its transactions in one chunk).
+    if (entries.length === opts.chunkTransactions) {
+      const lastSlot = entries[entries.length - 1]!.slot;
+      const whole = entries.filter((e) => e.slot !== lastSlot);
+      if (whole.length) entries = whole;
+      else {
+        // One slot holds more than a chunk: take all of it.
+        entries = store.read((r) => r.backfillSignatures(1_000_000, cursor)).filter((e) => e.slot === lastSlot);
+      }
+    }
+    const through = entries[entries.length - 1]!.slot;
+    cursor = through;
+    const parent = prevSlot;
+    prevSlot = through;
+    return fetchBlocks(rpc, gov, entries, parent, batchSupport, opts).then((blocks) => ({ blocks, throughSlot: through, count: entries.length }));
+  };
+  for (;;) {
+    while (pending.length <= opts.prefetchChunks) {
+      const c = nextChunk();
+      if (!c) break;
+      c.catch(() => {}); // awaited below in order; a stop leaves the later ones unawaited
+      pending.push(c);
+    }
+    const next = pending.shift();
+    if (!next) break;
+    const chunk = await next;
+    if (opts.signal.aborted) return;
+    yield chunk;
+  }
+  if (!opts.signal.aborted) yield { blocks: [], throughSlot: null, count: 0, handOver: state.target };
+}
+
+/** The listed `entries` (ascending slots) fetched and made into blocks: one per slot, transactions in block order. */
+export async function fetchBlocks(
+  rpc: SolanaRpc,
+  gov: RequestGovernor,
+  entries: readonly { slot: number; signature: string; rank?: number }[],
+  parentSlot: number,
+  batchSupport: { ok: boolean },
+  opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'>,
+): Promise<BlockInfo[]> {
+  const jsons = await fetchTransactions(rpc, gov, entries.map((e) => e.signature), batchSupport, opts);
+  const bySlot = new Map<number, { entry: (typeof entries)[number]; json: { transactionIndex?: number; blockTime?: number | null } & Record<string, unknown> }[]>();
+  entries.forEach((entry, i) => {
+    let l = bySlot.get(entry.slot);
+    if (!l) bySlot.set(entry.slot, (l = []));
+    l.push({ entry, json: jsons[i] as never });
+  });
+  const blocks: BlockInfo[] = [];
+  let parent = parentSlot;
+  for (const [slot, list] of [...bySlot].sort((a, b) => a[0] - b[0])) {
+    if (list.length > 1) {
+      if (list.every((t) => typeof t.json.transactionIndex === 'number')) list.sort((a, b) => a.json.transactionIndex! - b.json.transactionIndex!);
+      else {
+        const order = await blockOrder(rpc, gov, slot, opts);
+        const pos = (sig: string) => order.get(sig) ?? Number.MAX_SAFE_INTEGER;
+        list.sort((a, b) => pos(a.entry.signature) - pos(b.entry.signature));
+      }
+    }
+    const block: BlockInfo = { slot, parentSlot: parent, blockTime: Number(list[0]!.json.blockTime ?? 0), blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] };
+    list.forEach((t, index) => {
+      try {
+        block.transactions.push(decodeTransactionJson(t.json).transaction);
+      } catch (err) {
+        if (!(err instanceof DecodeError)) throw err;
+        (block.undecodable ??= []).push({ index, signature: t.entry.signature, reason: err.message });
+      }
+    });
+    blocks.push(block);
+    parent = slot;
+  }
+  return blocks;
+}
+
+/** Position of each signature in its block (getBlock, transactionDetails "signatures"). */
+async function blockOrder(rpc: SolanaRpc, gov: RequestGovernor, slot: number, opts: Pick<BackfillOptions, 'signal' | 'log'>): Promise<Map<string, number>> {
+  const b = await withRetry(opts, 'getBlock', () => gov.run('getBlock', () => rpc.getBlockSignatures(slot, opts.signal), opts.signal));
+  return new Map((b?.signatures ?? []).map((s, i) => [s, i]));
+}
+
+/**
+ * getTransaction JSON of each signature, in order: JSON-RPC batches of `batchSize` (one request each
+ * once the node has refused a batch), all through `gov`. A transaction the node does not know (yet)
+ * is asked for again with a pause, logged: the listing said it exists.
+ */
+export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, signatures: readonly string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'>): Promise<unknown[]> {
+  const out: unknown[] = new Array(signatures.length);
+  const groups: number[][] = [];
+  const size = Math.max(1, opts.batchSize);
+  for (let i = 0; i < signatures.length; i += size) groups.push(signatures.slice(i, i + size).map((_, k) => i + k));
+  await Promise.all(
+    groups.map(async (idx) => {
+      let todo = idx;
+      for (let attempt = 0; todo.length && !opts.signal.aborted; attempt++) {
+        if (attempt) {
+          opts.log.warn({ missing: todo.map((i) => signatures[i]).slice(0, 5), count: todo.length, attempt }, 'the node does not have listed transactions (yet); asking again');
+          await sleep(Math.min(10_000, 250 * 2 ** Math.min(attempt, 6)), opts.signal);
+        }
+        const answers = await fetchOnce(rpc, gov, todo.map((i) => signatures[i]!), batchSupport, opts);
+        const left: number[] = [];
+        todo.forEach((i, k) => {
+          if (answers[k] === null || answers[k] === undefined) left.push(i);
+          else out[i] = answers[k];
+        });
+        todo = left;
+      }
+    }),
+  );
+  if (opts.signal.aborted) throw new Error('stopped');
+  return out;
+}
+
+async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'signal' | 'log'>): Promise<(unknown | null)[]> {
+  if (batchSupport.ok && sigs.length > 1) {
+    try {
+      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
+      return answers.map((a) => (a.ok ? a.result : null));
+    } catch (err) {
+      if (!(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message))) throw err;
+      batchSupport.ok = false;
+      opts.log.warn({ err: err.message }, 'the node does not take JSON-RPC batches: fetching transactions one by one');
+    }
+  }
+  return Promise.all(sigs.map((s) => withRetry(opts, 'getTransaction', () => gov.run('getTransaction', () => rpc.getTransaction(s, opts.signal), opts.signal))));
+}
+
+/**
+ * Runs `fn` until it succeeds or `signal` aborts: transport failures and node errors are logged and
+ * retried with a capped exponential pause (rate limits are the governor's). `retryable(err)` false
+ * rethrows at once.
+ */
+export async function withRetry<T>(opts: Pick<BackfillOptions, 'signal' | 'log'>, what: string, fn: () => Promise<T>, retryable: (err: unknown) => boolean = () => true): Promise<T> {
+  let delay = 250;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (opts.signal.aborted || !retryable(err)) throw err;
+      opts.log.warn({ err: (err as Error).message, retryInMs: delay }, `${what} failed; retrying`);
+      await sleep(delay, opts.signal);
+      delay = Math.min(delay * 2, 10_000);
+    }
+  }
+}

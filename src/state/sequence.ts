@@ -1,0 +1,173 @@
+/**
+ * The tree sequence check: every tree numbers its changes, and a source that can skip data (a
+ * signature listing, a gRPC stream) is checked against those numbers, which it cannot fake. Pure:
+ * the positions come in through a lookup and go out as a map; the store keeps them
+ * (store.ts `seqCursor` / `putSeqCursor`) and the ingest loop decides what a gap does.
+ *
+ * Streams, per tree (photon.md §1.4–§1.5, §2.5–§2.6):
+ * - `changelog`   StateV1: every leaf write carries the tree's changelog seq (outputs `seq`, `seq+1`, …
+ *                 in output order; a forester NullifierEvent's leaf i `seq+i`), one number per write;
+ * - `indexed`     AddressV1: an IndexedMerkleTreeEvent of n updates covers `seq … seq+2n−1`
+ *                 (low element `seq+2k`, new element `seq+2k+1`);
+ * - `outputQueue` StateV2: outputs enter the output queue at consecutive leaf indices;
+ * - `inputQueue`  StateV2: spent accounts enter the input (nullifier) queue at consecutive queue indices;
+ * - `addressQueue` AddressV2: new addresses enter the address queue at consecutive queue indices;
+ * - `batch`       StateV2 / AddressV2: BatchAppend, BatchNullify and BatchAddressAppend events carry
+ *                 the tree's consecutive `sequence_number`s.
+ * A stream's first number seen (no position yet) is taken as given: the history before the store's
+ * first indexed slot is not known. Numbers at or below the position are a re-index and pass.
+ */
+import * as base58 from '../solana/base58.ts';
+import type { ReadView, WriteView } from '../store/store.ts';
+import type { StateUpdate } from './stateUpdate.ts';
+
+/** The numbered streams of a tree (see the module comment). */
+export const SEQ_STREAMS = ['changelog', 'indexed', 'outputQueue', 'inputQueue', 'addressQueue', 'batch'] as const;
+/** One numbered stream of a tree. */
+export type SeqStream = (typeof SEQ_STREAMS)[number];
+
+/** Where a tree's stream stands: the next number expected, and the slot of the last number seen. */
+export interface SeqPosition {
+  /** The next number the stream must carry (u64). */
+  next: bigint;
+  /** Slot of the transaction that carried the last number (where a gap's range starts). */
+  slot: number;
+}
+
+/** A run of consecutive numbers `first … first+count−1` that one transaction gives a tree's stream. */
+export interface SeqRun {
+  /** Tree pubkey, base58. */
+  tree: string;
+  stream: SeqStream;
+  first: bigint;
+  count: bigint;
+}
+
+/** Numbers missing from a tree's stream: the transaction at `index` carries `got` where `expected` was due. */
+export interface SequenceGap {
+  /** Tree pubkey, base58. */
+  tree: string;
+  stream: SeqStream;
+  expected: bigint;
+  got: bigint;
+  /** Slot of the last transaction before the gap that carried this stream (the missing ones are in `afterSlot … slot`). */
+  afterSlot: number;
+  /** Slot and signature of the transaction that showed the gap. */
+  slot: number;
+  signature: string;
+  /** Its position in the checked `updates`. */
+  index: number;
+}
+
+/** `tree ‖ stream` map key of a position. */
+export const seqKey = (tree: string, stream: SeqStream): string => `${tree}:${stream}`;
+
+/**
+ * The runs of numbers `u` gives each tree's streams, merged per (tree, stream) when consecutive
+ * (a transaction's own numbers must be consecutive: a hole inside one transaction is reported as
+ * two runs, and the second one is a gap).
+ */
+export function sequenceRuns(u: StateUpdate): SeqRun[] {
+  const numbers = new Map<string, { tree: string; stream: SeqStream; values: bigint[] }>();
+  const add = (tree: string, stream: SeqStream, v: bigint) => {
+    const k = seqKey(tree, stream);
+    let e = numbers.get(k);
+    if (!e) numbers.set(k, (e = { tree, stream, values: [] }));
+    e.values.push(v);
+  };
+  for (const { tree, leaf } of u.leaves) if (tree.type === 'StateV1') add(tree.tree, 'changelog', leaf.seq);
+  for (const { account } of u.outputs) if (account.v2) add(base58.encode(account.tree), 'outputQueue', BigInt(account.leafIndex));
+  for (const { tree, event } of u.indexedEvents) for (let i = 0; i < 2 * event.updates.length; i++) add(tree.tree, 'indexed', event.seq + BigInt(i));
+  for (const b of u.batchInputs ?? []) add(b.tree.tree, 'inputQueue', b.queueIndex);
+  for (const a of u.newAddresses ?? []) add(a.tree.tree, 'addressQueue', a.queueIndex);
+  for (const { tree, event } of u.batchEvents) add(tree.tree, 'batch', event.sequenceNumber);
+  const runs: SeqRun[] = [];
+  for (const { tree, stream, values } of numbers.values()) {
+    values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    let first = values[0]!;
+    let last = first;
+    for (let i = 1; i < values.length; i++) {
+      const v = values[i]!;
+      if (v === last) continue; // the same number twice (a duplicate write) adds nothing
+      if (v !== last + 1n) {
+        runs.push({ tree, stream, first, count: last - first + 1n });
+        first = v;
+      }
+      last = v;
+    }
+    runs.push({ tree, stream, first, count: last - first + 1n });
+  }
+  return runs;
+}
+
+/**
+ * Checks `updates` (in chain order) against the streams' positions: `position(tree, stream)` gives the
+ * stored position (undefined: never seen). Returns the positions after the longest gap-free prefix
+ * (`advanced`: only the streams that moved) and, when a transaction shows a gap, that gap (`gap.index`
+ * = the first update not covered by `advanced`).
+ */
+export function checkSequences(
+  updates: readonly StateUpdate[],
+  position: (tree: string, stream: SeqStream) => SeqPosition | undefined,
+): { advanced: Map<string, SeqPosition & { tree: string; stream: SeqStream }>; gap: SequenceGap | null } {
+  const advanced = new Map<string, SeqPosition & { tree: string; stream: SeqStream }>();
+  for (let index = 0; index < updates.length; index++) {
+    const u = updates[index]!;
+    const runs = sequenceRuns(u);
+    const staged: (SeqPosition & { tree: string; stream: SeqStream })[] = [];
+    for (const r of runs) {
+      const k = seqKey(r.tree, r.stream);
+      const cur = staged.find((s) => s.tree === r.tree && s.stream === r.stream) ?? advanced.get(k) ?? position(r.tree, r.stream);
+      const end = r.first + r.count;
+      if (cur === undefined || r.first === cur.next || (r.first < cur.next && end >= cur.next)) {
+        staged.push({ tree: r.tree, stream: r.stream, next: cur && cur.next > end ? cur.next : end, slot: u.slot });
+        continue;
+      }
+      if (r.first < cur.next) continue; // wholly below the position: a re-index
+      return { advanced, gap: { tree: r.tree, stream: r.stream, expected: cur.next, got: r.first, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index } };
+    }
+    for (const s of staged) advanced.set(seqKey(s.tree, s.stream), s);
+  }
+  return { advanced, gap: null };
+}
+
+/** A tree's stream position as the store keeps it (store.ts `seqPosition`: tree bytes, stream index). */
+export function storedPosition(r: Pick<ReadView, 'seqPosition'>, tree: string, stream: SeqStream): SeqPosition | undefined {
+  return r.seqPosition(base58.decode(tree, 'tree'), SEQ_STREAMS.indexOf(stream));
+}
+
+/**
+ * The first gap `updates` (chain order) show against the stored positions, or null. Read-only: the
+ * ingest loop asks this before committing a batch from a source that can skip data.
+ */
+export function firstSequenceGap(r: Pick<ReadView, 'seqPosition'>, updates: readonly StateUpdate[]): SequenceGap | null {
+  return checkSequences(updates, (tree, stream) => storedPosition(r, tree, stream)).gap;
+}
+
+/**
+ * Moves the stored positions over `updates` (inside the batch's write transaction; persist.ts). A
+ * gap does not stop it: the position jumps to the numbers seen (sources that can skip data are
+ * checked before the commit, see `firstSequenceGap`); every gap met is returned, for the log and
+ * the metric (a file import ordered by file name inside a slot can show one).
+ */
+export function persistSequencePositions(w: WriteView, updates: readonly StateUpdate[]): SequenceGap[] {
+  const gaps: SequenceGap[] = [];
+  const jumped = new Map<string, SeqPosition>();
+  let rest = updates;
+  for (;;) {
+    const { advanced, gap } = checkSequences(rest, (tree, stream) => jumped.get(seqKey(tree, stream)) ?? storedPosition(w, tree, stream));
+    for (const p of advanced.values()) {
+      jumped.set(seqKey(p.tree, p.stream), p);
+    }
+    if (!gap) break;
+    gaps.push(gap);
+    // Take the gap's numbers as given and go on from that transaction.
+    jumped.set(seqKey(gap.tree, gap.stream), { next: gap.got, slot: gap.afterSlot });
+    rest = rest.slice(gap.index);
+  }
+  for (const [k, p] of jumped) {
+    const i = k.lastIndexOf(':');
+    w.putSeqPosition(base58.decode(k.slice(0, i), 'tree'), SEQ_STREAMS.indexOf(k.slice(i + 1) as SeqStream), p.next, p.slot);
+  }
+  return gaps;
+}

@@ -1,0 +1,180 @@
+/**
+ * The signature backfill (issue #26) as an operator runs it: `refract simulate --profile sparse` (a
+ * mainnet-like history: Light transactions in few slots, padded blocks, skipped slots) and `refract
+ * start` against it, through the binary and its flags.
+ * - Indexing by backfill and by block polling gives the same store, compared through the API
+ *   (accounts, balances, token balances, signatures, transaction infos, Merkle proofs and roots).
+ * - A backfill SIGKILLed ten times at random moments and restarted ends equal to an uninterrupted one.
+ * - A node that hides signatures from the program listing: the tree sequence check finds the gaps and
+ *   the trees' own listings heal them (the store equals a block-polling one).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
+import { tempDir } from './helpers/photon.ts';
+import { freePort } from './helpers/refractBin.ts';
+
+const procs: ChildProcess[] = [];
+const logs = new Map<ChildProcess, () => string>();
+
+/** Spawns `refract <args>` (REFRACT_* of this process dropped), stderr kept. */
+function refract(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const base: Record<string, string | undefined> = { ...process.env };
+  for (const k of Object.keys(base)) if (k.startsWith('REFRACT_')) delete base[k];
+  delete base.NODE_OPTIONS;
+  const c = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), stdio: ['ignore', 'ignore', 'pipe'], env: { ...base, REFRACT_LOG_LEVEL: 'info', ...env } });
+  let err = '';
+  c.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  logs.set(c, () => err);
+  procs.push(c);
+  return c;
+}
+const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+async function stop(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (c.exitCode === null && c.signalCode === null) c.kill(signal);
+  await exited(c);
+}
+afterAll(async () => {
+  await Promise.all(procs.map((c) => stop(c, 'SIGKILL')));
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function call(port: number, method: string, params?: unknown): Promise<any> {
+  const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }) });
+  return res.json();
+}
+const metric = (text: string, series: string): number => {
+  let sum = 0;
+  for (const l of text.split('\n')) if (l.startsWith(series) && !l.startsWith('#')) sum += Number(l.slice(l.lastIndexOf(' ') + 1));
+  return sum;
+};
+
+/** A sparse simulator whose tip stands still (one slot an hour), so two daemons can reach the same slot. */
+async function sparseSim(extra: string[]): Promise<{ port: number; tip: number; child: ChildProcess }> {
+  const port = await freePort();
+  const child = refract(['simulate', '--profile', 'sparse', '--port', String(port), '--slot-ms', '3600000', '--padding-txs', '2', ...extra]);
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const r = await call(port, 'getSlot').catch(() => null);
+    if (r?.result !== undefined) return { port, tip: r.result, child };
+    if (child.exitCode !== null) throw new Error(`simulate exited: ${logs.get(child)!()}`);
+    await sleep(200);
+  }
+  throw new Error('simulate did not come up');
+}
+
+/** `refract start` on `db` against the simulator; resolves once its HTTP server answers. */
+async function daemon(simPort: number, db: string, args: string[], env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
+  const port = await freePort();
+  const child = refract(['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--no-prover', '--no-simulator', '--no-tree-sync', '--host', '127.0.0.1', '--port', String(port), ...args], env);
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) return { port, child };
+    if (child.exitCode !== null) throw new Error(`refract start exited ${child.exitCode}: ${logs.get(child)!()}`);
+    await sleep(100);
+  }
+  throw new Error('refract start did not come up');
+}
+
+/** Waits until the daemon has indexed `slot` (getIndexerSlot) and its backfill (if any) is done. */
+async function reach(port: number, slot: number, ms = 240_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const r = await call(port, 'getIndexerSlot').catch(() => null);
+    const h = await fetch(`http://127.0.0.1:${port}/health`).then((x) => x.json(), () => null);
+    if (typeof r?.result === 'number' && r.result >= slot && (!h?.backfill || h.backfill.phase === 'done')) return;
+    if (Date.now() > deadline) throw new Error(`indexer at ${r?.result}, wanted ${slot}; health ${JSON.stringify(h)}`);
+    await sleep(250);
+  }
+}
+
+/** The newest produced block at or below the simulator's tip (what both sources end on). */
+async function lastBlock(simPort: number, tip: number): Promise<number> {
+  for (let s = tip; s > 0; s--) {
+    const b = await call(simPort, 'getBlock', [s, { transactionDetails: 'none', rewards: false }]);
+    if (b.result) return s;
+  }
+  throw new Error('no block');
+}
+
+describe('signature backfill through the refract binary (sparse simulator)', () => {
+  it('backfill and block polling index the same chain to the same API answers; the backfill fetches only Light transactions', async () => {
+    const sim = await sparseSim(['--history-slots', '6000', '--light-every', '10', '--seed', '11']);
+    const end = await lastBlock(sim.port, sim.tip);
+    const a = await daemon(sim.port, tempDir('refract-bf-a-'), ['--backfill-threshold-slots', '100']);
+    const b = await daemon(sim.port, tempDir('refract-bf-b-'), ['--backfill-threshold-slots', '0']);
+    await Promise.all([reach(a.port, end), reach(b.port, end)]);
+    const da = await apiDigest(a.port);
+    const db = await apiDigest(b.port, da.owners);
+    expect(da.signatures.length).toBeGreaterThan(300);
+    expect(da.owners.length).toBeGreaterThan(3);
+    expect(da.unspent.length).toBeGreaterThan(50);
+    expect(digestDifferences(da, db)).toEqual([]);
+    expect(db.signatures).toEqual(da.signatures);
+    // What the backfill asked the node: no block per slot, one getTransaction batch per ≤ 100 transactions.
+    const m = await (await fetch(`http://127.0.0.1:${a.port}/metrics`)).text();
+    const requests = metric(m, 'refract_backfill_requests_total');
+    expect(metric(m, 'refract_backfill_requests_total{method="getBlock"}')).toBeLessThan(5);
+    expect(requests).toBeLessThan(da.signatures.length * 0.05);
+    const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
+    expect(health.backfill).toMatchObject({ phase: 'done', indexed: da.signatures.length, remaining: 0 });
+    expect(logs.get(a.child)!()).toContain('backfill done');
+    await Promise.all([stop(a.child), stop(b.child), stop(sim.child)]);
+  }, 420_000);
+
+  it('SIGKILLed ten times at random moments and restarted, a backfill ends equal to an uninterrupted one', async () => {
+    const sim = await sparseSim(['--history-slots', '30000', '--light-every', '8', '--seed', '12']);
+    const end = await lastBlock(sim.port, sim.tip);
+    // Slowed to about 300 transactions a second (the rate flag an operator uses for a hosted node), so the kills land in every phase.
+    const slow = ['--backfill-threshold-slots', '100', '--backfill-rps', '30', '--backfill-batch-size', '10', '--backfill-concurrency', '4'];
+    const dbA = tempDir('refract-bf-kill-');
+    const c = await daemon(sim.port, tempDir('refract-bf-ref-'), ['--backfill-threshold-slots', '100']);
+    let kills = 0;
+    let phases = new Set<string>();
+    for (; kills < 10; kills++) {
+      const a = await daemon(sim.port, dbA, slow);
+      await sleep(300 + Math.random() * 2500);
+      const h = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json(), () => null);
+      if (h?.backfill) phases.add(h.backfill.phase);
+      await stop(a.child, 'SIGKILL');
+    }
+    const a = await daemon(sim.port, dbA, ['--backfill-threshold-slots', '100']);
+    await Promise.all([reach(a.port, end), reach(c.port, end)]);
+    const dc = await apiDigest(c.port);
+    const da = await apiDigest(a.port, dc.owners);
+    expect(dc.signatures.length).toBeGreaterThan(1000);
+    expect(digestDifferences(da, dc)).toEqual([]);
+    expect(kills).toBe(10);
+    expect(phases.size).toBeGreaterThan(0);
+    await Promise.all([stop(a.child), stop(c.child), stop(sim.child)]);
+  }, 600_000);
+
+  it('signatures hidden from the program listing are found through the trees\' own listings (sequence check), and the store equals block polling', async () => {
+    const sim = await sparseSim(['--history-slots', '6000', '--light-every', '10', '--seed', '13', '--hide-program-signatures', '9']);
+    const end = await lastBlock(sim.port, sim.tip);
+    const a = await daemon(sim.port, tempDir('refract-bf-hide-a-'), ['--backfill-threshold-slots', '100']);
+    const b = await daemon(sim.port, tempDir('refract-bf-hide-b-'), ['--backfill-threshold-slots', '0']);
+    await Promise.all([reach(a.port, end), reach(b.port, end)]);
+    const db = await apiDigest(b.port);
+    const da = await apiDigest(a.port, db.owners);
+    expect(digestDifferences(da, db)).toEqual([]);
+    // Hidden: indexed by block polling, absent from the node's program listing.
+    const listed = new Set<string>();
+    for (let before: string | undefined; ; ) {
+      const page = (await call(sim.port, 'getSignaturesForAddress', ['compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq', { limit: 1000, ...(before ? { before } : {}) }])).result as { signature: string }[];
+      for (const e of page) listed.add(e.signature);
+      if (page.length < 1000) break;
+      before = page[page.length - 1]!.signature;
+    }
+    const hidden = db.signatures.filter((s) => !listed.has(s));
+    expect(hidden.length).toBeGreaterThan(5);
+    for (const s of hidden) expect(da.signatures).toContain(s);
+    const m = await (await fetch(`http://127.0.0.1:${a.port}/metrics`)).text();
+    expect(metric(m, 'refract_sequence_gaps_total{') ).toBeGreaterThan(0);
+    expect(logs.get(a.child)!()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
+    const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
+    expect(health.status).toBe('ok');
+    await Promise.all([stop(a.child), stop(b.child), stop(sim.child)]);
+  }, 420_000);
+});
