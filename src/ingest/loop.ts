@@ -12,7 +12,7 @@ import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type SequenceGap, SEQ_STREAMS, firstSequenceGap } from '../state/sequence.ts';
+import { type SequenceGap, SEQ_STREAMS, firstSequenceGap, sequenceRuns } from '../state/sequence.ts';
 import * as base58 from '../solana/base58.ts';
 import type { WriteView } from '../store/store.ts';
 import type { GapReport, IngestEvent } from './progress.ts';
@@ -97,7 +97,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     concurrency: opts.backfill?.concurrency ?? 8,
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
-  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null };
+  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null };
   if (opts.backfill && opts.backfill.thresholdSlots > 0) {
     const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));
     if (opts.signal.aborted) return;
@@ -148,6 +148,12 @@ interface Ctx {
   tip: number;
   /** The gap ingest is held at, if any. */
   held: GapReport | null;
+  /**
+   * While a backfill runs: where it began (its `afterSlot`) and the trees already looked at. A tree met
+   * for the first time (no stored number) is listed on its own back to there before its first
+   * transaction is committed: a transaction missing before a tree's first number shows no gap.
+   */
+  headCheck: { afterSlot: number; seen: Set<string> } | null;
 }
 
 /** Runs a node request until it succeeds (logged, paused 2 s between tries) or the loop stops (then undefined). */
@@ -179,6 +185,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
     onProgress: report,
   };
   ctx.tip = state.target.slot;
+  ctx.headCheck = { afterSlot: state.afterSlot, seen: new Set() };
   report(progressOf(state, state.phase));
   opts.log.info({ phase: state.phase, targetSlot: state.target.slot, afterSlot: state.afterSlot, listed: state.listed, indexed: state.indexed }, 'backfill running');
   try {
@@ -240,10 +247,29 @@ async function tailCheck(ctx: Ctx, throughSlot: number): Promise<void> {
     const listing = await listGap(ctx.rpc, ctx.gov, indexer.store, { tree, afterSlot, throughSlot }, new Set(), { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
     if (!listing.blocks.length) continue;
     const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
-    opts.log.warn({ tree, afterSlot, throughSlot, fetched }, 'backfill: the tree\'s own signature listing shows transactions the program listing missed at the end of its history; indexing them');
+    opts.log.warn({ tree, afterSlot, throughSlot, fetched }, 'backfill: the tree\'s own signature listing shows transactions the program listing missed after its last number; indexing them');
     ctx.emit({ kind: 'sequence', outcome: 'healed', gap: { tree, stream: 'tail', expected: '', got: '', afterSlot, slot: throughSlot, signature: '' }, fetched });
     await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0);
   }
+}
+
+/**
+ * The first update of `updates` that changes a tree with no stored number and not yet looked at
+ * (`seen`), or null.
+ */
+function firstUnseenTree(ctx: Ctx, updates: readonly PreparedBatch['updates'][number][], seen: ReadonlySet<string>): { tree: string; index: number } | null {
+  return ctx.indexer.store.read((r) => {
+    const known = new Set<string>();
+    for (let index = 0; index < updates.length; index++) {
+      for (const run of sequenceRuns(updates[index]!)) {
+        if (seen.has(run.tree) || known.has(run.tree)) continue;
+        const tree = base58.decode(run.tree, 'tree');
+        if (SEQ_STREAMS.some((_, i) => r.seqPosition(tree, i))) known.add(run.tree);
+        else return { tree: run.tree, index };
+      }
+    }
+    return null;
+  });
 }
 
 /** A gap as events carry it. */
@@ -264,7 +290,33 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
   let current = batch;
   let holds = 0;
   for (;;) {
-    const gap = opts.sequenceCheck === false || depth > MAX_HEAL_DEPTH ? null : indexer.store.read((r) => firstSequenceGap(r, current.updates));
+    const checking = opts.sequenceCheck !== false && depth <= MAX_HEAL_DEPTH;
+    const gap = checking ? indexer.store.read((r) => firstSequenceGap(r, current.updates)) : null;
+    const unseen = checking && ctx.headCheck ? firstUnseenTree(ctx, current.updates, ctx.headCheck.seen) : null;
+    // A tree met for the first time before the first gap: look at its history before it first (its own listing).
+    if (unseen && (!gap || unseen.index <= gap.index)) {
+      const [before, after] = splitPreparedBatch(current, unseen.index);
+      if (before.updates.length || before.records.length || before.rejected.length) await commitWithRetry(ctx, before, prepareSeconds);
+      if (opts.signal.aborted) return;
+      prepareSeconds = 0;
+      current = after;
+      const first = after.updates[0]!;
+      let listing: Awaited<ReturnType<typeof listGap>>;
+      try {
+        listing = await listGap(ctx.rpc, ctx.gov, indexer.store, { tree: unseen.tree, afterSlot: ctx.headCheck!.afterSlot + 1, signature: first.signature }, new Set(after.updates.map((u) => u.signature)), { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
+      } catch (err) {
+        if (opts.signal.aborted) return;
+        throw err;
+      }
+      ctx.headCheck!.seen.add(unseen.tree);
+      if (listing.blocks.length) {
+        const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
+        opts.log.warn({ tree: unseen.tree, before: first.signature, slot: first.slot, fetched }, 'backfill: the tree\'s own signature listing shows transactions before the first one the program listing gave; indexing them first');
+        ctx.emit({ kind: 'sequence', outcome: 'healed', gap: { tree: unseen.tree, stream: 'head', expected: '', got: '', afterSlot: ctx.headCheck!.afterSlot, slot: first.slot, signature: first.signature }, fetched });
+        await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0, undefined, depth + 1);
+      }
+      continue;
+    }
     if (!gap) {
       await commitWithRetry(ctx, current, prepareSeconds, extra);
       if (opts.signal.aborted) return;
