@@ -55,6 +55,7 @@ program
   .option('--config <file>', 'JSON config file (default config/refract.json when present)')
   .option('--db <dir>', 'LMDB directory (default ./data)')
   .option('--rpc-url <url>', 'Solana JSON-RPC URL (default http://127.0.0.1:8899)')
+  .option('--grpc-url <url>', 'Yellowstone gRPC endpoint to follow the chain with (Light transactions and slots streamed; the RPC poller as fallback); token from $REFRACT_GRPC_X_TOKEN (default: none, or the built-in simulator\'s)')
   .option('--port <n>', 'HTTP port (default 8784)', int('--port'))
   .option('--host <host>', 'HTTP bind address (default 0.0.0.0)')
   .option('--start-slot <n>', 'first slot to index when the store is behind it', int('--start-slot'))
@@ -99,6 +100,7 @@ program
       flags: {
         db: o.db,
         rpcUrl: o.rpcUrl,
+        grpcUrl: o.grpcUrl,
         port: o.port,
         host: o.host,
         startSlot: o.startSlot,
@@ -246,6 +248,7 @@ program
   .option('--skip-every <n>', 'sparse: about one slot in N is skipped (getBlock -32007); 0 = none (default 20)', int('--skip-every'))
   .option('--rps <n>', 'rate limit: N requests per second (a token bucket; each request of a batch counts), else HTTP 429 with Retry-After (default: none)', positive('--rps'))
   .option('--no-transaction-index', 'getTransaction without agave 4.x\'s transactionIndex (an older node)')
+  .option('--grpc-port <n>', 'also serve Yellowstone gRPC (the Geyser Subscribe service: Light transactions, slots, blocks meta, fromSlot replay of the newest 150 slots) on this port; 0 = any free port (default: none)', int('--grpc-port'))
   .option('--hide-program-signatures <n>', 'fault switch for tests: one Light transaction in N is left out of getSignaturesForAddress of the account-compression program (default: none)', positive('--hide-program-signatures'))
   .action(async (o) => {
     const sparseOnly = ['historySlots', 'lightEvery', 'paddingTxs', 'skipEvery'].filter((k) => o[k] !== undefined);
@@ -275,7 +278,18 @@ program
       hideFromProgramListing: o.hideProgramSignatures,
       log: createLogger('refract-simulate'),
     });
-    exitOnSignal(() => sim.close());
+    let geyser: { close(): Promise<void> } | null = null;
+    if (o.grpcPort !== undefined) {
+      const { startGeyserServer } = await import('./sim/geyser.ts');
+      const log = createLogger('refract-simulate');
+      const g = await startGeyserServer({ port: o.grpcPort, host: o.host, source: sim, log, ...(process.env.REFRACT_GRPC_X_TOKEN ? { xToken: process.env.REFRACT_GRPC_X_TOKEN } : {}) });
+      log.info({ grpcUrl: g.url }, 'Yellowstone gRPC listening');
+      geyser = g;
+    }
+    exitOnSignal(async () => {
+      await geyser?.close();
+      await sim.close();
+    });
   });
 
 try {

@@ -33,6 +33,7 @@ await serveThread<IngestThreadData, IngestThreadMessage>(async ({ data, post, si
       treeLookup: data.treeLookup,
       backfill: data.backfill,
       sequenceCheck: data.sequenceCheck,
+      grpc: data.grpc,
     });
   } finally {
     await store.close();

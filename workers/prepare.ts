@@ -8,6 +8,7 @@
  */
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { pollPreparedBatches } from '../src/ingest/preparedBatches.ts';
+import type { SourceChange } from '../src/ingest/sources/live.ts';
 import { TreeResolver } from '../src/ingest/sources/treeSync.ts';
 import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/threads/prepareThread.ts';
 import { serveThread } from '../src/ingest/threads/thread.ts';
@@ -35,8 +36,9 @@ await serveThread<PrepareThreadData, PrepareThreadMessage, PrepareThreadCommand>
   };
   const rpc = new SolanaRpc(data.rpcUrl);
   const resolver = data.treeLookup && new TreeResolver(rpc, registry, { ...data.treeLookup, log });
-  for await (const { batch, prepareSeconds, trees } of pollPreparedBatches(rpc, poll, registry, resolver)) {
-    post({ type: 'batch', batch, prepareSeconds, ...(trees ? { trees } : {}) });
+  const live = data.grpc ? { grpcUrl: data.grpc.url, xToken: data.grpc.xToken, onSourceChange: (change: SourceChange) => post({ type: 'source', change }) } : undefined;
+  for await (const { batch, prepareSeconds, trees, source, seenAt } of pollPreparedBatches(rpc, poll, registry, resolver, live)) {
+    post({ type: 'batch', batch, prepareSeconds, ...(trees ? { trees } : {}), ...(source ? { source } : {}), ...(seenAt !== undefined ? { seenAt } : {}) });
     credits--;
     while (credits <= 0 && !signal.aborted) await new Promise<void>((resolve) => (wake = resolve));
   }

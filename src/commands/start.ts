@@ -29,6 +29,7 @@ import { SlotWatcher } from '../rpc/slotWatcher.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { Store } from '../store/store.ts';
 import { DEFAULT_SIM_V2_WEIGHT } from '../sim/generator.ts';
+import { type GeyserServer, startGeyserServer } from '../sim/geyser.ts';
 import { type Simulator, startSimulator } from '../sim/simulator.ts';
 import { registerProveRoute } from '../rpc/http/proveRoute.ts';
 import { registerSnapshotRoute } from '../rpc/http/snapshotRoute.ts';
@@ -94,6 +95,7 @@ export interface DaemonOptions {
 export async function startDaemon(config: Config, opts: DaemonOptions = {}): Promise<Daemon> {
   const log = createLogger('refract', config.logLevel);
   let simulator: Simulator | null = null;
+  let geyser: GeyserServer | null = null;
   /** Why the ingest loop stopped (shown by GET /health), once it has. */
   let ingestError: string | undefined;
   /** Batch events refused for a root mismatch since start, per tree (GET /health: degraded). */
@@ -102,16 +104,28 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const backfillView = new BackfillView();
   /** The gap in a tree's numbers ingest is held at, if any (GET /health: degraded). */
   let sequenceHeld: GapReport | null = null;
+  /** Which live source the indexer follows (GET /health `source`): grpc or rpc, since when, its fallbacks. */
+  let liveSource: { source: string | null; since?: string; fallbacks: number; lastFallback?: { reason: string; detail?: string; slot: number | null; at: string } } = { source: null, fallbacks: 0 };
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
     const port = Number(new URL(config.rpcUrl).port || 8899);
     log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
     simulator = await startSimulator({ port, log, v2Weight: DEFAULT_SIM_V2_WEIGHT });
+    // …and its Yellowstone gRPC server, which the indexer follows (the RPC poller as fallback): the default path is the fast one.
+    if (!config.grpcUrl) {
+      geyser = await startGeyserServer({ port: 0, host: '127.0.0.1', source: simulator, log });
+      log.info({ grpcUrl: geyser.url }, 'the built-in simulator serves Yellowstone gRPC: following it there');
+    }
   }
+  const grpcUrl = config.grpcUrl ?? geyser?.url;
+  const closeSimulator = async () => {
+    await geyser?.close();
+    await simulator?.close();
+  };
   const metrics = new Metrics();
   const solana = new SolanaRpc(config.rpcUrl);
   // `--snapshot`: seed the empty store first (checked against the node; refused → nothing changed).
   if (config.snapshot) await seedFromSnapshot({ source: config.snapshot, db: config.db, solana: config.ingest ? solana : null, log }).catch(async (e: unknown) => {
-    await simulator?.close();
+    await closeSimulator();
     throw e;
   });
   // Trees from the chain over config/trees.json + config `trees` (src/ingest/sources/treeSync.ts); the config alone without ingest or with `treeSync: false`.
@@ -122,7 +136,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   // The cluster this store indexes (snapshots name it); refuses a store of another cluster.
   if (config.ingest) await recordGenesisHash(store, solana, log).catch(async (e: unknown) => {
     await store.close();
-    await simulator?.close();
+    await closeSimulator();
     throw e;
   });
   const data = new LmdbDataSource(store, registry, { solana });
@@ -185,6 +199,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       ...(ingestError ? { ingestError } : {}),
       ...(sequenceHeld ? { sequenceHeld: { ...sequenceHeld, reason: `gap in tree ${sequenceHeld.tree}'s ${sequenceHeld.stream} numbers (expected ${sequenceHeld.expected}, got ${sequenceHeld.got}) between slots ${sequenceHeld.afterSlot} and ${sequenceHeld.slot}: ingest holds until the missing transactions are found` } } : {}),
       ...(backfillView.health() ? { backfill: backfillView.health() } : {}),
+      ...(config.ingest ? { source: { ...liveSource, grpc: grpcUrl ? displayUrl(grpcUrl) : null } } : {}),
       ...(rootMismatches.size ? { rootMismatches: Object.fromEntries(rootMismatches) } : {}),
       poseidon: poseidonInfo(),
       prover: await prover.health(),
@@ -202,13 +217,13 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   } catch (e) {
     await prover.close();
     await store.close();
-    await simulator?.close();
+    await closeSimulator();
     throw e;
   }
   // The bound port (with `--port 0` the OS picks one: a supervisor or test reads it from this line).
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info({ port, db: config.db, rpc: config.ingest ? displayUrl(config.rpcUrl) : null, poseidon: poseidonInfo() }, 'refract listening');
+  log.info({ port, db: config.db, rpc: config.ingest ? displayUrl(config.rpcUrl) : null, grpc: config.ingest && grpcUrl ? displayUrl(grpcUrl) : null, poseidon: poseidonInfo() }, 'refract listening');
 
   // The ingest loop: on its own thread (default; see src/ingest/threads/ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
@@ -222,6 +237,15 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     if (e.kind === 'backfill') backfillView.update(e.progress, e.requests, e.rateLimited);
     if (e.kind === 'sequence' && e.outcome === 'held') sequenceHeld = e.gap;
     if (e.kind === 'sequence' && e.outcome === 'released') sequenceHeld = null;
+    if (e.kind === 'source') {
+      const fallback = e.change.source === 'rpc' && e.change.reason !== 'start';
+      liveSource = {
+        source: e.change.source,
+        since: new Date().toISOString(),
+        fallbacks: liveSource.fallbacks + (fallback ? 1 : 0),
+        ...(fallback ? { lastFallback: { reason: e.change.reason, ...(e.change.detail ? { detail: e.change.detail } : {}), slot: e.change.lastReleasedSlot, at: new Date().toISOString() } } : liveSource.lastFallback ? { lastFallback: liveSource.lastFallback } : {}),
+      };
+    }
   };
   // A prepare thread needs a core of its own: with two, it takes the API's (bench:catchup).
   const prepareThread = config.prepareThread ?? availableParallelism() > 2;
@@ -231,6 +255,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     maxBatchBlocks: config.maxBatchBlocks,
     backfill: { thresholdSlots: config.backfillThresholdSlots, rps: config.backfillRps, concurrency: config.backfillConcurrency, batchSize: config.backfillBatchSize },
     sequenceCheck: config.sequenceCheck,
+    ...(grpcUrl ? { grpc: { url: grpcUrl, ...(process.env.REFRACT_GRPC_X_TOKEN ? { xToken: process.env.REFRACT_GRPC_X_TOKEN } : {}) } } : {}),
   };
   const thread = config.ingest && config.ingestThread
     ? startIngestThread({ ...poll, db: config.db, writemap: config.lmdbWritemap, trees, rpcUrl: config.rpcUrl, logLevel: config.logLevel, prepareThread, treeLookup }, onIngestEvent)
@@ -267,7 +292,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
       await app.close();
       await prover.close();
       await store.close();
-      await simulator?.close();
+      await closeSimulator();
       log.info('stopped');
     })());
   return { app, store, metrics, prover, ingestThread: thread, stop };

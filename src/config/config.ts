@@ -26,6 +26,12 @@ export const configSchema = z
     db: z.string().default('./data'),
     lmdbWritemap: z.boolean().default(true),
     rpcUrl: z.string().url().default('http://127.0.0.1:8899'),
+    /**
+     * Yellowstone gRPC endpoint (http(s)://host:port) to follow the chain with: Light transactions and
+     * slot updates streamed, the RPC poller as fallback (src/ingest/sources/live.ts); its token comes
+     * from REFRACT_GRPC_X_TOKEN only. Absent: the poller alone.
+     */
+    grpcUrl: z.string().url().optional(),
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8784),
     ingest: z.boolean().default(true),
@@ -104,6 +110,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_DB: { key: 'db', type: 'string' },
   REFRACT_LMDB_WRITEMAP: { key: 'lmdbWritemap', type: 'boolean' },
   REFRACT_RPC_URL: { key: 'rpcUrl', type: 'string' },
+  REFRACT_GRPC_URL: { key: 'grpcUrl', type: 'string' },
   REFRACT_SNAPSHOT: { key: 'snapshot', type: 'string' },
   REFRACT_HOST: { key: 'host', type: 'string' },
   REFRACT_PORT: { key: 'port', type: 'number' },

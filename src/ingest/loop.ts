@@ -21,6 +21,7 @@ import { listGap, splitPreparedBatch } from './heal.ts';
 import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
 import { type PreparedItem, pollPreparedBatches } from './preparedBatches.ts';
 import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, listSignatures, planBackfill, progressOf } from './sources/backfill.ts';
+import type { LiveSourceName, SourceChange } from './sources/live.ts';
 import { sleep } from './sources/poller.ts';
 import { resolveStartSlot } from './sources/startSlot.ts';
 import { type TreeLookupOptions, TreeResolver } from './sources/treeSync.ts';
@@ -49,6 +50,8 @@ export interface IngestOptions {
   treeLookup?: TreeLookupOptions;
   /** Signature backfill when the store is far behind the tip (sources/backfill.ts); absent = never. */
   backfill?: BackfillSettings;
+  /** Follow the chain over Yellowstone gRPC, the RPC poller as fallback (sources/live.ts); absent = the poller alone. */
+  grpc?: { url: string; xToken?: string };
   /**
    * Check every batch against the trees' numbered streams before committing it (state/sequence.ts):
    * a gap holds ingest until the tree's own signature listing heals it (default true).
@@ -97,7 +100,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     concurrency: opts.backfill?.concurrency ?? 8,
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
-  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null };
+  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null, arrival: null };
   if (opts.backfill && opts.backfill.thresholdSlots > 0) {
     const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));
     if (opts.signal.aborted) return;
@@ -117,16 +120,25 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     emit({ kind: 'tip', tip: s, lag: Math.max(0, s - ctx.lastSlot) });
   };
   const poll = { startSlot: start, lastIndexedSlot: lastIndexed, concurrency: opts.concurrency, maxBatchBlocks: opts.maxBatchBlocks };
+  const onSourceChange = (change: SourceChange) => {
+    const level = change.reason === 'start' || change.reason === 'recovered' ? 'info' : 'warn';
+    opts.log[level]({ source: change.source, previous: change.previous, reason: change.reason, detail: change.detail, lastReleasedSlot: change.lastReleasedSlot }, change.source === 'grpc' ? 'following the chain over gRPC' : 'following the chain with the RPC poller');
+    emit({ kind: 'source', change });
+  };
+  const live = opts.grpc ? { grpcUrl: opts.grpc.url, xToken: opts.grpc.xToken, onSourceChange } : undefined;
+  if (!opts.grpc) emit({ kind: 'source', change: { source: 'rpc', previous: null, reason: 'start', lastReleasedSlot: lastIndexed } });
   const batches: AsyncIterable<PreparedItem> = opts.prepareThread
-    ? preparedBatchesFromThread({ ...poll, rpcUrl: rpc.url, trees: opts.prepareThread.trees, logLevel: opts.prepareThread.logLevel, treeLookup: opts.treeLookup }, { signal: opts.signal, onTip })
-    : pollPreparedBatches(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip }, indexer.registry, opts.treeLookup && new TreeResolver(rpc, indexer.registry, { ...opts.treeLookup, log: opts.log }));
-  for await (const { batch, prepareSeconds, trees } of batches) {
+    ? preparedBatchesFromThread({ ...poll, rpcUrl: rpc.url, trees: opts.prepareThread.trees, logLevel: opts.prepareThread.logLevel, treeLookup: opts.treeLookup, ...(opts.grpc ? { grpc: opts.grpc } : {}) }, { signal: opts.signal, onTip, onSourceChange })
+    : pollPreparedBatches(rpc, { ...poll, signal: opts.signal, log: opts.log, onTip }, indexer.registry, opts.treeLookup && new TreeResolver(rpc, indexer.registry, { ...opts.treeLookup, log: opts.log }), live);
+  for await (const { batch, prepareSeconds, trees, source, seenAt } of batches) {
     if (trees?.length) {
       // Found on chain while preparing (maybe on the prepare thread): this thread's registry and the API's learn them too.
       for (const t of trees) indexer.registry.add(t);
       emit({ kind: 'trees', trees });
     }
+    ctx.arrival = { source: source ?? 'rpc', seenAt };
     await commitChecked(ctx, batch, prepareSeconds);
+    ctx.arrival = null;
     if (opts.signal.aborted) break;
     // Give the event loop a turn between batches: a prepare thread that is ahead always has the next
     // batch waiting, and taking it at once would keep this thread's I/O (the API, a stop) waiting.
@@ -154,6 +166,8 @@ interface Ctx {
    * transaction is committed: a transaction missing before a tree's first number shows no gap.
    */
   headCheck: { afterSlot: number; seen: Set<string> } | null;
+  /** The live source of the batch being committed and when its last slot was first seen (Unix ms). */
+  arrival: { source: LiveSourceName; seenAt?: number } | null;
 }
 
 /** Runs a node request until it succeeds (logged, paused 2 s between tries) or the loop stops (then undefined). */
@@ -399,6 +413,7 @@ async function commitWithRetry(ctx: Ctx, batch: PreparedBatch, prepareSeconds: n
     ...(r.rootMismatches.size ? { rootMismatches: [...r.rootMismatches] } : {}),
     ...(r.unparsed.length ? { unparsed: countBy(r.unparsed.map((u) => u.program)) } : {}),
     ...(r.sequenceGaps.length ? { sequenceGaps: r.sequenceGaps.length } : {}),
+    ...(ctx.arrival ? { source: ctx.arrival.source, ...(ctx.arrival.seenAt !== undefined ? { latencyMs: Math.max(0, Date.now() - ctx.arrival.seenAt) } : {}) } : {}),
     seconds,
     heapUsedBytes: getHeapStatistics().used_heap_size,
   });

@@ -7,6 +7,7 @@
 import type { TreeEntry, TreeRegistry } from '../config/trees.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
 import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
+import { type LiveSourceName, type LiveSourceOptions, type SourceChange, liveBlocks } from './sources/live.ts';
 import { type PollerOptions, pollBlocks } from './sources/poller.ts';
 import type { TreeResolver } from './sources/treeSync.ts';
 
@@ -16,7 +17,17 @@ export interface PreparedItem {
   prepareSeconds: number;
   /** Trees found on chain while preparing it (TreeResolver), now in the preparing thread's registry. */
   trees?: TreeEntry[];
+  /** The source that gave its blocks (gRPC or the RPC poller). */
+  source?: LiveSourceName;
+  /**
+   * When its last block's slot was first seen (Unix ms): on gRPC when the stream first named the slot,
+   * else the block's time (whole seconds); absent when unknown. The ingest latency metric starts here.
+   */
+  seenAt?: number;
 }
+
+/** The live source's settings for `pollPreparedBatches` (gRPC with RPC fallback, sources/live.ts). */
+export type LiveSettings = Pick<LiveSourceOptions, 'grpcUrl' | 'xToken' | 'grpc'> & { onSourceChange?: (c: SourceChange) => void };
 
 /**
  * Batches of `pollBlocks`, each prepared (`prepareBatch`) as it comes, with the time that took.
@@ -24,8 +35,16 @@ export interface PreparedItem {
  * `registry`), a batch that met unknown trees has them looked up on chain; when any is found, the
  * batch is prepared again with it and the item's `trees` lists the entries added.
  */
-export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, registry: TreeRegistry, resolver?: TreeResolver): AsyncGenerator<PreparedItem> {
-  for await (const blocks of pollBlocks(rpc, poll)) {
+export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, registry: TreeRegistry, resolver?: TreeResolver, live?: LiveSettings): AsyncGenerator<PreparedItem> {
+  // What liveBlocks says of the batch it is about to yield (its onRelease runs just before the yield).
+  let released: { source: LiveSourceName; lagMs: number | null } | null = null;
+  const source = live ? liveBlocks(rpc, { ...poll, ...live, onRelease: (r) => (released = { source: r.source, lagMs: r.lagMs }) }) : pollBlocks(rpc, poll);
+  for await (const blocks of source) {
+    const now = Date.now();
+    const r = released as { source: LiveSourceName; lagMs: number | null } | null;
+    released = null;
+    const lastTime = blocks[blocks.length - 1]?.blockTime ?? 0;
+    const seenAt = r?.lagMs != null ? now - r.lagMs : lastTime > 0 ? lastTime * 1000 : undefined;
     const started = performance.now();
     let batch = prepareBatch(blocks, registry);
     let trees: TreeEntry[] = [];
@@ -35,6 +54,6 @@ export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, 
       if (poll.signal?.aborted) return;
       if (trees.length) batch = prepareBatch(blocks, registry);
     }
-    yield { batch, prepareSeconds: (performance.now() - started) / 1000, ...(trees.length ? { trees } : {}) };
+    yield { batch, prepareSeconds: (performance.now() - started) / 1000, ...(trees.length ? { trees } : {}), source: r?.source ?? 'rpc', ...(seenAt !== undefined ? { seenAt } : {}) };
   }
 }

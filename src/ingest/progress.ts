@@ -6,6 +6,7 @@
 import type { TreeEntry } from '../config/trees.ts';
 import type { Metrics } from '../metrics.ts';
 import type { BackfillProgress } from './sources/backfill.ts';
+import type { LiveSourceName, SourceChange } from './sources/live.ts';
 
 /** A gap in a tree's numbered stream as events carry it (state/sequence.ts SequenceGap, numbers as strings). */
 export interface GapReport {
@@ -55,7 +56,13 @@ export type IngestEvent =
       heapUsedBytes: number;
       /** Gaps in trees' numbers indexed past (sources the loop does not check; absent: none). */
       sequenceGaps?: number;
+      /** The live source that gave the batch (absent: a backfill or heal batch). */
+      source?: LiveSourceName;
+      /** ms from when the batch's last slot was first seen (gRPC: the stream named it; the poller: its block time) to its commit. */
+      latencyMs?: number;
     }
+  /** The live source changed (gRPC ↔ RPC poller; sources/live.ts), or started. */
+  | { kind: 'source'; change: SourceChange }
   /** The signature backfill's progress (sources/backfill.ts), and the requests it has sent so far. */
   | { kind: 'backfill'; progress: BackfillProgress; requests: Record<string, number>; rateLimited: number }
   /**
@@ -119,11 +126,16 @@ export function recordIngestEvent(m: Metrics, e: IngestEvent): void {
       backfillRateLimitedSeen.set(m, e.rateLimited);
       break;
     }
+    case 'source':
+      for (const s of ['grpc', 'rpc'] as const) m.ingestSource.set({ source: s }, s === e.change.source ? 1 : 0);
+      m.ingestSourceChanges.inc({ source: e.change.source, reason: e.change.reason });
+      break;
     case 'sequence':
       m.sequenceGaps.inc({ tree: e.gap.tree, stream: e.gap.stream, outcome: e.outcome });
       if (e.outcome === 'held') m.sequenceHeld.set({ tree: e.gap.tree }, 1);
       if (e.outcome === 'released') m.sequenceHeld.set({ tree: e.gap.tree }, 0);
       break;
   }
+  if (e.kind === 'batch' && e.source && e.latencyMs !== undefined) m.ingestLatency.observe({ source: e.source }, e.latencyMs / 1000);
   if (e.kind === 'batch' && e.sequenceGaps) m.sequenceGaps.inc({ tree: '', stream: '', outcome: 'observed' }, e.sequenceGaps);
 }

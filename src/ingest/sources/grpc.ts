@@ -254,9 +254,9 @@ export async function* grpcBlocks(opts: GrpcSourceOptions): AsyncGenerator<Block
     for (;;) {
       let next: BlockInfo | undefined;
       if (lastSlot === null) {
-        // Unanchored: the lowest block at or after startSlot whose parent is before it.
+        // Unanchored: the lowest block at or after startSlot whose parent is before it (or the genesis block, its own parent).
         const first = [...pending.values()].map((p) => p.block).filter((b) => b.slot >= opts.startSlot).sort((a, b) => a.slot - b.slot)[0];
-        if (first && first.parentSlot < opts.startSlot) next = first;
+        if (first && (first.parentSlot < opts.startSlot || first.parentSlot === first.slot)) next = first;
       } else {
         for (const p of pending.values()) if (p.block.parentSlot === lastSlot) next = p.block;
       }

@@ -271,7 +271,8 @@ export async function* liveBlocks(rpc: SolanaRpc, opts: LiveSourceOptions): Asyn
         let broken: GrpcSourceFault | null = null;
         let n = 0;
         for (const b of out) {
-          if (lastSlot !== null ? b.parentSlot !== lastSlot : b.slot < opts.startSlot || b.parentSlot >= opts.startSlot) {
+          // Unanchored, the first block must start at or after startSlot with its parent before it; the genesis block is its own parent.
+          if (lastSlot !== null ? b.parentSlot !== lastSlot : b.slot < opts.startSlot || (b.parentSlot >= opts.startSlot && b.parentSlot !== b.slot)) {
             broken = new GrpcSourceFault('gap', `block ${b.slot} has parent ${b.parentSlot}, the last released block is ${lastSlot}`, b.slot);
             break;
           }

@@ -39,6 +39,8 @@ export interface IngestThreadData {
   backfill?: BackfillSettings;
   /** runIngest `sequenceCheck`. */
   sequenceCheck?: boolean;
+  /** runIngest `grpc`. */
+  grpc?: { url: string; xToken?: string };
 }
 
 /**

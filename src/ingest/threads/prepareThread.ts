@@ -11,6 +11,7 @@ import type { Config } from '../../config/config.ts';
 import type { TreeEntry } from '../../config/trees.ts';
 import type { PreparedBatch } from '../prepareBatch.ts';
 import type { PreparedItem } from '../preparedBatches.ts';
+import type { LiveSourceName, SourceChange } from '../sources/live.ts';
 import type { TreeLookupOptions } from '../sources/treeSync.ts';
 import { startIndexingThread } from './thread.ts';
 
@@ -29,10 +30,15 @@ export interface PrepareThreadData {
   logLevel: string;
   /** Look unknown trees up on chain (runIngest `treeLookup`). */
   treeLookup?: TreeLookupOptions;
+  /** Follow the chain over Yellowstone gRPC with the RPC poller as fallback (runIngest `grpc`). */
+  grpc?: { url: string; xToken?: string };
 }
 
 /** Messages of workers/prepare.ts (besides `failed`: thread.ts). */
-export type PrepareThreadMessage = { type: 'tip'; tip: number } | { type: 'batch'; batch: PreparedBatch; prepareSeconds: number; trees?: TreeEntry[] };
+export type PrepareThreadMessage =
+  | { type: 'tip'; tip: number }
+  | { type: 'source'; change: SourceChange }
+  | { type: 'batch'; batch: PreparedBatch; prepareSeconds: number; trees?: TreeEntry[]; source?: LiveSourceName; seenAt?: number };
 
 /** Commands to workers/prepare.ts: `ack` = a batch was committed (besides `stop`: thread.ts). */
 export type PrepareThreadCommand = { type: 'ack' };
@@ -45,7 +51,7 @@ export type PrepareThreadCommand = { type: 'ack' };
  * @param onTip hears each chain tip the thread's poller sees.
  * @throws the thread's error (`Error(message)` with its stack) or `Error('prepare thread exited with code N')`.
  */
-export async function* preparedBatchesFromThread(data: PrepareThreadData, opts: { signal: AbortSignal; onTip?: (tip: number) => void }): AsyncGenerator<PreparedItem> {
+export async function* preparedBatchesFromThread(data: PrepareThreadData, opts: { signal: AbortSignal; onTip?: (tip: number) => void; onSourceChange?: (c: SourceChange) => void }): AsyncGenerator<PreparedItem> {
   const queue: PreparedItem[] = [];
   let wake: (() => void) | null = null;
   const notify = () => {
@@ -58,7 +64,8 @@ export async function* preparedBatchesFromThread(data: PrepareThreadData, opts: 
     workerData: data,
     onMessage(m) {
       if (m.type === 'tip') opts.onTip?.(m.tip);
-      else queue.push({ batch: m.batch, prepareSeconds: m.prepareSeconds, ...(m.trees ? { trees: m.trees } : {}) });
+      else if (m.type === 'source') opts.onSourceChange?.(m.change);
+      else queue.push({ batch: m.batch, prepareSeconds: m.prepareSeconds, ...(m.trees ? { trees: m.trees } : {}), ...(m.source ? { source: m.source } : {}), ...(m.seenAt !== undefined ? { seenAt: m.seenAt } : {}) });
     },
     onChange: notify,
   });
