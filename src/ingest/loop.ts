@@ -12,7 +12,7 @@ import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type SequenceGap, SEQ_STREAMS, firstSequenceGap, sequenceRuns } from '../state/sequence.ts';
+import { type SeqStream, type SequenceGap, SEQ_STREAMS, firstSequenceGap, firstUnspentNullification, sequenceRuns } from '../state/sequence.ts';
 import * as base58 from '../solana/base58.ts';
 import type { WriteView } from '../store/store.ts';
 import type { GapReport, IngestEvent } from './progress.ts';
@@ -100,7 +100,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     concurrency: opts.backfill?.concurrency ?? 8,
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
-  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null, arrival: null };
+  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null, arrival: null, nullifiedLookedAt: new Set() };
   if (opts.backfill && opts.backfill.thresholdSlots > 0) {
     const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));
     if (opts.signal.aborted) return;
@@ -168,6 +168,8 @@ interface Ctx {
   headCheck: { afterSlot: number; seen: Set<string> } | null;
   /** The live source of the batch being committed and when its last slot was first seen (Unix ms). */
   arrival: { source: LiveSourceName; seenAt?: number } | null;
+  /** Nullifications already looked up without finding the spend (not looked up again). */
+  nullifiedLookedAt: Set<string>;
 }
 
 /** Runs a node request until it succeeds (logged, paused 2 s between tries) or the loop stops (then undefined). */
@@ -305,7 +307,13 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
   let holds = 0;
   for (;;) {
     const checking = opts.sequenceCheck !== false && depth <= MAX_HEAL_DEPTH;
-    const gap = checking ? indexer.store.read((r) => firstSequenceGap(r, current.updates)) : null;
+    const gap = checking
+      ? indexer.store.read((r) => {
+          const numbers = firstSequenceGap(r, current.updates);
+          const nullified = firstUnspentNullification(r, current.updates, ctx.nullifiedLookedAt);
+          return nullified && (!numbers || nullified.index < numbers.index) ? nullified : numbers;
+        })
+      : null;
     const unseen = checking && ctx.headCheck ? firstUnseenTree(ctx, current.updates, ctx.headCheck.seen) : null;
     // A tree met for the first time before the first gap: look at its history before it first (its own listing).
     if (unseen && (!gap || unseen.index <= gap.index)) {
@@ -362,9 +370,16 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
       await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0, undefined, depth + 1);
       continue;
     }
+    if (gap.stream === 'nullified') {
+      // Evidence, not a number: the spend may be a transaction Refract rejected, or lie before the indexed range.
+      opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10), listed: listing.listed }, 'a forester nullified a leaf whose account the store holds as unspent, and the tree\'s signature listing has no missing transaction for it: indexing on (the account stays unspent here)');
+      ctx.nullifiedLookedAt.add(gap.signature);
+      ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
+      continue;
+    }
     if (listing.rejected.length) {
       opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10) }, 'sequence gap in a tree\'s numbers: they belong to transactions Refract rejected; indexing past it');
-      indexer.store.write((w) => w.putSeqPosition(base58.decode(gap.tree, 'tree'), SEQ_STREAMS.indexOf(gap.stream), gap.got, gap.afterSlot));
+      indexer.store.write((w) => w.putSeqPosition(base58.decode(gap.tree, 'tree'), SEQ_STREAMS.indexOf(gap.stream as SeqStream), gap.got, gap.afterSlot));
       ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
       continue;
     }

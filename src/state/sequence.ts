@@ -43,11 +43,16 @@ export interface SeqRun {
   count: bigint;
 }
 
-/** Numbers missing from a tree's stream: the transaction at `index` carries `got` where `expected` was due. */
+/**
+ * Numbers missing from a tree's stream: the transaction at `index` carries `got` where `expected` was
+ * due. Stream `nullified`: a forester nullified leaf `got` (= `expected`) of a StateV1 tree whose
+ * account the store holds as unspent: the transaction that spent it is missing (v1 spends carry no
+ * number of their own).
+ */
 export interface SequenceGap {
   /** Tree pubkey, base58. */
   tree: string;
-  stream: SeqStream;
+  stream: SeqStream | 'nullified';
   expected: bigint;
   got: bigint;
   /** Slot of the last transaction before the gap that carried this stream (the missing ones are in `afterSlot … slot`). */
@@ -162,7 +167,7 @@ export function persistSequencePositions(w: WriteView, updates: readonly StateUp
     if (!gap) break;
     gaps.push(gap);
     // Take the gap's numbers as given and go on from that transaction.
-    jumped.set(seqKey(gap.tree, gap.stream), { next: gap.got, slot: gap.afterSlot });
+    jumped.set(seqKey(gap.tree, gap.stream as SeqStream), { next: gap.got, slot: gap.afterSlot });
     rest = rest.slice(gap.index);
   }
   for (const [k, p] of jumped) {
@@ -170,4 +175,29 @@ export function persistSequencePositions(w: WriteView, updates: readonly StateUp
     w.putSeqPosition(base58.decode(k.slice(0, i), 'tree'), SEQ_STREAMS.indexOf(k.slice(i + 1) as SeqStream), p.next, p.slot);
   }
   return gaps;
+}
+
+/**
+ * The first forester nullification in `updates` of a StateV1 leaf whose account the store holds as
+ * unspent (and no earlier update of `updates` spends), as a gap of stream `nullified` (`afterSlot` =
+ * the account's creation slot), or null. Leaves the store has no node or no account for (history before
+ * the indexed range) and leaves already nullified are no evidence. `skip`: signatures already looked at.
+ */
+export function firstUnspentNullification(r: Pick<ReadView, 'node' | 'account'>, updates: readonly StateUpdate[], skip: ReadonlySet<string> = new Set()): SequenceGap | null {
+  const spent = new Set<string>();
+  const key = (h: Uint8Array) => Buffer.from(h.buffer, h.byteOffset, h.byteLength).toString('hex');
+  for (let index = 0; index < updates.length; index++) {
+    const u = updates[index]!;
+    for (const h of u.inputs) spent.add(key(h));
+    if (skip.has(u.signature)) continue;
+    for (const { tree, leaf } of u.leaves) {
+      if (tree.type !== 'StateV1' || leaf.hash.some((b) => b !== 0)) continue;
+      const node = r.node(tree.treeBytes, BigInt(2 ** tree.height + leaf.leafIndex));
+      if (!node || node.hash.every((b) => b === 0)) continue;
+      const account = r.account(node.hash);
+      if (!account || account.spent || spent.has(key(node.hash))) continue;
+      return { tree: tree.tree, stream: 'nullified', expected: BigInt(leaf.leafIndex), got: BigInt(leaf.leafIndex), afterSlot: account.slotCreated, slot: u.slot, signature: u.signature, index };
+    }
+  }
+  return null;
 }
