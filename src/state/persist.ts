@@ -106,15 +106,17 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
     stats.leavesWritten += leaves.length;
     stats.treeHashes += persistLeafNodes(w, info.treeBytes, info.height, leaves);
   }
-  stats.sequenceGaps = persistSequencePositions(w, updates);
   // Batch events last (photon.md §2.3 step 8), after every queue insert of the batch.
+  let refused = new Set<string>();
   if (batchEvents.length) {
     stats.batchEvents = persistBatchEvents(w, batchEvents);
-    const refused = new Set(stats.batchEvents.refused.map((r) => r.signature));
+    refused = new Set(stats.batchEvents.refused.map((r) => r.signature));
     for (const u of updates) {
       if (u.batchEvents.length === 0 || !u.recordTransaction || refused.has(u.signature)) continue;
       if (w.insertTransaction({ signature: u.signature, slot: u.slot, usesCompression: u.usesCompression, error: u.error }, PAGE_LIMIT)) stats.transactions++;
     }
   }
+  // The trees' numbered streams move over what was stored: a refused batch event leaves no trace here either.
+  stats.sequenceGaps = persistSequencePositions(w, refused.size ? updates.filter((u) => !refused.has(u.signature)) : updates);
   return stats;
 }
