@@ -59,6 +59,8 @@ const { values } = parseArgs({
     'mainnet-light-txs': { type: 'string', default: '10000000,40000000,150000000' },
     'skip-proxy': { type: 'boolean', default: false },
     'skip-limited': { type: 'boolean', default: false },
+    /** Recompute only the mainnet projection of the saved bench/results/backfill.json (its measured rates), nothing measured. */
+    reproject: { type: 'boolean', default: false },
   },
 });
 const P = {
@@ -552,6 +554,9 @@ function mainnetProjection(local: { indexTxPerSec: number; pollSlotsPerSec: numb
       const onceReq = pages + n / A.batchSize;
       const perCallReq = pages + n;
       const onceSec = listSec + Math.max(n / A.batchSize / rate, latencyBound, indexBound);
+      // The same with --backfill-concurrency 32 (4× the batches in flight).
+      const latency32 = n / ((32 * A.batchSize) / A.batchLatencySeconds);
+      const once32Sec = listSec + Math.max(n / A.batchSize / rate, latency32, indexBound);
       const perCallSec = listSec + Math.max(n / rate, latencyBound, indexBound);
       const pollSec = Math.max(slots / rate, slots / A.pollLocalSlotsPerSec, slots / (A.pollConcurrency / A.blockLatencySeconds));
       /** Which term sets a time: the provider's rate, the request latency × concurrency, or local indexing. */
@@ -560,6 +565,7 @@ function mainnetProjection(local: { indexTxPerSec: number; pollSlotsPerSec: numb
         rps: rate,
         lightTxs: name,
         backfillBatchCountsOnce: { requests: Math.round(onceReq), hours: round(onceSec / 3600, 1), listingHours: round(listSec / 3600, 1), fetchBound: bound(n / A.batchSize / rate, latencyBound, indexBound) },
+        backfillBatchCountsOnceConcurrency32: { hours: round(once32Sec / 3600, 1), fetchBound: bound(n / A.batchSize / rate, latency32, indexBound) },
         backfillPerCall: { requests: Math.round(perCallReq), hours: round(perCallSec / 3600, 1), listingHours: round(listSec / 3600, 1), fetchBound: bound(n / rate, latencyBound, indexBound) },
         blockPolling: { requests: Math.round(slots + pollSec * 2.5), hours: round(pollSec / 3600, 1), bound: bound(slots / rate, slots / (A.pollConcurrency / A.blockLatencySeconds), slots / A.pollLocalSlotsPerSec) },
         speedupBatchCountsOnce: round(pollSec / onceSec, 1),
@@ -581,6 +587,16 @@ const git = (cmd: string) => {
   }
 };
 const code = { commit: git('rev-parse HEAD'), srcDirty: (git('status --porcelain src bin') ?? '') !== '' };
+if (values.reproject) {
+  const file = join(root, 'bench/results/backfill.json');
+  const saved = JSON.parse(readFileSync(file, 'utf8'));
+  const a = saved.mainnet.assumptions;
+  saved.mainnet = mainnetProjection({ indexTxPerSec: a.localIndexTxPerSec, pollSlotsPerSec: a.pollLocalSlotsPerSec });
+  saved.mainnet.reprojected = new Date().toISOString();
+  writeFileSync(file, `${JSON.stringify(saved, null, 2)}\n`);
+  console.log(JSON.stringify(saved.mainnet.rows.filter((r: { lightTxs: string }) => r.lightTxs === 'mid'), null, 1));
+  process.exit(0);
+}
 const machine = { cpuModel: os.cpus()[0]?.model, cores: os.cpus().length, memGb: round(os.totalmem() / 2 ** 30, 1), loadavgBefore: os.loadavg().map((x) => round(x, 2)), node: process.version, platform: `${os.platform()} ${os.release()}` };
 say(`sparse simulator: ${P.historySlots} slots, Light in one slot of ${P.lightEvery}, ${P.paddingTxs} padding transactions a block`);
 const simA = await startSim();
