@@ -67,6 +67,7 @@ program
     if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('--backfill-rps must be a non-negative number');
     return n;
   })
+  .option('--backfill-rps-per-call', 'the provider bills each call of a JSON-RPC batch: --backfill-rps counts calls (a batch of 100 = 100), not HTTP requests')
   .option('--backfill-concurrency <n>', 'backfill requests in flight at most (default 8)', positive('--backfill-concurrency'))
   .option('--backfill-batch-size <n>', 'getTransaction requests per JSON-RPC batch; 1 = no batches (default 100)', positive('--backfill-batch-size'))
   .option('--no-sequence-check', 'do not check batches against the trees\' numbered changes (a gap is then indexed past, only logged)')
@@ -107,6 +108,7 @@ program
         backfillThresholdSlots: o.backfillThresholdSlots,
         backfillRps: o.backfillRps,
         backfillConcurrency: o.backfillConcurrency,
+        backfillRpsPerCall: o.backfillRpsPerCall ? true : undefined,
         backfillBatchSize: o.backfillBatchSize,
         sequenceCheck: o.sequenceCheck === false ? false : undefined,
         snapshot: o.snapshot,
@@ -231,7 +233,7 @@ const simProfile = (v: string) => {
 };
 program
   .command('simulate')
-  .description('serve a local Solana JSON-RPC endpoint with Light transactions (generated, or replayed from files first; --profile sparse: a mainnet-like history)')
+  .description('serve a local Solana JSON-RPC endpoint with Light transactions (generated, or replayed from files first; --profile sparse: a mainnet-like history); POST /pause and /resume on --port stop and restart the slot clock')
   .option('--port <n>', 'port', int('--port'), 8899)
   .option('--host <host>', 'bind address', '127.0.0.1')
   .option('--profile <name>', 'default (a pruned window of generated blocks, one per slot) or sparse (a mainnet-like history: Light transactions in about one slot of --light-every, padding, skipped slots)', simProfile, 'default')
@@ -248,7 +250,7 @@ program
   .option('--skip-every <n>', 'sparse: about one slot in N is skipped (getBlock -32007); 0 = none (default 20)', int('--skip-every'))
   .option('--rps <n>', 'rate limit: N requests per second (a token bucket; each request of a batch counts), else HTTP 429 with Retry-After (default: none)', positive('--rps'))
   .option('--no-transaction-index', 'getTransaction without agave 4.x\'s transactionIndex (an older node)')
-  .option('--grpc-port <n>', 'also serve Yellowstone gRPC (the Geyser Subscribe service: Light transactions, slots, blocks meta, fromSlot replay of the newest 150 slots) on this port; 0 = any free port (default: none)', int('--grpc-port'))
+  .option('--grpc-port <n>', 'also serve Yellowstone gRPC (the Geyser Subscribe service: Light transactions, slots, blocks meta, fromSlot replay of the newest 150 slots) on this port; 0 = any free port (default: none). Faults for tests: POST /geyser/faults on --port, e.g. {"dropAfter":1}, {"skip":{"kind":"block"}}, {"stall":{"after":1,"ms":8000}}, {"replayUnavailable":true}, {"replayStartsLater":3} (src/sim/geyser.ts)', int('--grpc-port'))
   .option('--hide-program-signatures <n>', 'fault switch for tests: one Light transaction in N is left out of getSignaturesForAddress of the account-compression program (default: none)', positive('--hide-program-signatures'))
   .action(async (o) => {
     const sparseOnly = ['historySlots', 'lightEvery', 'paddingTxs', 'skipEvery'].filter((k) => o[k] !== undefined);
@@ -282,7 +284,15 @@ program
     if (o.grpcPort !== undefined) {
       const { startGeyserServer } = await import('./sim/geyser.ts');
       const log = createLogger('refract-simulate');
+      const { applyFaultRequest } = await import('./sim/geyser.ts');
       const g = await startGeyserServer({ port: o.grpcPort, host: o.host, source: sim, log, ...(process.env.REFRACT_GRPC_X_TOKEN ? { xToken: process.env.REFRACT_GRPC_X_TOKEN } : {}) });
+      // Fault injection over the simulator's HTTP port (geyser.ts module comment).
+      sim.route('POST', '/geyser/faults', (body) => {
+        const r = applyFaultRequest(g, body);
+        log.info({ faults: r.pending }, 'geyser: faults set');
+        return r;
+      });
+      sim.route('GET', '/geyser/faults', () => applyFaultRequest(g, {}));
       log.info({ grpcUrl: g.url }, 'Yellowstone gRPC listening');
       geyser = g;
     }

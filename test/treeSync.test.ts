@@ -302,7 +302,7 @@ describe('runIngest with treeLookup', () => {
           if (e.kind === 'batch') abort.abort();
         },
       });
-      const kinds = events.map((e) => e.kind).filter((k) => k !== 'tip');
+      const kinds = events.map((e) => e.kind).filter((k) => k !== 'tip' && k !== 'source'); // 'source': the live source at start (rpc)
       expect(kinds.slice(0, 2)).toEqual(['trees', 'batch']);
       expect(events.find((e) => e.kind === 'trees')).toEqual({ kind: 'trees', trees: [{ tree: SMT1, queue: NFQ1, type: 'StateV1', height: 26, rootHistoryCapacity: 2400 }] });
       const batch = events.find((e) => e.kind === 'batch') as Extract<IngestEvent, { kind: 'batch' }>;

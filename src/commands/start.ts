@@ -253,7 +253,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     startSlot: config.startSlot,
     concurrency: config.fetchConcurrency,
     maxBatchBlocks: config.maxBatchBlocks,
-    backfill: { thresholdSlots: config.backfillThresholdSlots, rps: config.backfillRps, concurrency: config.backfillConcurrency, batchSize: config.backfillBatchSize },
+    backfill: { thresholdSlots: config.backfillThresholdSlots, rps: config.backfillRps, concurrency: config.backfillConcurrency, batchSize: config.backfillBatchSize, billPerCall: config.backfillRpsPerCall },
     sequenceCheck: config.sequenceCheck,
     ...(grpcUrl ? { grpc: { url: grpcUrl, ...(process.env.REFRACT_GRPC_X_TOKEN ? { xToken: process.env.REFRACT_GRPC_X_TOKEN } : {}) } } : {}),
   };

@@ -50,6 +50,8 @@ export const configSchema = z
     backfillThresholdSlots: z.number().int().min(0).default(5000),
     /** Backfill (and gap healing) requests per second at most; 0 = no cap (adaptive to 429 / Retry-After either way). */
     backfillRps: z.number().min(0).default(0),
+    /** The provider bills each call of a JSON-RPC batch: backfillRps counts calls (a batch of 100 = 100), not HTTP requests. */
+    backfillRpsPerCall: z.boolean().default(false),
     /** Backfill requests in flight at most. */
     backfillConcurrency: z.number().int().min(1).max(256).default(8),
     /** getTransaction requests per JSON-RPC batch (1 = no batches; providers allow up to 100). */
@@ -133,6 +135,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
   REFRACT_BACKFILL_THRESHOLD_SLOTS: { key: 'backfillThresholdSlots', type: 'number' },
   REFRACT_BACKFILL_RPS: { key: 'backfillRps', type: 'number' },
+  REFRACT_BACKFILL_RPS_PER_CALL: { key: 'backfillRpsPerCall', type: 'boolean' },
   REFRACT_BACKFILL_CONCURRENCY: { key: 'backfillConcurrency', type: 'number' },
   REFRACT_BACKFILL_BATCH_SIZE: { key: 'backfillBatchSize', type: 'number' },
   REFRACT_SEQUENCE_CHECK: { key: 'sequenceCheck', type: 'boolean' },

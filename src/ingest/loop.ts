@@ -69,6 +69,8 @@ export interface BackfillSettings {
   concurrency: number;
   /** getTransaction per JSON-RPC batch (1: no batches). */
   batchSize: number;
+  /** `rps` counts each call of a batch (providers that bill per call), not each HTTP request. */
+  billPerCall?: boolean;
 }
 
 /** Transactions per backfill chunk (one write transaction), and chunks fetched ahead. */
@@ -98,6 +100,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   const gov = new RequestGovernor({
     rps: opts.backfill?.rps,
     concurrency: opts.backfill?.concurrency ?? 8,
+    billPerCall: opts.backfill?.billPerCall,
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
   const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null, arrival: null, nullifiedLookedAt: new Set() };
@@ -207,6 +210,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
   try {
     if (state.phase === 'listing') await listSignatures(indexer.store, rpc, gov, state, bopts);
     if (opts.signal.aborted) return;
+    report(progressOf(state, 'fetching'));
     const remaining = indexer.store.read((r) => r.backfillSignatureCount());
     const began = performance.now();
     const indexedAtStart = state.indexed;

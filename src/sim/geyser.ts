@@ -24,6 +24,22 @@
  * Faults ({@link GeyserFaults}) are one-shot switches, consumed by the first subscription that meets
  * them: drop the stream after N messages, leave out one message, stall, refuse the replay, start the
  * replay later than asked. Pings and pongs are not counted as messages.
+ *
+ * Through the binary (`refract simulate --grpc-port N`), a test sets them over the simulator's HTTP
+ * port ({@link applyFaultRequest}): `POST /geyser/faults` with a JSON object of one or more of
+ * - `{"dropAfter": n}`: end the stream that sends the n-th next data message (UNAVAILABLE `simulated drop`);
+ * - `{"skip": n}` or `{"skip": {"kind": "block", "nth": n, "slot": s}}`: leave out the n-th next data
+ *   message (of that kind: `slot`, `block`, `blockMeta`, `transaction`; of that slot; nth default 1);
+ *   with the daemon's `blocks` subscription only a lost `block` message loses data (a `gap`);
+ * - `{"stall": {"after": n, "ms": m}}`: after the n-th next data message that subscription sends
+ *   nothing, pings included, for m ms (absent: until the client goes away);
+ * - `{"replayUnavailable": true}`: refuse the next subscription's fromSlot as outside the window;
+ * - `{"replayStartsLater": k}`: start the next replay k slots after the fromSlot asked for;
+ * - `{"clear": true}`: drop every pending fault first.
+ * "Next" counts over every subscription from the request on. The answer (and `GET /geyser/faults`)
+ * is `{pending, stats}`: the switches not consumed yet, as {@link GeyserFaults} fields (`dropIn`,
+ * `stallIn`: the relative counts; a skip by what it waits for), and {@link GeyserServerStats}
+ * (`stats.faults` lists those that fired). An invalid body is HTTP 400 `{error}` and changes nothing.
  */
 import grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
@@ -117,6 +133,10 @@ export interface GeyserFaults {
   replayUnavailable?: boolean;
   /** Start the next replay this many slots after the fromSlot asked for. */
   replayStartsLater?: number;
+  /** As dropAfter, counted from when it is set over every subscription: the stream that sends the N-th next message ends. */
+  dropIn?: number;
+  /** As stallAfter, counted from when it is set over every subscription (for stallMs). */
+  stallIn?: number;
 }
 
 /** Server options. */
@@ -471,6 +491,15 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
       await write(u);
       sent++;
       stats.messages++;
+      // The relative forms become this subscription's absolute ones once their count is reached.
+      if (faults.dropIn !== undefined && --faults.dropIn <= 0) {
+        delete faults.dropIn;
+        faults.dropAfter = 0;
+      }
+      if (faults.stallIn !== undefined && --faults.stallIn <= 0) {
+        delete faults.stallIn;
+        faults.stallAfter = 0;
+      }
       if (faults.dropAfter !== undefined && sent >= faults.dropAfter) {
         delete faults.dropAfter;
         stats.faults.push('drop');
@@ -616,4 +645,77 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
       });
     },
   };
+}
+
+/** What a `skip` fault of {@link applyFaultRequest} waits for (kept for the `pending` answer). */
+const skipWhat = new WeakMap<NonNullable<GeyserFaults['skip']>, string>();
+
+/** The kind of a data message (`slot`, `block`, `blockMeta`, `transaction`, …). */
+function kindOf(u: SubscribeUpdate): string {
+  for (const k of ['slot', 'block', 'blockMeta', 'transaction', 'account', 'entry', 'transactionStatus'] as const) if (u[k]) return k;
+  return 'other';
+}
+/** The slot a data message is about, when it names one. */
+function slotOfUpdate(u: SubscribeUpdate): number | undefined {
+  const s = u.slot?.slot ?? u.block?.slot ?? u.blockMeta?.slot ?? u.transaction?.slot;
+  return s === undefined ? undefined : Number(s);
+}
+
+/** The pending switches of `faults` as JSON (a skip predicate by what it waits for). */
+export function describeFaults(faults: GeyserFaults): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(faults)) {
+    if (v === undefined) continue;
+    out[k] = typeof v === 'function' ? (skipWhat.get(v as NonNullable<GeyserFaults['skip']>) ?? 'a predicate') : v;
+  }
+  return out;
+}
+
+/**
+ * Applies a `POST /geyser/faults` body (module comment) to `server.faults`; returns the answer
+ * `{pending, stats}`. Throws a RangeError naming the field for an invalid body (nothing is changed).
+ */
+export function applyFaultRequest(server: Pick<GeyserServer, 'faults' | 'stats'>, body: unknown): { pending: Record<string, unknown>; stats: GeyserServerStats } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new RangeError('the body must be a JSON object of faults: dropAfter, skip, stall, replayUnavailable, replayStartsLater, clear');
+  const b = body as Record<string, unknown>;
+  const known = new Set(['dropAfter', 'skip', 'stall', 'replayUnavailable', 'replayStartsLater', 'clear']);
+  for (const k of Object.keys(b)) if (!known.has(k)) throw new RangeError(`unknown fault ${JSON.stringify(k)} (known: ${[...known].join(', ')})`);
+  const count = (field: string, v: unknown, min = 1) => {
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw new RangeError(`${field} must be an integer ≥ ${min}, got ${JSON.stringify(v)}`);
+    return v;
+  };
+  const set: GeyserFaults = {};
+  if (b.dropAfter !== undefined) set.dropIn = count('dropAfter', b.dropAfter);
+  if (b.skip !== undefined) {
+    const s = typeof b.skip === 'number' ? { nth: b.skip } : (b.skip as Record<string, unknown>);
+    if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new RangeError('skip must be a count or {kind?, nth?, slot?}');
+    for (const k of Object.keys(s)) if (!['kind', 'nth', 'slot'].includes(k)) throw new RangeError(`skip.${k}: unknown field (kind, nth, slot)`);
+    const kinds = ['slot', 'block', 'blockMeta', 'transaction'];
+    if (s.kind !== undefined && !kinds.includes(s.kind as string)) throw new RangeError(`skip.kind must be one of ${kinds.join(', ')}, got ${JSON.stringify(s.kind)}`);
+    const nth = s.nth === undefined ? 1 : count('skip.nth', s.nth);
+    const slot = s.slot === undefined ? undefined : count('skip.slot', s.slot, 0);
+    const kind = s.kind as string | undefined;
+    let seen = 0;
+    const pred = (u: SubscribeUpdate) => (kind === undefined || kindOf(u) === kind) && (slot === undefined || slotOfUpdate(u) === slot) && ++seen === nth;
+    const ordinal = nth === 1 ? '' : `${nth}${[11, 12, 13].includes(nth % 100) ? 'th' : (['th', 'st', 'nd', 'rd'][nth % 10] ?? 'th')} `;
+    skipWhat.set(pred, `the ${ordinal}next ${kind ?? 'data'} message${slot === undefined ? '' : ` of slot ${slot}`}`);
+    set.skip = pred;
+  }
+  if (b.stall !== undefined) {
+    const s = b.stall as Record<string, unknown>;
+    if (typeof s !== 'object' || s === null || Array.isArray(s)) throw new RangeError('stall must be {after, ms?}');
+    for (const k of Object.keys(s)) if (k !== 'after' && k !== 'ms') throw new RangeError(`stall.${k}: unknown field (after, ms)`);
+    set.stallIn = count('stall.after', s.after);
+    if (s.ms !== undefined) set.stallMs = count('stall.ms', s.ms);
+  }
+  if (b.replayUnavailable !== undefined) {
+    if (typeof b.replayUnavailable !== 'boolean') throw new RangeError(`replayUnavailable must be true or false, got ${JSON.stringify(b.replayUnavailable)}`);
+    if (b.replayUnavailable) set.replayUnavailable = true;
+  }
+  if (b.replayStartsLater !== undefined) set.replayStartsLater = count('replayStartsLater', b.replayStartsLater);
+  if (b.clear !== undefined && typeof b.clear !== 'boolean') throw new RangeError(`clear must be true or false, got ${JSON.stringify(b.clear)}`);
+  const f = server.faults;
+  if (b.clear) for (const k of Object.keys(f) as (keyof GeyserFaults)[]) delete f[k];
+  Object.assign(f, set);
+  return { pending: describeFaults(f), stats: server.stats() };
 }

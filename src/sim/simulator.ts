@@ -17,15 +17,24 @@
  * JSON-RPC batches (an array of requests in one POST); an optional token-bucket rate limit (`rps`:
  * HTTP 429 with Retry-After); request counters in process (`rpcStats()`) and at `GET /stats`.
  * For a gRPC (Yellowstone) server beside it: `blockJson(slot)`, `tipSlot()`, `onSlot(listener)`.
+ *
+ * Control over HTTP (for tests and benches driving the binary), on the same port:
+ * - `POST /pause`: the chain stops growing at its tip (getSlot, getBlock, getSignaturesForAddress and
+ *   the gRPC server all stand still there), so two indexers can be compared at the same slot;
+ *   `POST /resume`: it grows again from that slot at the same rate (the slots paused are not made up:
+ *   the clock is moved back by the pause). Both answer `{paused, slot}`; `GET /stats` shows `paused`.
+ * - routes added by the process embedding the simulator ({@link Simulator.route}): `refract simulate
+ *   --grpc-port` adds `POST /geyser/faults` and `GET /geyser/faults` (fault injection into its gRPC
+ *   server: src/sim/geyser.ts `applyFaultRequest`).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import * as base58 from '../solana/base58.ts';
 import type { Logger } from 'pino';
 import { type TreeEntry, defaultTreeEntries } from '../config/trees.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
 import { type QueueKind, encodeTreeAccount } from '../light/treeAccounts.ts';
 import { DEFAULT_SIM_V2_WEIGHT, type GeneratorOptions } from './generator.ts';
-import { type Chain, type ChainBlock, type ChainStats, RpcError, posOf } from './chain.ts';
+import { type Chain, type ChainBlock, type ChainStats, RpcError, notAvailable, posOf } from './chain.ts';
 import { windowChain } from './windowChain.ts';
 import {
   DEFAULT_HISTORY_SLOTS,
@@ -183,6 +192,19 @@ export interface Simulator {
   onSlot(listener: (slot: number) => void): () => void;
   /** Signatures the fault switch left out of the program's listing (`hideFromProgramListing`), ascending. */
   hiddenSignatures(): string[];
+  /** Stops the chain at its tip (`POST /pause`); returns the tip. Idempotent. */
+  pause(): number;
+  /** Lets the chain grow again from its tip at the same rate (`POST /resume`); returns the tip. Idempotent. */
+  resume(): number;
+  /** True while paused. */
+  paused(): boolean;
+  /**
+   * Serves `handler` at `method path` on the simulator's HTTP port (before JSON-RPC: a POST to that
+   * path is not a JSON-RPC request). The handler gets the parsed JSON body (undefined when empty) and
+   * returns the JSON answer (HTTP 200); a RangeError it throws answers HTTP 400 `{error}`, any other
+   * error HTTP 500 `{error}`.
+   */
+  route(method: 'GET' | 'POST', path: string, handler: (body: unknown) => unknown): void;
   /**
    * The Light transactions held, ascending (slot, index): sparse profile every one up to the tip; default
    * profile every transaction of the kept blocks.
@@ -297,9 +319,22 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     });
   }
 
+  // Pause (`POST /pause`): the tip stands at `frozen`; on resume the chain's clock is read `offset` slots back.
+  let frozen: number | null = null;
+  let offset = 0;
+  /** The newest produced slot (the chain's, unless paused or moved back by a pause). */
+  const tip = (): number => {
+    if (frozen !== null) return frozen;
+    const t = chain.tip();
+    if (offset === 0) return t;
+    let s = t - offset;
+    while (s > 0 && !chain.produced(s)) s--;
+    return Math.max(0, s);
+  };
+
   /** The newest finalized slot: a produced slot at least FINALIZATION_LAG below the tip. */
-  const finalizedSlot = (tip = chain.tip()) => {
-    let t = Math.max(0, tip - FINALIZATION_LAG);
+  const finalizedSlot = (tip_ = tip()) => {
+    let t = Math.max(0, tip_ - FINALIZATION_LAG);
     while (t > 0 && !chain.produced(t)) t--;
     return t;
   };
@@ -339,10 +374,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     const limit = cfg.limit ?? MAX_SIGNATURES_LIMIT;
     if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_LIMIT) throw new RpcError(-32602, `Invalid limit; max ${MAX_SIGNATURES_LIMIT}`);
     const commitment = commitmentOf(cfg, true);
-    const tip = chain.tip();
-    checkMinContext(cfg, tip);
-    const finalized = finalizedSlot(tip);
-    const newest = commitment === 'finalized' ? finalized : tip;
+    const tipNow = tip();
+    checkMinContext(cfg, tipNow);
+    const finalized = finalizedSlot(tipNow);
+    const newest = commitment === 'finalized' ? finalized : tipNow;
     const cursor = (field: 'before' | 'until') => {
       const v = cfg[field];
       if (v === undefined || v === null) return undefined;
@@ -367,9 +402,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       case 'getSlot':
       case 'getBlockHeight': {
         const cfg = configAt(method, params, 0);
-        const tip = chain.tip();
-        checkMinContext(cfg, tip);
-        const slot = commitmentOf(cfg, false) === 'finalized' ? finalizedSlot(tip) : tip;
+        const tipNow = tip();
+        checkMinContext(cfg, tipNow);
+        const slot = commitmentOf(cfg, false) === 'finalized' ? finalizedSlot(tipNow) : tipNow;
         return method === 'getSlot' ? slot : chain.blockHeight(slot);
       }
       case 'getFirstAvailableBlock':
@@ -390,6 +425,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         }
         const rewards = cfg.rewards !== false;
         if (commitmentOf(cfg, true) === 'finalized' && s > finalizedSlot()) throw new RpcError(-32004, `Block not available for slot ${s}`);
+        if (s > tip()) throw notAvailable(s); // past a paused (or moved back) tip
         const b = chain.block(s);
         return b instanceof Promise ? b.then((x) => new RawJson(renderBlock(x, details, rewards))) : new RawJson(renderBlock(b, details, rewards));
       }
@@ -400,7 +436,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         const cfg = configAt(method, params, 1);
         const commitment = commitmentOf(cfg, true);
         const t = chain.transaction(bytes, sig as string);
-        if (!t) return null; // unknown, or pruned with its block
+        if (!t || t.slot > tip()) return null; // unknown, pruned with its block, or past a paused tip
         if (commitment === 'finalized' && t.slot > finalizedSlot()) return null;
         return new RawJson(`{"slot":${t.slot},"blockTime":${JSON.stringify(t.blockTime)},${t.entry.slice(1, -1)}${withIndex ? `,"transactionIndex":${t.index}` : ''}}`);
       }
@@ -408,14 +444,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         return getSignaturesForAddress(params);
       case 'getProgramAccounts': {
         const cfg = accountConfig(method, params[1]);
-        checkMinContext(configAt(method, params, 1), chain.tip());
+        checkMinContext(configAt(method, params, 1), tip());
         if (typeof params[0] !== 'string') throw new RpcError(-32602, `Invalid params: program id (params[0]) must be a base58 string, got ${JSON.stringify(params[0])}`);
         if (params[0] !== ACCOUNT_COMPRESSION_PROGRAM_ID) return [];
         return [...treeAccounts].map(([pubkey, data]) => ({ pubkey, account: accountJson(data, cfg) }));
       }
       case 'getAccountInfo': {
         const cfg = accountConfig(method, params[1]);
-        const slot = chain.tip();
+        const slot = tip();
         checkMinContext(configAt(method, params, 1), slot);
         const pk = params[0];
         let bytes = 0;
@@ -486,12 +522,51 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     return { status: 200, headers: json, text: `[${texts.join(',')}]` };
   };
 
+  // Control routes (module comment): `METHOD path` → handler of the parsed JSON body.
+  const routes = new Map<string, (body: unknown) => unknown>();
+  const pause = () => {
+    frozen ??= tip();
+    return frozen;
+  };
+  const resume = () => {
+    if (frozen !== null) {
+      // The chain's clock is ahead of the frozen tip by the pause: read it that much back from now on.
+      const at = frozen;
+      frozen = null;
+      offset = 0;
+      offset = Math.max(0, tip() - at);
+    }
+    return tip();
+  };
+  routes.set('POST /pause', () => ({ paused: true, slot: pause() }));
+  routes.set('POST /resume', () => ({ paused: false, slot: resume() }));
+  const serveRoute = (handler: (body: unknown) => unknown, text: string, res: ServerResponse) => {
+    const send = (status: number, v: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(v));
+    };
+    Promise.resolve()
+      .then(() => handler(text.trim() === '' ? undefined : JSON.parse(text)))
+      .then(
+        (v) => send(200, v ?? null),
+        (err: Error) => send(err instanceof RangeError || err instanceof SyntaxError ? 400 : 500, { error: err?.message ?? String(err) }),
+      );
+  };
+
   const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const route = routes.get(`${req.method} ${path}`);
+    if (route) {
+      let text = '';
+      req.setEncoding('utf8');
+      req.on('data', (d: string) => (text += d));
+      req.on('end', () => serveRoute(route, text, res));
+      return;
+    }
     if (req.method === 'GET') {
-      const path = (req.url ?? '/').split('?')[0];
       if (path === '/stats') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ profile, slot: chain.tip(), ...counters, chain: chain.stats() }));
+        res.end(JSON.stringify({ profile, slot: tip(), paused: frozen !== null, ...counters, chain: chain.stats() }));
       } else if (path === '/health') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('ok');
@@ -528,7 +603,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   if (profile === 'sparse') {
     const st = chain.stats();
     opts.log?.info(
-      { url, profile, slotMs, tip: chain.tip(), lightTransactions: st.lightTransactions, lightSlots: st.keptBlocks, historyMs: st.historyMs, heapMb: Math.round(process.memoryUsage().heapUsed / 1e6), rps: rps || undefined },
+      { url, profile, slotMs, tip: tip(), lightTransactions: st.lightTransactions, lightSlots: st.keptBlocks, historyMs: st.historyMs, heapMb: Math.round(process.memoryUsage().heapUsed / 1e6), rps: rps || undefined },
       'Solana RPC simulator listening',
     );
   } else {
@@ -540,8 +615,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   let announced = -1;
   let ticker: ReturnType<typeof setInterval> | null = null;
   const tick = () => {
-    const tip = chain.tip();
-    for (let s = announced + 1; s <= tip && listeners.size; s++) {
+    const tipNow = tip();
+    for (let s = announced + 1; s <= tipNow && listeners.size; s++) {
       announced = s;
       if (!chain.produced(s)) continue;
       for (const l of [...listeners]) {
@@ -559,14 +634,15 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     server,
     url,
     profile,
-    slot: () => chain.tip(),
-    tipSlot: () => chain.tip(),
+    slot: () => tip(),
+    tipSlot: () => tip(),
     stats: () => chain.stats(),
     rpcStats: () => ({ ...counters, requests: { ...counters.requests } }),
     resetRpcStats: () => {
       counters = { requests: {}, totalRequests: 0, batches: 0, rateLimited: 0 };
     },
     async blockJson(slot) {
+      if (slot > tip()) throw notAvailable(slot);
       try {
         return JSON.parse(renderBlock(await chain.block(slot), 'full', true)) as Record<string, unknown>;
       } catch (err) {
@@ -576,8 +652,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     },
     onSlot(listener) {
       if (listeners.size === 0) {
-        announced = chain.tip();
-        ticker = setInterval(tick, Math.max(1, Math.min(100, Math.floor(slotMs / 4))));
+        announced = tip();
+        // Every few ms, so a gRPC server hears of a slot within that of the clock making it (its latency is measured from there).
+        ticker = setInterval(tick, Math.max(1, Math.min(5, Math.floor(slotMs / 4))));
         ticker.unref?.();
       }
       listeners.add(listener);
@@ -590,6 +667,12 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       };
     },
     hiddenSignatures: () => chain.hidden(),
+    pause,
+    resume,
+    paused: () => frozen !== null,
+    route(method, path, handler) {
+      routes.set(`${method} ${path}`, handler);
+    },
     lightTransactions: () => chain.lightTransactions(),
     close: () => {
       if (ticker) clearInterval(ticker);

@@ -27,6 +27,8 @@ export interface RequestGovernorOptions {
   rps?: number;
   /** Requests in flight at most (default 8). */
   concurrency?: number;
+  /** The provider bills each call of a JSON-RPC batch: `rps` counts calls, not HTTP requests (default false). */
+  billPerCall?: boolean;
   /** Told about each rate-limited answer (the pause in ms, and the rate now in requests/s or null when uncapped). */
   onRateLimited?: (pauseMs: number, rps: number | null) => void;
 }
@@ -61,34 +63,33 @@ export class RequestGovernor {
 
   /**
    * Runs `fn` when the budget allows, again after each rate-limited answer (until `signal` aborts),
-   * and resolves its result. `label` counts the request (e.g. the JSON-RPC method).
-   * @throws whatever `fn` throws other than SolanaRateLimitedError; an AbortError-like Error once `signal` aborts.
+   * and resolves its result. `label` counts the request (e.g. the JSON-RPC method). `calls`: how many
+   * JSON-RPC calls the request carries (a batch's size); with `billPerCall` the rate counts each of
+   * them, else the request once. A rate-limited request is tried again in its own place in the queue
+   * (it keeps its slot: older work is not pushed behind newer).
+   * @throws whatever `fn` throws other than SolanaRateLimitedError; an Error('stopped') once `signal` aborts.
    */
-  async run<T>(label: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    for (;;) {
-      if (signal?.aborted) throw new Error('stopped');
-      const r = await this.queue.add(async () => {
-        await this.waitTurn(signal);
+  async run<T>(label: string, fn: () => Promise<T>, signal?: AbortSignal, calls = 1): Promise<T> {
+    if (signal?.aborted) throw new Error('stopped');
+    return this.queue.add(async () => {
+      for (;;) {
+        await this.waitTurn(signal, this.opts.billPerCall ? calls : 1);
         if (signal?.aborted) throw new Error('stopped');
         this.stats.requests[label] = (this.stats.requests[label] ?? 0) + 1;
         try {
           const v = await fn();
           this.onOk();
-          return { v };
+          return v;
         } catch (err) {
-          if (err instanceof SolanaRateLimitedError) {
-            this.onLimited(err.retryAfterMs);
-            return null;
-          }
-          throw err;
+          if (!(err instanceof SolanaRateLimitedError)) throw err;
+          this.onLimited(err.retryAfterMs);
         }
-      });
-      if (r) return r.v as T;
-    }
+      }
+    }) as Promise<T>;
   }
 
-  /** Waits out a rate-limit pause and the rate cap's spacing. */
-  private async waitTurn(signal?: AbortSignal): Promise<void> {
+  /** Waits out a rate-limit pause and the rate cap's spacing (`weight` requests' worth). */
+  private async waitTurn(signal: AbortSignal | undefined, weight: number): Promise<void> {
     for (;;) {
       const now = Date.now();
       const at = Math.max(this.pausedUntil, this.rps ? this.nextStart : 0);
@@ -96,7 +97,7 @@ export class RequestGovernor {
       await sleep(at - now, signal);
       if (signal?.aborted) return;
     }
-    if (this.rps) this.nextStart = Math.max(Date.now(), this.nextStart) + 1000 / this.rps;
+    if (this.rps) this.nextStart = Math.max(Date.now(), this.nextStart) + (1000 * weight) / this.rps;
   }
 
   private onOk(): void {

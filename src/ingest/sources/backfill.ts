@@ -317,7 +317,7 @@ export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, si
 async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'signal' | 'log'>): Promise<(unknown | null)[]> {
   if (batchSupport.ok && sigs.length > 1) {
     try {
-      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
+      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal, sigs.length), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
       return answers.map((a) => (a.ok ? a.result : null));
     } catch (err) {
       if (!(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message))) throw err;
