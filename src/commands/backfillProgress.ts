@@ -6,17 +6,9 @@
 import cliProgress from 'cli-progress';
 import type { BackfillProgress } from '../ingest/sources/backfill.ts';
 
-/** The /health `backfill` object: phase, counts, ETA (seconds, null when unknown), slots. */
-export interface BackfillHealth {
-  phase: BackfillProgress['phase'];
-  targetSlot: number;
-  afterSlot: number;
-  listedDownTo: number;
-  listed: number;
-  failed: number;
-  indexed: number;
+/** The /health `backfill` object: the progress (ETA in whole seconds), what is left, the start as ISO time, the requests sent. */
+export interface BackfillHealth extends Omit<BackfillProgress, 'startedAt'> {
   remaining: number;
-  etaSeconds: number | null;
   startedAt: string;
   requests: Record<string, number>;
   rateLimited: number;
@@ -33,13 +25,7 @@ export class BackfillView {
   /** Takes one backfill event (IngestEvent `backfill`). */
   update(p: BackfillProgress, requests: Record<string, number>, rateLimited: number): void {
     this.last = {
-      phase: p.phase,
-      targetSlot: p.targetSlot,
-      afterSlot: p.afterSlot,
-      listedDownTo: p.listedDownTo,
-      listed: p.listed,
-      failed: p.failed,
-      indexed: p.indexed,
+      ...p,
       remaining: Math.max(0, p.listed - p.indexed),
       etaSeconds: p.etaSeconds === null ? null : Math.round(p.etaSeconds),
       startedAt: new Date(p.startedAt).toISOString(),

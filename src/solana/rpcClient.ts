@@ -327,19 +327,19 @@ export class SolanaRpc {
   }
 
   /** getBlock with `transactionDetails: 'signatures'` (the block's transaction order), or null for a skipped slot. */
-  async getBlockSignatures(slot: number, signal?: AbortSignal): Promise<BlockSignatures | null> {
-    try {
-      return await this.call<BlockSignatures>('getBlock', [slot, { encoding: 'base64', transactionDetails: 'signatures', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }], signal);
-    } catch (err) {
-      if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
-      throw err;
-    }
+  getBlockSignatures(slot: number, signal?: AbortSignal): Promise<BlockSignatures | null> {
+    return this.getBlockDetails<BlockSignatures>(slot, 'signatures', signal);
   }
 
   /** getBlock with `transactionDetails: 'none'`: the header only, or null for a skipped slot. */
-  async getBlockHeader(slot: number, signal?: AbortSignal): Promise<Omit<BlockSignatures, 'signatures'> | null> {
+  getBlockHeader(slot: number, signal?: AbortSignal): Promise<Omit<BlockSignatures, 'signatures'> | null> {
+    return this.getBlockDetails<Omit<BlockSignatures, 'signatures'>>(slot, 'none', signal);
+  }
+
+  /** getBlock (confirmed, maxSupportedTransactionVersion 1, no rewards) with `transactionDetails`; null for a skipped slot. */
+  private async getBlockDetails<T>(slot: number, transactionDetails: 'signatures' | 'none', signal?: AbortSignal): Promise<T | null> {
     try {
-      return await this.call<Omit<BlockSignatures, 'signatures'>>('getBlock', [slot, { encoding: 'base64', transactionDetails: 'none', rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }], signal);
+      return await this.call<T>('getBlock', [slot, { encoding: 'base64', transactionDetails, rewards: false, commitment: 'confirmed', maxSupportedTransactionVersion: 1 }], signal);
     } catch (err) {
       if (err instanceof SolanaRpcError && SKIPPED_SLOT_CODES.has(err.code)) return null;
       throw err;
