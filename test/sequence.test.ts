@@ -78,3 +78,31 @@ describe('tree sequence check on the shared fixtures', () => {
     await store.close();
   });
 });
+
+describe('a transaction found late (healed) after one that spent its output', () => {
+  it('the spend recorded before the account arrived is applied when it does: the store equals chain order', async () => {
+    const { updates, records } = prepared('lamport_transfers');
+    const spender = updates.findIndex((u, k) => u.inputs.some((h) => updates.slice(0, k).some((p) => p.outputs.some((o) => Buffer.from(o.account.hash).equals(Buffer.from(h))))));
+    expect(spender).toBeGreaterThan(0);
+    const creator = updates.findIndex((p) => p.outputs.some((o) => updates[spender]!.inputs.some((h) => Buffer.from(o.account.hash).equals(Buffer.from(h)))));
+    const commit = async (order: number[]) => {
+      const store = new Store({ path: tempDir() });
+      const indexer = new Indexer(store, loadTreeRegistry());
+      for (const k of order) indexer.commitBatch({ records, updates: [updates[k]!], rejected: [], unknownTrees: new Map(), outputs: 0, lastSlot: null });
+      const hashes = updates.flatMap((u) => u.outputs.map((o) => o.account));
+      const view = store.read((r) => ({
+        spent: hashes.map((a) => r.account(a.hash)?.spent),
+        balances: hashes.map((a) => String(r.balance(a.owner))),
+        signatures: hashes.map((a) => r.signaturesForAccount(a.hash).map((s) => s.signature).sort()),
+        orphans: hashes.map((a) => r.orphanSpend(a.hash) ?? null),
+      }));
+      await store.close();
+      return view;
+    };
+    const inOrder = await commit(updates.map((_, k) => k));
+    const late = await commit([...updates.keys()].filter((k) => k !== creator).concat(creator));
+    expect(inOrder.spent).toContain(true);
+    expect(late).toEqual(inOrder);
+    expect(late.orphans.every((o) => o === null)).toBe(true);
+  });
+});

@@ -66,14 +66,27 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
   // file name, not execution order).
   for (const u of updates) {
     for (const { account, token } of u.outputs) {
-      if (w.insertAccount(account, token ? { owner: token.owner, mint: token.mint, delegate: token.delegate, amount: token.amount } : null)) stats.outputsInserted++;
+      if (!w.insertAccount(account, token ? { owner: token.owner, mint: token.mint, delegate: token.delegate, amount: token.amount } : null)) continue;
+      stats.outputsInserted++;
+      // Spent before it arrived (its transaction was found late, by healing a sequence gap): spend it now, as in chain order.
+      const orphan = w.orphanSpend(account.hash);
+      if (orphan) {
+        w.deleteOrphanSpend(account.hash);
+        const t = token ? { owner: token.owner, mint: token.mint, delegate: token.delegate, amount: token.amount } : null;
+        if (w.spendAccount(account.hash, () => t)) stats.accountsSpent++;
+        w.linkAccountTransaction(account, token?.owner ?? null, orphan.signature, orphan.slot);
+      }
     }
   }
   for (const u of updates) {
     const linked: { account: AccountRecord; tokenOwner: Uint8Array | null }[] = [];
     for (const hash of u.inputs) {
       const existing = w.account(hash);
-      if (!existing) continue;
+      if (!existing) {
+        // Created before the indexed range, or by a transaction not indexed yet: applied if it arrives.
+        w.putOrphanSpend(hash, u.slot, u.signature);
+        continue;
+      }
       const token = tokenOf(existing);
       linked.push({ account: existing, tokenOwner: token?.owner ?? null });
       if (w.spendAccount(hash, () => token)) stats.accountsSpent++;

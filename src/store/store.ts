@@ -76,6 +76,7 @@ const DB_NAMES = [
   'pendingBatchEvents', // tree ‖ sequenceNumber u64BE → PendingBatchEventRecord (held back by a sequence gap)
   'seqPositions', // tree ‖ stream u8 (SEQ_STREAMS index) → next u64BE ‖ slot u64BE (state/sequence.ts)
   'backfillSigs', // slot u64BE ‖ signature(64) → listing rank u32BE (signatures listed by the backfill, not yet indexed)
+  'orphanSpends', // account hash → slot u64BE ‖ signature(64): a spend of an account the store did not have (yet)
 ] as const;
 type DbName = (typeof DB_NAMES)[number];
 
@@ -260,6 +261,15 @@ export class ReadView {
       out.push({ slot: Number(key.readBigUInt64BE(0)), signature: base58.encode(key.subarray(8, 72)), rank: value.readUInt32BE(0) });
     }
     return out;
+  }
+
+  /**
+   * A spend of `hash` that was indexed before the account itself (a transaction found late by the
+   * sequence check's healing), or undefined: the spending transaction's slot and signature.
+   */
+  orphanSpend(hash: Bytes32): { slot: number; signature: string } | undefined {
+    const v = this.get('orphanSpends', hash);
+    return v ? { slot: Number(v.readBigUInt64BE(0)), signature: base58.encode(v.subarray(8, 72)) } : undefined;
   }
 
   /** Number of listed, not yet indexed backfill signatures (counts the keys: O(n)). */
@@ -619,6 +629,16 @@ export class WriteView extends ReadView {
   /** Adds a listed backfill signature (see ReadView.backfillSignatures). */
   putBackfillSignature(slot: number, signature: string, rank: number): void {
     this.put('backfillSigs', cat(u64be(slot), signatureBytes(signature)), u32be(rank));
+  }
+
+  /** Records a spend of an account the store does not have (see ReadView.orphanSpend). */
+  putOrphanSpend(hash: Bytes32, slot: number, signature: string): void {
+    this.put('orphanSpends', hash, cat(u64be(slot), signatureBytes(signature)));
+  }
+
+  /** Forgets an orphan spend (its account arrived and was spent). */
+  deleteOrphanSpend(hash: Bytes32): void {
+    this.del('orphanSpends', hash);
   }
 
   /** Removes every listed backfill signature at or below `slot` (their chunk is committed); returns how many. */
