@@ -131,7 +131,7 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
     const dbA = tempDir('refract-bf-kill-');
     const c = await daemon(sim.port, tempDir('refract-bf-ref-'), ['--backfill-threshold-slots', '100']);
     let kills = 0;
-    let phases = new Set<string>();
+    const phases = new Set<string>();
     for (; kills < 10; kills++) {
       const a = await daemon(sim.port, dbA, slow);
       await sleep(300 + Math.random() * 2500);
@@ -146,7 +146,7 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
     expect(dc.signatures.length).toBeGreaterThan(1000);
     expect(digestDifferences(da, dc)).toEqual([]);
     expect(kills).toBe(10);
-    expect(phases.size).toBeGreaterThan(0);
+    expect(phases.has('fetching')).toBe(true); // killed while fetching (and, early on, while listing or planning)
     await Promise.all([stop(a.child), stop(c.child), stop(sim.child)]);
   }, 600_000);
 
