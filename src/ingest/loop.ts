@@ -104,7 +104,8 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
   const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null, arrival: null, nullifiedLookedAt: new Set() };
-  if (opts.backfill && opts.backfill.thresholdSlots > 0) {
+  // A stored backfill resumes whatever the threshold is now (planBackfill); a new one needs a threshold > 0.
+  if (opts.backfill) {
     const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));
     if (opts.signal.aborted) return;
     if (state) {
@@ -216,7 +217,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
     const indexedAtStart = state.indexed;
     opts.log.info({ listed: state.listed, failed: state.failed, remaining }, 'backfill listing done: fetching the Light transactions');
     for await (const chunk of fetchChunks(indexer.store, rpc, gov, state, bopts)) {
-      if (chunk.handOver) await tailCheck(ctx, chunk.handOver.slot);
+      if (chunk.handOver && opts.sequenceCheck !== false) await tailCheck(ctx, chunk.handOver.slot);
       if (opts.signal.aborted) return;
       const started = performance.now();
       const batch = prepareBatch(chunk.blocks, indexer.registry);

@@ -102,10 +102,12 @@ export class RequestGovernor {
 
   private onOk(): void {
     this.limitedStreak = 0;
-    if (this.rps === null || this.maxRps === null || this.rps >= this.maxRps) return;
+    if (this.rps === null || (this.maxRps !== null && this.rps >= this.maxRps)) return;
     if (++this.okStreak >= 100) {
       this.okStreak = 0;
-      this.rps = Math.min(this.maxRps, this.rps * 1.05);
+      // Uncapped (rps 0) and slowed by a 429: back to no cap once 10× the concurrency's guess runs clean.
+      const raised = this.rps * 1.05;
+      this.rps = this.maxRps !== null ? Math.min(this.maxRps, raised) : raised > 40 * this.queue.concurrency ? null : raised;
       this.stats.rps = this.rps;
     }
   }
