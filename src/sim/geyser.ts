@@ -36,7 +36,9 @@
  * - `{"replayUnavailable": true}`: refuse the next subscription's fromSlot as outside the window;
  * - `{"replayStartsLater": k}`: start the next replay k slots after the fromSlot asked for;
  * - `{"clear": true}`: drop every pending fault first.
- * "Next" counts over every subscription from the request on. The answer (and `GET /geyser/faults`)
+ * "Next" counts the messages of the newest open subscription (the client's current one: a client
+ * may give a stream up without cancelling it, and the server streams on to it until it notices) from
+ * the request on. The answer (and `GET /geyser/faults`)
  * is `{pending, stats}`: the switches not consumed yet, as {@link GeyserFaults} fields (`dropIn`,
  * `stallIn`: the relative counts; a skip by what it waits for), and {@link GeyserServerStats}
  * (`stats.faults` lists those that fired). An invalid body is HTTP 400 `{error}` and changes nothing.
@@ -137,6 +139,12 @@ export interface GeyserFaults {
   dropIn?: number;
   /** As stallAfter, counted from when it is set over every subscription (for stallMs). */
   stallIn?: number;
+  /**
+   * Not a fault: while set, skip, dropIn and stallIn look only at the newest open subscription (the
+   * client's current one), not at older ones it gave up without cancelling (still streaming until the
+   * server notices). {@link applyFaultRequest} sets it.
+   */
+  newestOnly?: boolean;
 }
 
 /** Server options. */
@@ -417,9 +425,18 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
 
   const tokenOk = (md: grpc.Metadata) => !opts.xToken || md.get('x-token')[0]?.toString() === opts.xToken;
   const sessions = new Set<() => void>();
+  /** Ids (their order of subscription) of the open subscriptions. */
+  const openIds = new Set<number>();
 
   const subscribe = (call: grpc.ServerDuplexStream<SubscribeRequest, SubscribeUpdate>) => {
     stats.subscriptions++;
+    const id = stats.subscriptions;
+    openIds.add(id);
+    const newest = () => {
+      let n = 0;
+      for (const x of openIds) if (x > n) n = x;
+      return n === id;
+    };
     stats.open++;
     call.sendMetadata(new grpc.Metadata()); // as tonic does at once: the client's subscribe() waits for the headers
     let ended = false;
@@ -440,6 +457,7 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
       clearInterval(pinger);
       for (const d of [...sessionsDrain]) d();
       sessions.delete(shutdown);
+      openIds.delete(id);
       waiters.delete(poke);
       poke();
     };
@@ -483,7 +501,8 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
     }, pingIntervalMs);
     /** Sends a data message, applying the faults. */
     const send = async (u: SubscribeUpdate) => {
-      if (faults.skip?.(u)) {
+      const counted = !faults.newestOnly || newest();
+      if (counted && faults.skip?.(u)) {
         delete faults.skip;
         stats.faults.push('skip');
         return;
@@ -492,11 +511,11 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
       sent++;
       stats.messages++;
       // The relative forms become this subscription's absolute ones once their count is reached.
-      if (faults.dropIn !== undefined && --faults.dropIn <= 0) {
+      if (counted && faults.dropIn !== undefined && --faults.dropIn <= 0) {
         delete faults.dropIn;
         faults.dropAfter = 0;
       }
-      if (faults.stallIn !== undefined && --faults.stallIn <= 0) {
+      if (counted && faults.stallIn !== undefined && --faults.stallIn <= 0) {
         delete faults.stallIn;
         faults.stallAfter = 0;
       }
@@ -665,7 +684,7 @@ function slotOfUpdate(u: SubscribeUpdate): number | undefined {
 export function describeFaults(faults: GeyserFaults): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(faults)) {
-    if (v === undefined) continue;
+    if (v === undefined || k === 'newestOnly') continue;
     out[k] = typeof v === 'function' ? (skipWhat.get(v as NonNullable<GeyserFaults['skip']>) ?? 'a predicate') : v;
   }
   return out;
@@ -716,6 +735,7 @@ export function applyFaultRequest(server: Pick<GeyserServer, 'faults' | 'stats'>
   if (b.clear !== undefined && typeof b.clear !== 'boolean') throw new RangeError(`clear must be true or false, got ${JSON.stringify(b.clear)}`);
   const f = server.faults;
   if (b.clear) for (const k of Object.keys(f) as (keyof GeyserFaults)[]) delete f[k];
+  if (set.dropIn !== undefined || set.stallIn !== undefined || set.skip) set.newestOnly = true;
   Object.assign(f, set);
   return { pending: describeFaults(f), stats: server.stats() };
 }
