@@ -66,10 +66,11 @@ export class RequestGovernor {
    * and resolves its result. `label` counts the request (e.g. the JSON-RPC method). `calls`: how many
    * JSON-RPC calls the request carries (a batch's size); with `billPerCall` the rate counts each of
    * them, else the request once. A rate-limited request is tried again in its own place in the queue
-   * (it keeps its slot: older work is not pushed behind newer).
+   * (it keeps its slot: older work is not pushed behind newer). Waiting requests start by `priority`
+   * (higher first; the backfill gives older chunks higher, so they commit first), then in order.
    * @throws whatever `fn` throws other than SolanaRateLimitedError; an Error('stopped') once `signal` aborts.
    */
-  async run<T>(label: string, fn: () => Promise<T>, signal?: AbortSignal, calls = 1): Promise<T> {
+  async run<T>(label: string, fn: () => Promise<T>, signal?: AbortSignal, calls = 1, priority = 0): Promise<T> {
     if (signal?.aborted) throw new Error('stopped');
     return this.queue.add(async () => {
       for (;;) {
@@ -85,7 +86,7 @@ export class RequestGovernor {
           this.onLimited(err.retryAfterMs);
         }
       }
-    }) as Promise<T>;
+    }, { priority }) as Promise<T>;
   }
 
   /** Waits out a rate-limit pause and the rate cap's spacing (`weight` requests' worth). */

@@ -197,6 +197,7 @@ export async function listSignatures(store: Store, rpc: SolanaRpc, gov: RequestG
 export async function* fetchChunks(store: Store, rpc: SolanaRpc, gov: RequestGovernor, state: BackfillState, opts: BackfillOptions): AsyncGenerator<BackfillChunk> {
   const batchSupport = { ok: opts.batchSize > 1 };
   let cursor: number | undefined; // last slot put in a chunk
+  let chunkNo = 0; // older chunks' requests go first (p-queue priority): the oldest commits soonest
   let prevSlot = state.afterSlot;
   const pending: Promise<BackfillChunk>[] = [];
   const nextChunk = (): Promise<BackfillChunk> | null => {
@@ -216,7 +217,7 @@ export async function* fetchChunks(store: Store, rpc: SolanaRpc, gov: RequestGov
     cursor = through;
     const parent = prevSlot;
     prevSlot = through;
-    return fetchBlocks(rpc, gov, entries, parent, batchSupport, opts).then((blocks) => ({ blocks, throughSlot: through, count: entries.length }));
+    return fetchBlocks(rpc, gov, entries, parent, batchSupport, { ...opts, priority: -chunkNo++ }).then((blocks) => ({ blocks, throughSlot: through, count: entries.length }));
   };
   for (;;) {
     while (pending.length <= opts.prefetchChunks) {
@@ -241,7 +242,7 @@ export async function fetchBlocks(
   entries: readonly { slot: number; signature: string; rank?: number }[],
   parentSlot: number,
   batchSupport: { ok: boolean },
-  opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'>,
+  opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'> & { priority?: number },
 ): Promise<BlockInfo[]> {
   const jsons = await fetchTransactions(rpc, gov, entries.map((e) => e.signature), batchSupport, opts);
   const bySlot = new Map<number, { entry: (typeof entries)[number]; json: { transactionIndex?: number; blockTime?: number | null } & Record<string, unknown> }[]>();
@@ -287,7 +288,7 @@ async function blockOrder(rpc: SolanaRpc, gov: RequestGovernor, slot: number, op
  * once the node has refused a batch), all through `gov`. A transaction the node does not know (yet)
  * is asked for again with a pause, logged: the listing said it exists.
  */
-export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, signatures: readonly string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'>): Promise<unknown[]> {
+export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, signatures: readonly string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'> & { priority?: number }): Promise<unknown[]> {
   const out: unknown[] = new Array(signatures.length);
   const groups: number[][] = [];
   const size = Math.max(1, opts.batchSize);
@@ -314,10 +315,10 @@ export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, si
   return out;
 }
 
-async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'signal' | 'log'>): Promise<(unknown | null)[]> {
+async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'signal' | 'log'> & { priority?: number }): Promise<(unknown | null)[]> {
   if (batchSupport.ok && sigs.length > 1) {
     try {
-      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal, sigs.length), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
+      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal, sigs.length, opts.priority), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
       return answers.map((a) => (a.ok ? a.result : null));
     } catch (err) {
       if (!(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message))) throw err;
@@ -325,7 +326,7 @@ async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], b
       opts.log.warn({ err: err.message }, 'the node does not take JSON-RPC batches: fetching transactions one by one');
     }
   }
-  return Promise.all(sigs.map((s) => withRetry(opts, 'getTransaction', () => gov.run('getTransaction', () => rpc.getTransaction(s, opts.signal), opts.signal))));
+  return Promise.all(sigs.map((s) => withRetry(opts, 'getTransaction', () => gov.run('getTransaction', () => rpc.getTransaction(s, opts.signal), opts.signal, 1, opts.priority))));
 }
 
 /**
