@@ -12,8 +12,7 @@ import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type SeqStream, type SequenceGap, SEQ_STREAMS, firstSequenceGap, firstUnspentNullification, sequenceRuns } from '../state/sequence.ts';
-import * as base58 from '../solana/base58.ts';
+import { type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullification, hasPosition, sequenceRuns, treesWithPositions } from '../state/sequence.ts';
 import type { WriteView } from '../store/store.ts';
 import type { GapReport, IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
@@ -256,13 +255,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
  */
 async function tailCheck(ctx: Ctx, throughSlot: number): Promise<void> {
   const { indexer, opts } = ctx;
-  const since = new Map<string, number>(); // tree → lowest last-number slot over its streams
-  indexer.store.read((r) => {
-    for (const [tree, , , slot] of r.seqPositions()) {
-      const t = base58.encode(tree);
-      since.set(t, Math.min(since.get(t) ?? Number.MAX_SAFE_INTEGER, slot));
-    }
-  });
+  const since = indexer.store.read((r) => treesWithPositions(r)); // tree → lowest last-number slot over its streams
   for (const [tree, afterSlot] of since) {
     if (opts.signal.aborted) return;
     const listing = await listGap(ctx.rpc, ctx.gov, indexer.store, { tree, afterSlot, throughSlot }, new Set(), { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
@@ -284,8 +277,7 @@ function firstUnseenTree(ctx: Ctx, updates: readonly PreparedBatch['updates'][nu
     for (let index = 0; index < updates.length; index++) {
       for (const run of sequenceRuns(updates[index]!)) {
         if (seen.has(run.tree) || known.has(run.tree)) continue;
-        const tree = base58.decode(run.tree, 'tree');
-        if (SEQ_STREAMS.some((_, i) => r.seqPosition(tree, i))) known.add(run.tree);
+        if (hasPosition(r, run.tree)) known.add(run.tree);
         else return { tree: run.tree, index };
       }
     }
@@ -384,7 +376,7 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
     }
     if (listing.rejected.length) {
       opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10) }, 'sequence gap in a tree\'s numbers: they belong to transactions Refract rejected; indexing past it');
-      indexer.store.write((w) => w.putSeqPosition(base58.decode(gap.tree, 'tree'), SEQ_STREAMS.indexOf(gap.stream as SeqStream), gap.got, gap.afterSlot));
+      indexer.store.write((w) => acceptGap(w, gap));
       ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
       continue;
     }

@@ -16,6 +16,9 @@ import type { BlockInfo, ParsedTransaction } from '../types.ts';
  * (throws DecodeError). See src/solana/decode.ts.
  */
 export { decodeBlockJson, decodeTransactionJson } from '../solana/decode.ts';
+export { DecodeError } from '../solana/errors.ts';
+export { blockFromYellowstone, blockHeaderFromYellowstone } from '../solana/yellowstone.ts';
+export { encode as encodeBase58 } from '../solana/base58.ts';
 
 /**
  * A transaction left out of a batch, and why (a decode failure, a hash mismatch, a refused batch

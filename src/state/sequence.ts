@@ -201,3 +201,25 @@ export function firstUnspentNullification(r: Pick<ReadView, 'node' | 'account'>,
   }
   return null;
 }
+
+/** Each tree with a stored number (base58) and the lowest slot of its streams' last numbers. */
+export function treesWithPositions(r: Pick<ReadView, 'seqPositions'>): Map<string, number> {
+  const since = new Map<string, number>();
+  for (const [tree, , , slot] of r.seqPositions()) {
+    const t = base58.encode(tree);
+    since.set(t, Math.min(since.get(t) ?? Number.MAX_SAFE_INTEGER, slot));
+  }
+  return since;
+}
+
+/** Whether the store has a number for any stream of `tree` (base58). */
+export function hasPosition(r: Pick<ReadView, 'seqPosition'>, tree: string): boolean {
+  const bytes = base58.decode(tree, 'tree');
+  return SEQ_STREAMS.some((_, i) => r.seqPosition(bytes, i) !== undefined);
+}
+
+/** Takes a gap's numbers as given: the stream's position becomes `gap.got` (a gap accepted; `nullified` evidence has no position). */
+export function acceptGap(w: WriteView, gap: SequenceGap): void {
+  if (gap.stream === 'nullified') return;
+  w.putSeqPosition(base58.decode(gap.tree, 'tree'), SEQ_STREAMS.indexOf(gap.stream), gap.got, gap.afterSlot);
+}

@@ -24,8 +24,7 @@
  */
 import type { Logger } from 'pino';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
-import { DecodeError } from '../../solana/errors.ts';
-import { decodeTransactionJson } from '../../solana/decode.ts';
+import { DecodeError, decodeTransactionJson } from '../parse.ts';
 import type { RequestGovernor } from '../../solana/requestGovernor.ts';
 import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError, SolanaUnavailableError, getTransactionParams } from '../../solana/rpcClient.ts';
 import type { BlockRecord } from '../../store/records.ts';

@@ -43,10 +43,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import * as yellowstone from '@triton-one/yellowstone-grpc';
 import { CommitmentLevel, SubscribeRequest, type SubscribeUpdate, type SubscribeUpdateTransactionInfo } from '@triton-one/yellowstone-grpc';
-import * as base58 from '../../solana/base58.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../solana/programIds.ts';
-import { DecodeError } from '../../solana/errors.ts';
-import { blockFromYellowstone, blockHeaderFromYellowstone } from '../../solana/yellowstone.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
+import { DecodeError, blockFromYellowstone, blockHeaderFromYellowstone, encodeBase58 } from '../parse.ts';
 import type { BlockInfo } from '../../types.ts';
 
 /** Why a gRPC subscription was given up (module comment). */
@@ -322,7 +320,7 @@ export async function* grpcBlocks(opts: GrpcSourceOptions): AsyncGenerator<Block
         const done = sigsOfSlot.get(slot);
         if (done) {
           // The slot's meta came already: a copy (replay and live overlap) or a transaction the block lacks.
-          if (done.has(base58.encode(info.signature))) return;
+          if (done.has(encodeBase58(info.signature))) return;
           fail(new GrpcSourceFault('late-transaction', `a transaction of slot ${slot} came after that slot's block meta`, slot));
           return;
         }
