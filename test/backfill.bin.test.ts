@@ -8,37 +8,13 @@
  * - A node that hides signatures from the program listing: the tree sequence check finds the gaps and
  *   the trees' own listings heal them (the store equals a block-polling one).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
-import { freePort } from './helpers/refractBin.ts';
+import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
 
-const procs: ChildProcess[] = [];
-const logs = new Map<ChildProcess, () => string>();
-
-/** Spawns `refract <args>` (REFRACT_* of this process dropped), stderr kept. */
-function refract(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const base: Record<string, string | undefined> = { ...process.env };
-  for (const k of Object.keys(base)) if (k.startsWith('REFRACT_')) delete base[k];
-  delete base.NODE_OPTIONS;
-  const c = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), stdio: ['ignore', 'ignore', 'pipe'], env: { ...base, REFRACT_LOG_LEVEL: 'info', ...env } });
-  let err = '';
-  c.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  logs.set(c, () => err);
-  procs.push(c);
-  return c;
-}
-const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
-async function stop(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (c.exitCode === null && c.signalCode === null) c.kill(signal);
-  await exited(c);
-}
-afterAll(async () => {
-  await Promise.all(procs.map((c) => stop(c, 'SIGKILL')));
-});
+afterAll(killSpawned);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function call(port: number, method: string, params?: unknown): Promise<any> {
@@ -52,27 +28,27 @@ const metric = (text: string, series: string): number => {
 };
 
 /** A sparse simulator whose tip stands still (one slot an hour), so two daemons can reach the same slot. */
-async function sparseSim(extra: string[]): Promise<{ port: number; tip: number; child: ChildProcess }> {
+async function sparseSim(extra: string[]): Promise<{ port: number; tip: number; child: RefractProcess }> {
   const port = await freePort();
-  const child = refract(['simulate', '--profile', 'sparse', '--port', String(port), '--slot-ms', '3600000', '--padding-txs', '2', ...extra]);
+  const child = spawnRefract(['simulate', '--profile', 'sparse', '--port', String(port), '--slot-ms', '3600000', '--padding-txs', '2', ...extra]);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     const r = await call(port, 'getSlot').catch(() => null);
     if (r?.result !== undefined) return { port, tip: r.result, child };
-    if (child.exitCode !== null) throw new Error(`simulate exited: ${logs.get(child)!()}`);
+    if (child.child.exitCode !== null) throw new Error(`simulate exited: ${child.stderr()}`);
     await sleep(200);
   }
   throw new Error('simulate did not come up');
 }
 
 /** `refract start` on `db` against the simulator; resolves once its HTTP server answers. */
-async function daemon(simPort: number, db: string, args: string[], env: Record<string, string> = {}): Promise<{ port: number; child: ChildProcess }> {
+async function daemon(simPort: number, db: string, args: string[], env: Record<string, string> = {}): Promise<{ port: number; child: RefractProcess }> {
   const port = await freePort();
-  const child = refract(['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--no-prover', '--no-simulator', '--no-tree-sync', '--host', '127.0.0.1', '--port', String(port), ...args], env);
+  const child = spawnRefract(['start', '--db', db, '--rpc-url', `http://127.0.0.1:${simPort}`, '--no-prover', '--no-simulator', '--no-tree-sync', '--host', '127.0.0.1', '--port', String(port), ...args], env);
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.ok, () => false)) return { port, child };
-    if (child.exitCode !== null) throw new Error(`refract start exited ${child.exitCode}: ${logs.get(child)!()}`);
+    if (child.child.exitCode !== null) throw new Error(`refract start exited ${child.child.exitCode}: ${child.stderr()}`);
     await sleep(100);
   }
   throw new Error('refract start did not come up');
@@ -120,8 +96,8 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
     expect(requests).toBeLessThan(da.signatures.length * 0.05);
     const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
     expect(health.backfill).toMatchObject({ phase: 'done', indexed: da.signatures.length, remaining: 0 });
-    expect(logs.get(a.child)!()).toContain('backfill done');
-    await Promise.all([stop(a.child), stop(b.child), stop(sim.child)]);
+    expect(a.child.stderr()).toContain('backfill done');
+    await Promise.all([a.child.stop(), b.child.stop(), sim.child.stop()]);
   }, 420_000);
 
   it('SIGKILLed ten times at random moments and restarted, a backfill ends equal to an uninterrupted one', async () => {
@@ -140,7 +116,7 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline && !(await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json(), () => null))?.backfill) await sleep(50);
       await sleep(300 + Math.random() * 4200);
-      await stop(a.child, 'SIGKILL');
+      await a.child.stop('SIGKILL');
       // What the killed process left: the stored backfill state (LMDB, as the next start reads it).
       const store = new Store({ path: dbA });
       const state = store.read((r) => r.metaText('backfill'));
@@ -162,7 +138,7 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
     expect(digestDifferences(da, dc)).toEqual([]);
     expect(kills).toBe(10);
     expect(phases.has('fetching')).toBe(true); // killed while fetching (and, early on, perhaps while listing)
-    await Promise.all([stop(a.child), stop(c.child), stop(sim.child)]);
+    await Promise.all([a.child.stop(), c.child.stop(), sim.child.stop()]);
   }, 600_000);
 
   it('signatures hidden from the program listing are found through the trees\' own listings (sequence check), and the store equals block polling', async () => {
@@ -187,9 +163,9 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
     for (const s of hidden) expect(da.signatures).toContain(s);
     const m = await (await fetch(`http://127.0.0.1:${a.port}/metrics`)).text();
     expect(metric(m, 'refract_sequence_gaps_total{') ).toBeGreaterThan(0);
-    expect(logs.get(a.child)!()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
+    expect(a.child.stderr()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
     const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
     expect(health.status).toBe('ok');
-    await Promise.all([stop(a.child), stop(b.child), stop(sim.child)]);
+    await Promise.all([a.child.stop(), b.child.stop(), sim.child.stop()]);
   }, 420_000);
 });

@@ -4,27 +4,11 @@
  * previousBlockhash equal to its own blockhash). `refract start` on an empty store must index it and
  * go on, over the RPC poller and over gRPC alike (it used to refetch slot 0 forever).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { tempDir } from './helpers/photon.ts';
-import { freePort } from './helpers/refractBin.ts';
+import { freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
 
-const procs: { child: ChildProcess; log: () => string }[] = [];
-function refract(args: string[]): { child: ChildProcess; log: () => string } {
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith('REFRACT_')) delete env[k];
-  delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), stdio: ['ignore', 'ignore', 'pipe'], env: { ...env, REFRACT_LOG_LEVEL: 'info' } });
-  let err = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const p = { child, log: () => err };
-  procs.push(p);
-  return p;
-}
-afterAll(async () => {
-  await Promise.all(procs.map(({ child }) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : (child.once('exit', () => r()), child.kill('SIGKILL'))))));
-});
+afterAll(killSpawned);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function call(port: number, method: string, params?: unknown): Promise<any> {
   const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }) });
@@ -44,7 +28,7 @@ describe('a fresh ledger: the genesis block at slot 0', () => {
   it('is served as agave serves it, and refract start indexes it and goes on, by RPC poller and by gRPC', async () => {
     const simPort = await freePort();
     const grpcPort = await freePort();
-    const sim = refract(['simulate', '--port', String(simPort), '--grpc-port', String(grpcPort), '--slot-ms', '100', '--txs-per-block', '2']);
+    const sim = spawnRefract(['simulate', '--port', String(simPort), '--grpc-port', String(grpcPort), '--slot-ms', '100', '--txs-per-block', '2']);
     await until('the simulator', async () => (await call(simPort, 'getSlot')).result);
     expect((await call(simPort, 'getFirstAvailableBlock')).result).toBe(0);
     const b0 = (await call(simPort, 'getBlock', [0, { transactionDetails: 'none', rewards: false }])).result;
@@ -54,7 +38,7 @@ describe('a fresh ledger: the genesis block at slot 0', () => {
     const daemons = [];
     for (const extra of [[], ['--grpc-url', `http://127.0.0.1:${grpcPort}`]]) {
       const port = await freePort();
-      const d = refract(['start', '--db', tempDir('refract-genesis-'), '--rpc-url', `http://127.0.0.1:${simPort}`, '--no-prover', '--no-simulator', '--host', '127.0.0.1', '--port', String(port), ...extra]);
+      const d = spawnRefract(['start', '--db', tempDir('refract-genesis-'), '--rpc-url', `http://127.0.0.1:${simPort}`, '--no-prover', '--no-simulator', '--host', '127.0.0.1', '--port', String(port), ...extra]);
       daemons.push({ port, d, grpc: extra.length > 0 });
     }
     for (const { port, d, grpc } of daemons) {
@@ -66,8 +50,8 @@ describe('a fresh ledger: the genesis block at slot 0', () => {
       const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
       expect(health.source.source).toBe(grpc ? 'grpc' : 'rpc');
       expect(health.source.fallbacks).toBe(0);
-      expect(d.log()).not.toContain('does not extend the indexed chain');
+      expect(d.stderr()).not.toContain('does not extend the indexed chain');
     }
-    expect(sim.log()).not.toContain('"level":50');
+    expect(sim.stderr()).not.toContain('"level":50');
   }, 120_000);
 });

@@ -137,3 +137,40 @@ export async function runRefract(args: string[], env: Record<string, string> = {
   clearTimeout(timer);
   return { status, stdout, stderr };
 }
+
+/** A `refract` child process spawned by {@link spawnRefract}. */
+export interface RefractProcess {
+  child: ChildProcess;
+  /** Everything it wrote to stderr so far (its pino log lines). */
+  stderr(): string;
+  /** Sends `signal` (default SIGTERM) and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+const spawned: RefractProcess[] = [];
+
+/**
+ * Spawns `refract …args` (no inherited REFRACT_* variables, `env` added, REFRACT_LOG_LEVEL `info`
+ * unless given) in a temporary working directory, keeping its stderr. {@link killSpawned} ends them all.
+ */
+export function spawnRefract(args: string[], env: Record<string, string> = {}): RefractProcess {
+  const child = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), env: childEnv({ REFRACT_LOG_LEVEL: 'info', ...env }), stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const p: RefractProcess = {
+    child,
+    stderr: () => err,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+  spawned.push(p);
+  return p;
+}
+
+/** SIGKILLs every process {@link spawnRefract} started (an afterAll). */
+export async function killSpawned(): Promise<void> {
+  await Promise.all(spawned.splice(0).map((p) => p.stop('SIGKILL')));
+}
