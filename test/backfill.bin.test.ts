@@ -112,10 +112,17 @@ describe('signature backfill through the refract binary (sparse simulator)', () 
     const indexedAtKill: number[] = [];
     for (; kills < 10; kills++) {
       const a = await daemon(sim.port, dbA, slow);
-      // Once the backfill runs in this process (planned or resumed), kill it at a random moment.
+      // Once the backfill runs in this process (planned or resumed), kill it at a random moment; every
+      // other time only after it has committed a chunk here, so kills land both before and after commits.
+      const health = async () => (await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json(), () => null))?.backfill;
       const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline && !(await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json(), () => null))?.backfill) await sleep(50);
-      await sleep(300 + Math.random() * 4200);
+      let running = await health();
+      while (Date.now() < deadline && !running) running = (await sleep(50), await health());
+      if (kills % 2 === 1) {
+        const from = running?.indexed ?? 0;
+        for (let b = await health(); Date.now() < deadline && b && b.phase !== 'done' && b.indexed <= from; b = await health()) await sleep(50);
+        await sleep(Math.random() * 1500);
+      } else await sleep(300 + Math.random() * 4200);
       await a.child.stop('SIGKILL');
       // What the killed process left: the stored backfill state (LMDB, as the next start reads it).
       const store = new Store({ path: dbA });
