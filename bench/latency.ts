@@ -408,8 +408,11 @@ async function tipLatency() {
           accountServedMinContextSlotMs: stats(get('accountMcs')),
           accountServedPollingMs: stats(get('accountPoll')),
           accountMcsFailures: records.filter((r) => r.hasAccount && r.d[n]?.accountMcs === undefined).length,
-          daemonIngestLatency: {
-            about: n === 'grpc' ? 'refract_ingest_latency_seconds{source="grpc"}: from the stream naming the slot to its batch committed (bucket bounds)' : 'refract_ingest_latency_seconds{source="rpc"}: from the block time (whole seconds; the simulator\'s block times are synthetic, 1,700,000,000 + slot) — not meaningful here',
+          daemonIngestLatency: n === 'rpc' ? {
+            about: 'refract_ingest_latency_seconds{source="rpc"} counts from the block time (whole seconds); the simulator\'s block times are synthetic (1,700,000,000 + slot), so against it every poller batch lands in +Inf: not reported',
+            batches: ingest.count,
+          } : {
+            about: 'refract_ingest_latency_seconds{source="grpc"}: from the stream naming the slot to its batch committed (bucket bounds)',
             batches: ingest.count,
             meanMs: ingest.count ? round((ingest.sum / ingest.count) * 1000, 1) : null,
             p50Ms: bucketQuantileMs(ingest, 0.5),
@@ -626,7 +629,15 @@ const targets = tip && {
   grpcP99: { targetMs: 100, measuredMs: tip.grpc.accountServedMinContextSlotMs.p99, met: (tip.grpc.accountServedMinContextSlotMs.p99 ?? Infinity) <= 100 },
   pollerP50: { targetMs: 'poll interval (400) + one block fetch', measuredMs: tip.rpc.accountServedMinContextSlotMs.p50, met: (tip.rpc.accountServedMinContextSlotMs.p50 ?? Infinity) <= 400 + 50 },
   minContextSlotWake: { target: 'answered within 10 ms of the commit', within10msPct: { grpc: tip.grpc.minContextSlotWake.within10msPct, rpc: tip.rpc.minContextSlotWake.within10msPct } },
-  ...(reads ? { readsP99WhileIngesting: { targetMs: 10, measuredMs: Object.fromEntries(reads.phases.map((p) => [p.phase, p.client.p99Ms])) } } : {}),
+  ...(reads
+    ? {
+        readsP99WhileIngesting: {
+          targetMs: 10,
+          measuredMs: Object.fromEntries(reads.phases.map((p) => [p.phase, p.client.p99Ms])),
+          met: { grpc: reads.phases.find((p) => p.phase === 'grpc')!.client.p99Ms <= 10, rpc: reads.phases.find((p) => p.phase === 'rpc')!.client.p99Ms <= 10 },
+        },
+      }
+    : {}),
 };
 const out = {
   bench: 'latency',
@@ -645,13 +656,14 @@ writeFileSync(join(root, 'bench/results/latency.json'), `${JSON.stringify(out, n
 const line = (label: string, s: { p50: number | null; p99: number | null; max: number | null; n: number } | undefined) => (s ? `  ${label.padEnd(44)} p50 ${String(s.p50).padStart(6)}  p99 ${String(s.p99).padStart(6)}  max ${String(s.max).padStart(6)}  (n ${s.n})` : '');
 console.log(`\nbench:latency (${machine.cpuModel}, ${machine.cores} cores, node ${machine.node})`);
 if (tip) {
-  console.log(`\nTip latency, ms from the node's first view (${tip.params.slotMs} ms slots, ${tip.params.txsPerBlock} tx/block, ${tip.slotsMeasured} slots; first view ±${tip.firstViewUncertaintyMs.p50} ms):`);
+  console.log(`\nTip latency, ms from the node's first view (${tip.params.slotMs} ms slots, ${tip.params.txsPerBlock} tx/block, ${tip.slotsMeasured} slots; first view within ${tip.firstViewUncertaintyMs.p50} ms (p50) after the slot; machine ${tip.machine.coresBusy} cores busy):`);
   for (const n of ['grpc', 'rpc'] as const) {
     console.log(` ${n === 'grpc' ? 'gRPC' : 'RPC poller'}:`);
     console.log(line('slot served (getIndexerSlot minContextSlot)', tip[n].slotServedMs));
     console.log(line('account served (minContextSlot)', tip[n].accountServedMinContextSlotMs));
     console.log(line('account served (polling, no minContextSlot)', tip[n].accountServedPollingMs));
-    console.log(`  daemon's own ingest latency: mean ${tip[n].daemonIngestLatency.meanMs} ms${n === 'rpc' ? ' (from synthetic block times: not meaningful)' : `, ${tip[n].daemonIngestLatency.within30msPct}% ≤ 30 ms`}; minContextSlot wake ≤ 10 ms: ${tip[n].minContextSlotWake.within10msPct}% of ${tip[n].minContextSlotWake.woken}`);
+    const own = tip[n].daemonIngestLatency;
+    console.log(`  daemon's own ingest latency: ${'meanMs' in own ? `mean ${own.meanMs} ms, ${own.within30msPct}% ≤ 30 ms` : 'n/a (synthetic block times)'}; batch mean ${tip[n].batchDuration.meanMs} ms; minContextSlot wake ≤ 10 ms: ${tip[n].minContextSlotWake.within10msPct}% of ${tip[n].minContextSlotWake.woken}`);
   }
 }
 if (reads) {
