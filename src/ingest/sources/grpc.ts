@@ -420,10 +420,25 @@ export async function* grpcBlocks(opts: GrpcSourceOptions): AsyncGenerator<Block
     opts.signal?.removeEventListener('abort', onAbort);
     stop.abort();
     if (stream) {
-      stream.removeAllListeners('data');
-      stream.removeAllListeners('close');
-      stream.on('error', () => {}); // errors of a stream being torn down
-      stream.destroy();
+      const s = stream;
+      s.removeAllListeners('data');
+      s.removeAllListeners('close');
+      s.on('error', () => {}); // errors of a stream being torn down
+      // The Yellowstone client's destroy() does not reset the HTTP/2 stream: the server would go on
+      // pushing blocks to an abandoned subscription (and providers cap streams per token). First
+      // replace its filters with none (the server then sends only pings), then destroy it.
+      let destroyed = false;
+      const destroy = () => {
+        if (destroyed) return;
+        destroyed = true;
+        s.destroy();
+      };
+      try {
+        s.write(SubscribeRequest.fromPartial({}), () => destroy());
+        setTimeout(destroy, 1000).unref();
+      } catch {
+        destroy();
+      }
     }
   }
 }
