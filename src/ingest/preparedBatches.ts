@@ -21,7 +21,8 @@ export interface PreparedItem {
   source?: LiveSourceName;
   /**
    * When its last block's slot was first seen (Unix ms): on gRPC when the stream first named the slot,
-   * else the block's time (whole seconds); absent when unknown. The ingest latency metric starts here.
+   * with the poller alone when its getSlot first showed the slot, else the block's time (whole
+   * seconds); absent when unknown. The ingest latency metric starts here.
    */
   seenAt?: number;
 }
@@ -38,13 +39,24 @@ export type LiveSettings = Pick<LiveSourceOptions, 'grpcUrl' | 'xToken' | 'grpc'
 export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, registry: TreeRegistry, resolver?: TreeResolver, live?: LiveSettings): AsyncGenerator<PreparedItem> {
   // What liveBlocks says of the batch it is about to yield (its onRelease runs just before the yield).
   let released: { source: LiveSourceName; lagMs: number | null } | null = null;
-  const source = live ? liveBlocks(rpc, { ...poll, ...live, onRelease: (r) => (released = { source: r.source, lagMs: r.lagMs }) }) : pollBlocks(rpc, poll);
+  // The poller alone: when its getSlot first showed each slot (Unix ms; the newest 4096 slots).
+  const tipSeenAt = new Map<number, number>();
+  let lastTip = -1;
+  const onTip = (t: number) => {
+    const now = Date.now();
+    for (let s = Math.max(lastTip + 1, t - 4095); s <= t; s++) tipSeenAt.set(s, now);
+    if (t > lastTip) lastTip = t;
+    if (tipSeenAt.size > 4096) for (const s of tipSeenAt.keys()) if (s <= lastTip - 4096) tipSeenAt.delete(s);
+    poll.onTip?.(t);
+  };
+  const source = live ? liveBlocks(rpc, { ...poll, ...live, onRelease: (r) => (released = { source: r.source, lagMs: r.lagMs }) }) : pollBlocks(rpc, { ...poll, onTip });
   for await (const blocks of source) {
     const now = Date.now();
     const r = released as { source: LiveSourceName; lagMs: number | null } | null;
     released = null;
-    const lastTime = blocks[blocks.length - 1]?.blockTime ?? 0;
-    const seenAt = r?.lagMs != null ? now - r.lagMs : lastTime > 0 ? lastTime * 1000 : undefined;
+    const last = blocks[blocks.length - 1];
+    const lastTime = last?.blockTime ?? 0;
+    const seenAt = r?.lagMs != null ? now - r.lagMs : (last && tipSeenAt.get(last.slot)) ?? (lastTime > 0 ? lastTime * 1000 : undefined);
     const started = performance.now();
     let batch = prepareBatch(blocks, registry);
     let trees: TreeEntry[] = [];

@@ -58,7 +58,7 @@ export type IngestEvent =
       sequenceGaps?: number;
       /** The live source that gave the batch (absent: a backfill or heal batch). */
       source?: LiveSourceName;
-      /** ms from when the batch's last slot was first seen (gRPC: the stream named it; the poller: its block time) to its commit. */
+      /** ms from when the batch's last slot was first seen (gRPC: the stream named it; the poller: its getSlot first showed it) to its commit. */
       latencyMs?: number;
     }
   /** The live source changed (gRPC ↔ RPC poller; sources/live.ts), or started. */
