@@ -53,8 +53,16 @@ function resultEnvelope(result: JsonSchema): JsonSchema {
 export function paramsJsonSchema(def: MethodDefinition): JsonSchema {
   const s = z.toJSONSchema(def.params, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
   delete s.$schema;
+  // Read-your-writes (contextSlot.ts): every params object also takes minContextSlot and maxWaitMs.
+  if (s.type === 'object' && s.properties && typeof s.properties === 'object') s.properties = { ...(s.properties as JsonSchema), ...CONTEXT_SLOT_PROPERTIES };
   return s;
 }
+
+/** The read-your-writes options a params object may carry (for array params: a trailing `{minContextSlot, maxWaitMs}` object). */
+const CONTEXT_SLOT_PROPERTIES: JsonSchema = {
+  minContextSlot: { type: 'integer', minimum: 0, description: 'Answer only once the indexer has reached this slot (waiting for it), else error -32016 with data.contextSlot' },
+  maxWaitMs: { type: 'integer', minimum: 0, description: 'How long to wait for minContextSlot, within the server bound (minContextWaitMs, default 2000); 0 = do not wait' },
+};
 
 const ERROR_RESPONSE = {
   type: 'object',
