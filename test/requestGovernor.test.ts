@@ -60,3 +60,45 @@ describe('RequestGovernor', () => {
     expect(retryAfterMs('soon')).toBeNull();
   });
 });
+
+describe('SolanaRpc against a provider-like node', () => {
+  it('429 with Retry-After and -32005 answers are SolanaRateLimitedError; batches answer in request order; a node without batches is told apart', async () => {
+    const { createServer } = await import('node:http');
+    const { SolanaRpc, SolanaUnavailableError } = await import('../src/solana/rpcClient.ts');
+    let mode: 'limit' | 'rpcLimit' | 'ok' | 'noBatch' = 'limit';
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const msg = JSON.parse(body);
+        if (mode === 'limit') return void res.writeHead(429, { 'retry-after': '3', 'content-type': 'text/plain' }).end('Too Many Requests');
+        if (mode === 'rpcLimit') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32005, message: 'Too many requests for a specific RPC call' } }));
+        if (Array.isArray(msg)) {
+          if (mode === 'noBatch') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } }));
+          // Answered out of order, one with an error: matched by id.
+          const answers = msg.map((m: { id: number; params: [string] }) => (m.params[0] === 'bad' ? { jsonrpc: '2.0', id: m.id, error: { code: -32602, message: 'Invalid param' } } : { jsonrpc: '2.0', id: m.id, result: { slot: 7, sig: m.params[0] } }));
+          return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers.reverse()));
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: 42 }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    const rpc = new SolanaRpc(`http://127.0.0.1:${port}`);
+    try {
+      await expect(rpc.getSlot()).rejects.toMatchObject({ name: 'SolanaRateLimitedError', retryAfterMs: 3000 });
+      mode = 'rpcLimit';
+      await expect(rpc.getSlot()).rejects.toMatchObject({ name: 'SolanaRateLimitedError', retryAfterMs: null });
+      mode = 'ok';
+      expect(await rpc.getSlot()).toBe(42);
+      const answers = await rpc.batch<{ sig: string }>(['a', 'bad', 'c'].map((s) => ({ method: 'getTransaction', params: [s] })));
+      expect(answers.map((a) => (a.ok ? a.result.sig : `error ${a.error.code}`))).toEqual(['a', 'error -32602', 'c']);
+      mode = 'noBatch';
+      const err = await rpc.batch([{ method: 'getTransaction', params: ['a'] }]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SolanaUnavailableError);
+      expect((err as Error).message).toMatch(/did not answer the batch with an array/);
+    } finally {
+      server.close();
+    }
+  });
+});

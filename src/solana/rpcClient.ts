@@ -187,21 +187,7 @@ export class SolanaRpc {
    */
   async call<T>(method: string, params: unknown[] = [], signal?: AbortSignal): Promise<T> {
     const url = () => displayUrl(this.url);
-    let res: Response;
-    let text: string;
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
-    try {
-      res = await fetch(this.target.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...this.target.headers },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++this.id, method, params }),
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      });
-      text = await res.text();
-    } catch (err) {
-      throw new SolanaUnavailableError(method, `${method}: ${url()} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
-    }
-    if (res.status === 429) throw new SolanaRateLimitedError(method, `${method}: ${url()} answered HTTP 429 (rate limited)`, retryAfterMs(res.headers.get('retry-after')));
+    const { res, text } = await this.post(method, { jsonrpc: '2.0', id: ++this.id, method, params }, signal);
     let body: { result?: T; error?: { code: number; message: string } };
     try {
       body = JSON.parse(text);
@@ -228,22 +214,8 @@ export class SolanaRpc {
     const url = () => displayUrl(this.url);
     const first = this.id + 1;
     const payload = requests.map((r) => ({ jsonrpc: '2.0', id: ++this.id, method: r.method, params: r.params }));
-    let res: Response;
-    let text: string;
-    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
-    try {
-      res = await fetch(this.target.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...this.target.headers },
-        body: JSON.stringify(payload),
-        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
-      });
-      text = await res.text();
-    } catch (err) {
-      throw new SolanaUnavailableError(label, `${label}: ${url()} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
-    }
+    const { res, text } = await this.post(label, payload, signal);
     const after = retryAfterMs(res.headers.get('retry-after'));
-    if (res.status === 429) throw new SolanaRateLimitedError(label, `${label}: ${url()} answered HTTP 429 (rate limited)`, after);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -267,6 +239,30 @@ export class SolanaRpc {
       }
       return { ok: true, result: a.result as T };
     });
+  }
+
+  /**
+   * POSTs `payload` (a request or a batch) and reads the answer's text. A 429 throws
+   * SolanaRateLimitedError; a transport failure (unreachable, timeout, `signal`) SolanaUnavailableError
+   * naming `what` and the redacted URL.
+   */
+  private async post(what: string, payload: unknown, signal?: AbortSignal): Promise<{ res: Response; text: string }> {
+    const timeout = AbortSignal.timeout(this.opts.timeoutMs ?? 30_000);
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(this.target.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...this.target.headers },
+        body: JSON.stringify(payload),
+        signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new SolanaUnavailableError(what, `${what}: ${displayUrl(this.url)} unreachable (${scrubUrl((err as Error).message, this.url)})`, { cause: err });
+    }
+    if (res.status === 429) throw new SolanaRateLimitedError(what, `${what}: ${displayUrl(this.url)} answered HTTP 429 (rate limited)`, retryAfterMs(res.headers.get('retry-after')));
+    return { res, text };
   }
 
   /** Current slot at `confirmed` commitment. */
