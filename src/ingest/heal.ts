@@ -47,19 +47,20 @@ export async function listGap(
   for (;;) {
     const page = await withRetry(opts, 'getSignaturesForAddress (tree)', () => gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(gap.tree, { ...(before ? { before } : {}), limit: 1000 }, opts.signal), opts.signal));
     let end = page.length < 1000;
-    for (const e of page) {
-      if (e.slot < gap.afterSlot) {
-        end = true;
-        break;
+    // One read transaction for the page's lookups.
+    store.read((r) => {
+      for (const e of page) {
+        if (e.slot < gap.afterSlot) {
+          end = true;
+          break;
+        }
+        if (gap.throughSlot !== undefined && e.slot > gap.throughSlot) continue;
+        listed++;
+        if ((e.err !== null && e.err !== undefined) || known.has(e.signature) || r.transaction(e.signature)) continue;
+        if (r.rejection(e.signature) !== undefined) rejected.push(e.signature);
+        else missing.push({ slot: e.slot, signature: e.signature });
       }
-      if (gap.throughSlot !== undefined && e.slot > gap.throughSlot) continue;
-      listed++;
-      if (e.err !== null && e.err !== undefined) continue;
-      if (known.has(e.signature)) continue;
-      const had = store.read((r) => (r.transaction(e.signature) ? 'indexed' : r.rejection(e.signature) !== undefined ? 'rejected' : null));
-      if (had === 'rejected') rejected.push(e.signature);
-      else if (had === null) missing.push({ slot: e.slot, signature: e.signature });
-    }
+    });
     if (end || page.length === 0) break;
     before = page[page.length - 1]!.signature;
   }

@@ -66,7 +66,6 @@ export class Indexer {
     const unparsed = batch.unparsed ?? [];
     const rejected = [...batch.rejected];
     const stats = this.store.write((w) => {
-      rejected.length = batch.rejected.length; // a retried commit starts over
       const s = persistBatch(w, records, updates);
       for (const r of s.batchEvents.refused) rejected.push({ signature: r.signature, slot: r.slot, reason: r.reason });
       for (const r of rejected) if (r.signature !== null) w.putRejection(r.signature, r.reason);

@@ -16,7 +16,7 @@ import { type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullificatio
 import type { WriteView } from '../store/store.ts';
 import type { GapReport, IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
-import { listGap, splitPreparedBatch } from './heal.ts';
+import { type GapListing, listGap, splitPreparedBatch } from './heal.ts';
 import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
 import { type PreparedItem, pollPreparedBatches } from './preparedBatches.ts';
 import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, listSignatures, planBackfill, progressOf } from './sources/backfill.ts';
@@ -211,7 +211,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
     if (state.phase === 'listing') await listSignatures(indexer.store, rpc, gov, state, bopts);
     if (opts.signal.aborted) return;
     report(progressOf(state, 'fetching'));
-    const remaining = indexer.store.read((r) => r.backfillSignatureCount());
+    const remaining = state.listed - state.indexed;
     const began = performance.now();
     const indexedAtStart = state.indexed;
     opts.log.info({ listed: state.listed, failed: state.failed, remaining }, 'backfill listing done: fetching the Light transactions');
@@ -257,14 +257,40 @@ async function tailCheck(ctx: Ctx, throughSlot: number): Promise<void> {
   const { indexer, opts } = ctx;
   const since = indexer.store.read((r) => treesWithPositions(r)); // tree → lowest last-number slot over its streams
   for (const [tree, afterSlot] of since) {
-    if (opts.signal.aborted) return;
-    const listing = await listGap(ctx.rpc, ctx.gov, indexer.store, { tree, afterSlot, throughSlot }, new Set(), { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
-    if (!listing.blocks.length) continue;
-    const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
-    opts.log.warn({ tree, afterSlot, throughSlot, fetched }, 'backfill: the tree\'s own signature listing shows transactions the program listing missed after its last number; indexing them');
-    ctx.emit({ kind: 'sequence', outcome: 'healed', gap: { tree, stream: 'tail', expected: '', got: '', afterSlot, slot: throughSlot, signature: '' }, fetched });
-    await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0);
+    const listing = await listTree(ctx, { tree, afterSlot, throughSlot }, new Set());
+    if (!listing) return;
+    await commitFound(ctx, listing, { tree, stream: 'tail', expected: '', got: '', afterSlot, slot: throughSlot, signature: '' }, 'backfill: the tree\'s own signature listing shows transactions the program listing missed after its last number; indexing them', 0);
   }
+}
+
+/** `listGap` with the loop's settings; null once the loop stops (listGap throws only then). */
+async function listTree(ctx: Ctx, gap: Parameters<typeof listGap>[3], known: ReadonlySet<string>): Promise<GapListing | null> {
+  try {
+    return await listGap(ctx.rpc, ctx.gov, ctx.indexer.store, gap, known, { batchSize: ctx.opts.backfill?.batchSize ?? 100, signal: ctx.opts.signal, log: ctx.opts.log });
+  } catch (err) {
+    if (ctx.opts.signal.aborted) return null;
+    throw err;
+  }
+}
+
+/**
+ * Commits what a tree's own listing found missing (checked like any batch, one heal level deeper),
+ * logging `message` and reporting a `healed` event; false when it found nothing.
+ */
+async function commitFound(ctx: Ctx, listing: GapListing, report: GapReport, message: string, depth: number): Promise<boolean> {
+  if (!listing.blocks.length) return false;
+  const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
+  ctx.opts.log.warn({ ...report, fetched, listed: listing.listed }, message);
+  ctx.emit({ kind: 'sequence', outcome: 'healed', gap: report, fetched });
+  await commitChecked(ctx, prepareBatch(listing.blocks, ctx.indexer.registry), 0, undefined, depth + 1);
+  return true;
+}
+
+/** Commits the updates of `batch` before `index` (when there are any) and returns the rest, or null once the loop stops. */
+async function commitBefore(ctx: Ctx, batch: PreparedBatch, index: number, prepareSeconds: number): Promise<PreparedBatch | null> {
+  const [head, tail] = splitPreparedBatch(batch, index);
+  if (head.updates.length || head.records.length || head.rejected.length) await commitWithRetry(ctx, head, prepareSeconds);
+  return ctx.opts.signal.aborted ? null : tail;
 }
 
 /**
@@ -314,26 +340,16 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
     const unseen = checking && ctx.headCheck ? firstUnseenTree(ctx, current.updates, ctx.headCheck.seen) : null;
     // A tree met for the first time before the first gap: look at its history before it first (its own listing).
     if (unseen && (!gap || unseen.index <= gap.index)) {
-      const [before, after] = splitPreparedBatch(current, unseen.index);
-      if (before.updates.length || before.records.length || before.rejected.length) await commitWithRetry(ctx, before, prepareSeconds);
-      if (opts.signal.aborted) return;
+      const rest = await commitBefore(ctx, current, unseen.index, prepareSeconds);
+      if (!rest) return;
       prepareSeconds = 0;
-      current = after;
-      const first = after.updates[0]!;
-      let listing: Awaited<ReturnType<typeof listGap>>;
-      try {
-        listing = await listGap(ctx.rpc, ctx.gov, indexer.store, { tree: unseen.tree, afterSlot: ctx.headCheck!.afterSlot + 1, signature: first.signature }, new Set(after.updates.map((u) => u.signature)), { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
-      } catch (err) {
-        if (opts.signal.aborted) return;
-        throw err;
-      }
+      current = rest;
+      const first = rest.updates[0]!;
+      const afterSlot = ctx.headCheck!.afterSlot;
+      const listing = await listTree(ctx, { tree: unseen.tree, afterSlot: afterSlot + 1, signature: first.signature }, new Set(rest.updates.map((u) => u.signature)));
+      if (!listing) return;
       ctx.headCheck!.seen.add(unseen.tree);
-      if (listing.blocks.length) {
-        const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
-        opts.log.warn({ tree: unseen.tree, before: first.signature, slot: first.slot, fetched }, 'backfill: the tree\'s own signature listing shows transactions before the first one the program listing gave; indexing them first');
-        ctx.emit({ kind: 'sequence', outcome: 'healed', gap: { tree: unseen.tree, stream: 'head', expected: '', got: '', afterSlot: ctx.headCheck!.afterSlot, slot: first.slot, signature: first.signature }, fetched });
-        await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0, undefined, depth + 1);
-      }
+      await commitFound(ctx, listing, { tree: unseen.tree, stream: 'head', expected: '', got: '', afterSlot, slot: first.slot, signature: first.signature }, 'backfill: the tree\'s own signature listing shows transactions before the first one the program listing gave; indexing them first', depth);
       continue;
     }
     if (!gap) {
@@ -346,27 +362,14 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
       }
       return;
     }
-    const [head, tail] = splitPreparedBatch(current, gap.index);
-    if (head.updates.length || head.records.length || head.rejected.length) await commitWithRetry(ctx, head, prepareSeconds);
-    if (opts.signal.aborted) return;
+    const rest = await commitBefore(ctx, current, gap.index, prepareSeconds);
+    if (!rest) return;
     prepareSeconds = 0;
-    current = tail;
+    current = rest;
     const report = gapReport(gap);
-    const known = new Set(tail.updates.map((u) => u.signature));
-    let listing: Awaited<ReturnType<typeof listGap>>;
-    try {
-      listing = await listGap(ctx.rpc, ctx.gov, indexer.store, gap, known, { batchSize: opts.backfill?.batchSize ?? 100, signal: opts.signal, log: opts.log });
-    } catch (err) {
-      if (opts.signal.aborted) return;
-      throw err;
-    }
-    if (listing.blocks.length) {
-      const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
-      opts.log.warn({ ...report, fetched, listed: listing.listed }, 'sequence gap in a tree\'s numbers: the missing transactions were found through the tree\'s signature listing; indexing them first');
-      ctx.emit({ kind: 'sequence', outcome: 'healed', gap: report, fetched });
-      await commitChecked(ctx, prepareBatch(listing.blocks, indexer.registry), 0, undefined, depth + 1);
-      continue;
-    }
+    const listing = await listTree(ctx, gap, new Set(rest.updates.map((u) => u.signature)));
+    if (!listing) return;
+    if (await commitFound(ctx, listing, report, 'sequence gap in a tree\'s numbers: the missing transactions were found through the tree\'s signature listing; indexing them first', depth)) continue;
     if (gap.stream === 'nullified') {
       // Evidence, not a number: the spend may be a transaction Refract rejected, or lie before the indexed range.
       opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10), listed: listing.listed }, 'a forester nullified a leaf whose account the store holds as unspent, and the tree\'s signature listing has no missing transaction for it: indexing on (the account stays unspent here)');

@@ -44,9 +44,12 @@ export async function* pollPreparedBatches(rpc: SolanaRpc, poll: PollerOptions, 
   let lastTip = -1;
   const onTip = (t: number) => {
     const now = Date.now();
-    for (let s = Math.max(lastTip + 1, t - 4095); s <= t; s++) tipSeenAt.set(s, now);
+    if (t - lastTip > 4096) tipSeenAt.clear(); // a jump (the first poll): nothing older is kept
+    for (let s = Math.max(lastTip + 1, t - 4095); s <= t; s++) {
+      tipSeenAt.set(s, now);
+      tipSeenAt.delete(s - 4096);
+    }
     if (t > lastTip) lastTip = t;
-    if (tipSeenAt.size > 4096) for (const s of tipSeenAt.keys()) if (s <= lastTip - 4096) tipSeenAt.delete(s);
     poll.onTip?.(t);
   };
   const source = live ? liveBlocks(rpc, { ...poll, ...live, onRelease: (r) => (released = { source: r.source, lagMs: r.lagMs }) }) : pollBlocks(rpc, { ...poll, onTip });

@@ -272,11 +272,6 @@ export class ReadView {
     return v ? { slot: Number(v.readBigUInt64BE(0)), signature: base58.encode(v.subarray(8, 72)) } : undefined;
   }
 
-  /** Number of listed, not yet indexed backfill signatures (counts the keys: O(n)). */
-  backfillSignatureCount(): number {
-    return this.dbs.backfillSigs.getKeysCount({ transaction: this.txn } as never);
-  }
-
   /** Schema version recorded in the store, or undefined for a new store. */
   schemaVersion(): number | undefined {
     const v = this.get('meta', Buffer.from('schemaVersion'));
