@@ -251,13 +251,15 @@ export class ReadView {
 
   /**
    * Signatures the backfill listed and has not indexed yet, ascending by slot (then signature
-   * bytes), from `afterSlot` (exclusive) when given, at most `limit`: `{slot, signature (base58), rank}`
-   * (rank: the listing's position inside its slot, newest first).
+   * bytes), from `afterSlot` (exclusive) when given, up to `throughSlot` (inclusive) when given, at
+   * most `limit`: `{slot, signature (base58), rank}` (rank: the listing's position inside its slot,
+   * newest first).
    */
-  backfillSignatures(limit: number, afterSlot?: number): { slot: number; signature: string; rank: number }[] {
+  backfillSignatures(limit: number, afterSlot?: number, throughSlot?: number): { slot: number; signature: string; rank: number }[] {
     const out: { slot: number; signature: string; rank: number }[] = [];
     const start = afterSlot === undefined ? undefined : u64be(afterSlot + 1);
-    for (const { key, value } of this.range('backfillSigs', { ...(start ? { start } : {}), limit })) {
+    const end = throughSlot === undefined ? undefined : u64be(throughSlot + 1);
+    for (const { key, value } of this.range('backfillSigs', { ...(start ? { start } : {}), ...(end ? { end } : {}), limit })) {
       out.push({ slot: Number(key.readBigUInt64BE(0)), signature: base58.encode(key.subarray(8, 72)), rank: value.readUInt32BE(0) });
     }
     return out;

@@ -209,7 +209,7 @@ export async function* fetchChunks(store: Store, rpc: SolanaRpc, gov: RequestGov
       if (whole.length) entries = whole;
       else {
         // One slot holds more than a chunk: take all of it.
-        entries = store.read((r) => r.backfillSignatures(1_000_000, cursor)).filter((e) => e.slot === lastSlot);
+        entries = store.read((r) => r.backfillSignatures(Number.MAX_SAFE_INTEGER, cursor, lastSlot));
       }
     }
     const through = entries[entries.length - 1]!.slot;
