@@ -5,7 +5,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { runIndexCommand } from './commands/indexFiles.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
 import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
-import { loadConfig, parseRateLimit } from './config/config.ts';
+import { grpcXToken, loadConfig, parseRateLimit } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -285,7 +285,7 @@ program
       const { startGeyserServer } = await import('./sim/geyser.ts');
       const log = createLogger('refract-simulate');
       const { applyFaultRequest } = await import('./sim/geyser.ts');
-      const g = await startGeyserServer({ port: o.grpcPort, host: o.host, source: sim, log, ...(process.env.REFRACT_GRPC_X_TOKEN ? { xToken: process.env.REFRACT_GRPC_X_TOKEN } : {}) });
+      const g = await startGeyserServer({ port: o.grpcPort, host: o.host, source: sim, log, ...(grpcXToken() ? { xToken: grpcXToken() } : {}) });
       // Fault injection over the simulator's HTTP port (geyser.ts module comment).
       sim.route('POST', '/geyser/faults', (body) => {
         const r = applyFaultRequest(g, body);

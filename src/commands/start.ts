@@ -11,7 +11,7 @@
  */
 import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../config/config.ts';
+import { type Config, grpcXToken } from '../config/config.ts';
 import type { IngestEvent } from '../ingest/progress.ts';
 import { type GapReport, recordIngestEvent } from '../ingest/progress.ts';
 import { BackfillView } from './backfillProgress.ts';
@@ -255,7 +255,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     maxBatchBlocks: config.maxBatchBlocks,
     backfill: { thresholdSlots: config.backfillThresholdSlots, rps: config.backfillRps, concurrency: config.backfillConcurrency, batchSize: config.backfillBatchSize, billPerCall: config.backfillRpsPerCall },
     sequenceCheck: config.sequenceCheck,
-    ...(grpcUrl ? { grpc: { url: grpcUrl, ...(process.env.REFRACT_GRPC_X_TOKEN ? { xToken: process.env.REFRACT_GRPC_X_TOKEN } : {}) } } : {}),
+    ...(grpcUrl ? { grpc: { url: grpcUrl, ...(grpcXToken() ? { xToken: grpcXToken() } : {}) } } : {}),
   };
   const thread = config.ingest && config.ingestThread
     ? startIngestThread({ ...poll, db: config.db, writemap: config.lmdbWritemap, trees, rpcUrl: config.rpcUrl, logLevel: config.logLevel, prepareThread, treeLookup }, onIngestEvent)

@@ -147,6 +147,15 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_MIN_CONTEXT_WAIT_MS: { key: 'minContextWaitMs', type: 'number' },
 };
 
+/**
+ * The Yellowstone gRPC `x-token` (REFRACT_GRPC_X_TOKEN), or undefined when unset or empty: a secret,
+ * so an environment variable only (never a config key, flag or log field). `refract start` sends it;
+ * `refract simulate --grpc-port` requires it of clients.
+ */
+export function grpcXToken(env: Record<string, string | undefined> = process.env): string | undefined {
+  return env.REFRACT_GRPC_X_TOKEN || undefined;
+}
+
 const ENV_TRUE = new Set(['1', 'true', 'yes', 'on']);
 const ENV_FALSE = new Set(['0', 'false', 'no', 'off']);
 
