@@ -13,14 +13,11 @@ import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
 import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
+import { jsonRpc, sleep } from './helpers/jsonRpc.ts';
 
 afterAll(killSpawned);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function call(port: number, method: string, params?: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }) });
-  return res.json();
-}
+const call = jsonRpc;
 const metric = (text: string, series: string): number => {
   let sum = 0;
   for (const l of text.split('\n')) if (l.startsWith(series) && !l.startsWith('#')) sum += Number(l.slice(l.lastIndexOf(' ') + 1));
@@ -75,7 +72,9 @@ async function lastBlock(simPort: number, tip: number): Promise<number> {
   throw new Error('no block');
 }
 
-describe('signature backfill through the refract binary (sparse simulator)', () => {
+// The three cases are independent (each its own simulator, ports and stores) and mostly wait on the
+// binaries: run concurrently, the file takes as long as its slowest case.
+describe.concurrent('signature backfill through the refract binary (sparse simulator)', () => {
   it('backfill and block polling index the same chain to the same API answers; the backfill fetches only Light transactions', async () => {
     const sim = await sparseSim(['--history-slots', '6000', '--light-every', '10', '--seed', '11']);
     const end = await lastBlock(sim.port, sim.tip);

@@ -17,6 +17,7 @@ import { SolanaRpc } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { v2Digest } from './helpers/v2Digest.ts';
+import { sleep } from './helpers/jsonRpc.ts';
 
 const SEED = 5;
 const OWNERS = 60;
@@ -28,7 +29,6 @@ function node(args: string[]): ChildProcess {
   return spawn(process.execPath, [join(REPO_ROOT, 'bin/refract.mjs'), ...args], { stdio: 'ignore', env: { ...process.env, REFRACT_LOG_LEVEL: 'error' } });
 }
 const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function digest(store: Store) {
   const gen = new LightTxGenerator({ owners: OWNERS, seed: SEED });

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../src/metrics.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
+import { haveTool, REQUIRE_TOOLS, skipWithout } from './helpers/required.ts';
 
 const DASHBOARD = join(REPO_ROOT, 'deploy/grafana/refract.json');
 const ALERTS = join(REPO_ROOT, 'deploy/prometheus/alerts.yml');
@@ -347,9 +348,7 @@ describe('monitoring kit against a running daemon', () => {
   });
 });
 
-const havePromtool = spawnSync('promtool', ['--version']).status === 0;
-
-describe.skipIf(!havePromtool)('promtool', () => {
+describe.skipIf(skipWithout(haveTool('promtool'), 'promtool (Debian package prometheus)', REQUIRE_TOOLS))('promtool', () => {
   it('checks the rules and the example config, and the rules pass their unit tests', () => {
     for (const args of [['check', 'rules', ALERTS], ['check', 'config', join(REPO_ROOT, 'deploy/prometheus/prometheus.yml')], ['test', 'rules', join(REPO_ROOT, 'deploy/prometheus/alerts.test.yml')]]) {
       const r = spawnSync('promtool', args, { encoding: 'utf8' });

@@ -1,5 +1,5 @@
 /**
- * The tree sequence check (src/state/sequence.ts) on the real transactions of ../shared/photon: every
+ * The tree sequence check (src/state/sequence.ts) on the real transactions of test/fixtures/photon: every
  * folder's numbered streams are contiguous; a transaction taken out shows as a gap naming the tree,
  * the stream and the numbers; a forester nullification of a leaf whose spend is missing is evidence.
  */
@@ -9,10 +9,11 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { prepareBatch } from '../src/ingest/prepareBatch.ts';
 import { planFiles, readPlannedBlocks } from '../src/ingest/sources/files.ts';
-import { type SeqPosition, checkSequences, firstSequenceGap, firstUnspentNullification, seqKey, sequenceRuns } from '../src/state/sequence.ts';
+import { type SeqPosition, checkSequences, firstSequenceGap, firstUnspentNullification, queueNeeds, seqKey, sequenceRuns } from '../src/state/sequence.ts';
 import { decodeBlockJson } from '../src/ingest/parse.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { Store } from '../src/store/store.ts';
+import * as base58 from '../src/solana/base58.ts';
 import { PHOTON_DIR, tempDir } from './helpers/photon.ts';
 
 const TX_DIR = `${PHOTON_DIR}/transactions`;
@@ -41,6 +42,30 @@ describe('tree sequence check on the shared fixtures', () => {
     // Numbers at or below the position are a re-index, not a gap.
     const pos = new Map<string, SeqPosition>([[seqKey(removed.tree, 'outputQueue'), { next: 10_000n, slot: 1 }]]);
     expect(checkSequences(updates.slice(0, 5), (t, s) => pos.get(seqKey(t, s))).gap).toBeNull();
+  });
+
+  it('a transaction that queued the last entries a batch event moves into the tree, taken out, is a gap at the batch event (its queue stream)', () => {
+    // The simulator's generator with v2 transactions (its BatchAppend / BatchNullify / BatchAddressAppend events).
+    const gen = new LightTxGenerator({ owners: 5, seed: 4, v2Weight: 6 });
+    const { updates } = prepareBatch(Array.from({ length: 60 }, (_, k) => decodeBlockJson(gen.block(k + 1, 6).json, k + 1)), loadTreeRegistry());
+    let checked = 0;
+    for (let j = 0; j < updates.length; j++) {
+      for (const n of queueNeeds(updates[j]!)) {
+        // The last transaction before the event that queued entries in that stream, inside the event's range.
+        let i = j - 1;
+        while (i >= 0 && !sequenceRuns(updates[i]!).some((r) => r.tree === n.tree && r.stream === n.stream)) i--;
+        if (i < 0) continue;
+        const run = sequenceRuns(updates[i]!).find((r) => r.tree === n.tree && r.stream === n.stream)!;
+        // Only that stream's numbers (else an earlier gap in another stream names it first).
+        if (run.first + run.count !== n.next || sequenceRuns(updates[i]!).length !== 1) continue;
+        const { gap } = checkSequences([...updates.slice(0, i), ...updates.slice(i + 1, j + 1)], () => undefined);
+        expect(gap).toMatchObject({ tree: n.tree, stream: n.stream, expected: run.first, got: n.next, index: j - 1, signature: updates[j]!.signature });
+        // With the transaction there, nothing is missing.
+        expect(checkSequences(updates.slice(0, j + 1), () => undefined).gap).toBeNull();
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
   });
 
   it('the stored positions follow the commits, and a batch from a later point of the chain shows the gap against them', async () => {
@@ -104,5 +129,52 @@ describe('a transaction found late (healed) after one that spent its output', ()
     expect(inOrder.spent).toContain(true);
     expect(late).toEqual(inOrder);
     expect(late.orphans.every((o) => o === null)).toBe(true);
+  });
+});
+
+describe('a batched-tree (v2) transaction found late after the one that spent its output', () => {
+  it('the orphan spend enters the input queue when the account arrives, as in chain order (two trees)', async () => {
+    // The simulator's mix: legacy transactions on smt1 and v2 ones on a batched state tree, one stream.
+    const gen = new LightTxGenerator({ owners: 6, seed: 11, v2Weight: 3 });
+    const { updates, records } = prepareBatch(Array.from({ length: 40 }, (_, k) => decodeBlockJson(gen.block(k + 1, 4).json, k + 1)), loadTreeRegistry());
+    const eq = (a: Uint8Array, b: Uint8Array) => Buffer.from(a).equals(Buffer.from(b));
+    // A v2 spend whose creator has no batch event between them (moving the creator after the spender
+    // must not move it past a batch append of its own leaf).
+    let pair: { creator: number; spender: number } | undefined;
+    for (let s = 0; s < updates.length && !pair; s++) {
+      for (const input of updates[s]!.batchInputs ?? []) {
+        const c = updates.findIndex((u) => u.outputs.some((o) => eq(o.account.hash, input.accountHash)));
+        if (c >= 0 && c < s && !updates.slice(c + 1, s + 1).some((u) => u.batchEvents.length)) pair = { creator: c, spender: s };
+      }
+    }
+    expect(pair, 'the stream has a v2 spend to move').toBeDefined();
+    const { creator, spender } = pair!;
+    // The two trees: the spender's inputs are in a batched tree, and the stream also writes smt1.
+    const treesWritten = new Set(updates.flatMap((u) => u.outputs.map((o) => base58.encode(o.account.tree))));
+    expect(treesWritten.size).toBeGreaterThanOrEqual(2);
+    const commit = async (order: number[]) => {
+      const store = new Store({ path: tempDir() });
+      const indexer = new Indexer(store, loadTreeRegistry());
+      for (const k of order) indexer.commitBatch({ records, updates: [updates[k]!], rejected: [], unknownTrees: new Map(), outputs: 0, lastSlot: null });
+      const hex = (b: Uint8Array | null | undefined) => (b ? Buffer.from(b).toString('hex') : null);
+      const view = store.read((r) => ({
+        accounts: updates.flatMap((u) => u.outputs).map(({ account: a }) => {
+          const got = r.account(a.hash)!;
+          return { hash: hex(a.hash), spent: got.spent, v2: got.v2 ? { queueIndex: String(got.v2.nullifierQueueIndex), nullifier: hex(got.v2.nullifier), txHash: hex(got.v2.txHash) } : null };
+        }),
+        inputQueues: [...treesWritten].map((t) => [...r.inputQueue(base58.decode(t))].map((e) => `${e.queueIndex}:${hex(e.hash)}`)),
+        roots: [...treesWritten].map((t) => hex(r.batchTree(base58.decode(t))?.root)),
+        orphans: updates.flatMap((u) => u.outputs).filter(({ account: a }) => r.orphanSpend(a.hash)).length,
+      }));
+      await store.close();
+      return view;
+    };
+    const inOrder = await commit(updates.map((_, k) => k));
+    const order = [...updates.keys()].filter((k) => k !== creator);
+    order.splice(order.indexOf(spender) + 1, 0, creator);
+    const late = await commit(order);
+    expect(inOrder.inputQueues.flat().length).toBeGreaterThan(0);
+    expect(late).toEqual(inOrder);
+    expect(late.orphans).toBe(0);
   });
 });

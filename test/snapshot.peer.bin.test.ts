@@ -20,6 +20,7 @@ import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { restoreSnapshot } from '../src/store/snapshot.ts';
 import { tempDir } from './helpers/photon.ts';
 import { runRefract } from './helpers/refractBin.ts';
+import { sleep } from './helpers/jsonRpc.ts';
 
 const KEY = 'peer-snapshot-test-key';
 const procs: ChildProcess[] = [];
@@ -79,7 +80,6 @@ const result = async (url: string, method: string, params: unknown) => {
   return r.result;
 };
 const indexedSlot = (url: string) => result(url, 'getIndexerSlot', []) as Promise<number>;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('refract start --snapshot <peer URL>', () => {
   it('a replica seeded from a peer\'s GET /snapshot while it ingests answers like the peer at a common slot', async () => {

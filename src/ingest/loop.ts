@@ -12,7 +12,7 @@ import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullification, hasPosition, sequenceRuns, treesWithPositions } from '../state/sequence.ts';
+import { type SeqStream, type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullification, seqKey, sequenceRuns, storedPosition, treesWithPositions } from '../state/sequence.ts';
 import type { WriteView } from '../store/store.ts';
 import type { GapReport, IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
@@ -164,9 +164,10 @@ interface Ctx {
   /** The gap ingest is held at, if any. */
   held: GapReport | null;
   /**
-   * While a backfill runs: where it began (its `afterSlot`) and the trees already looked at. A tree met
-   * for the first time (no stored number) is listed on its own back to there before its first
-   * transaction is committed: a transaction missing before a tree's first number shows no gap.
+   * While a backfill runs: where it began (its `afterSlot`) and the trees' streams already looked at
+   * (`seqKey`). A stream met for the first time (no stored number) has its tree listed on its own back
+   * to there before the stream's first number is committed: a transaction missing before a stream's
+   * first number shows no gap (e.g. a tree's first batch event, after its outputs set a position).
    */
   headCheck: { afterSlot: number; seen: Set<string> } | null;
   /** The live source of the batch being committed and when its last slot was first seen (Unix ms). */
@@ -231,6 +232,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
       await commitChecked(ctx, batch, (performance.now() - started) / 1000, extra);
       if (opts.signal.aborted) return;
       state.indexed = indexedAfter;
+      opts.log.debug({ throughSlot: chunk.throughSlot, indexed: state.indexed, listed: state.listed }, 'backfill chunk committed');
       if (chunk.handOver) {
         ctx.lastSlot = Math.max(ctx.lastSlot, chunk.handOver.slot);
         opts.log.info({ targetSlot: chunk.handOver.slot, indexed: state.indexed, seconds: Math.round((Date.now() - state.startedAt) / 1000), requests: gov.stats.requests }, 'backfill done: following the chain from the hand-over block');
@@ -265,6 +267,7 @@ async function tailCheck(ctx: Ctx, throughSlot: number): Promise<void> {
 
 /** `listGap` with the loop's settings; null once the loop stops (listGap throws only then). */
 async function listTree(ctx: Ctx, gap: Parameters<typeof listGap>[3], known: ReadonlySet<string>): Promise<GapListing | null> {
+  ctx.opts.log.debug({ tree: gap.tree, afterSlot: gap.afterSlot, throughSlot: gap.throughSlot, signature: gap.signature }, 'listing a tree\'s signatures');
   try {
     return await listGap(ctx.rpc, ctx.gov, ctx.indexer.store, gap, known, { batchSize: ctx.opts.backfill?.batchSize ?? 100, signal: ctx.opts.signal, log: ctx.opts.log });
   } catch (err) {
@@ -294,17 +297,20 @@ async function commitBefore(ctx: Ctx, batch: PreparedBatch, index: number, prepa
 }
 
 /**
- * The first update of `updates` that changes a tree with no stored number and not yet looked at
- * (`seen`), or null.
+ * The first update of `updates` that carries a number of a tree's stream with no stored position and
+ * not yet looked at (`seen`, keys `seqKey(tree, stream)`), or null. Per stream, not per tree: a tree's
+ * streams begin at different transactions (its first outputs, its first forester batch event, …), and
+ * the first number of each is taken as given by the sequence check.
  */
-function firstUnseenTree(ctx: Ctx, updates: readonly PreparedBatch['updates'][number][], seen: ReadonlySet<string>): { tree: string; index: number } | null {
+function firstUnseenStream(ctx: Ctx, updates: readonly PreparedBatch['updates'][number][], seen: ReadonlySet<string>): { tree: string; stream: SeqStream; index: number } | null {
   return ctx.indexer.store.read((r) => {
     const known = new Set<string>();
     for (let index = 0; index < updates.length; index++) {
       for (const run of sequenceRuns(updates[index]!)) {
-        if (seen.has(run.tree) || known.has(run.tree)) continue;
-        if (hasPosition(r, run.tree)) known.add(run.tree);
-        else return { tree: run.tree, index };
+        const key = seqKey(run.tree, run.stream);
+        if (seen.has(key) || known.has(key)) continue;
+        if (storedPosition(r, run.tree, run.stream) !== undefined) known.add(key);
+        else return { tree: run.tree, stream: run.stream, index };
       }
     }
     return null;
@@ -337,8 +343,8 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
           return nullified && (!numbers || nullified.index < numbers.index) ? nullified : numbers;
         })
       : null;
-    const unseen = checking && ctx.headCheck ? firstUnseenTree(ctx, current.updates, ctx.headCheck.seen) : null;
-    // A tree met for the first time before the first gap: look at its history before it first (its own listing).
+    const unseen = checking && ctx.headCheck ? firstUnseenStream(ctx, current.updates, ctx.headCheck.seen) : null;
+    // A tree's stream met for the first time before the first gap: look at the tree's history before it first (its own listing).
     if (unseen && (!gap || unseen.index <= gap.index)) {
       const rest = await commitBefore(ctx, current, unseen.index, prepareSeconds);
       if (!rest) return;
@@ -348,7 +354,7 @@ async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: num
       const afterSlot = ctx.headCheck!.afterSlot;
       const listing = await listTree(ctx, { tree: unseen.tree, afterSlot: afterSlot + 1, signature: first.signature }, new Set(rest.updates.map((u) => u.signature)));
       if (!listing) return;
-      ctx.headCheck!.seen.add(unseen.tree);
+      ctx.headCheck!.seen.add(seqKey(unseen.tree, unseen.stream));
       await commitFound(ctx, listing, { tree: unseen.tree, stream: 'head', expected: '', got: '', afterSlot, slot: first.slot, signature: first.signature }, 'backfill: the tree\'s own signature listing shows transactions before the first one the program listing gave; indexing them first', depth);
       continue;
     }

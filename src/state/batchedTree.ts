@@ -344,9 +344,23 @@ export function persistBatchEvents(w: WriteView, inputs: readonly BatchEventInpu
 }
 
 /**
+ * Puts a spent batched-tree (v2) account's nullifier into its tree's input queue: the account
+ * record takes the nullifier queue index, nullifier and tx hash (32-byte values), and the input
+ * queue index maps the queue index to the account hash. No-op for an account that is unknown, not
+ * v2, or already queued or nullified (a re-index).
+ */
+export function enterInputQueue(w: WriteView, accountHash: Bytes32, q: { tree: Uint8Array; queueIndex: bigint; nullifier: Uint8Array; txHash: Uint8Array }): void {
+  const a = w.account(accountHash);
+  if (!a?.v2 || a.v2.nullifierQueueIndex !== null) return;
+  w.putAccountRecord({ ...a, v2: { ...a.v2, nullifierQueueIndex: q.queueIndex, nullifier: q.nullifier as Bytes32, txHash: q.txHash as Bytes32 } });
+  w.putInputQueue(q.tree as Bytes32, q.queueIndex, accountHash);
+}
+
+/**
  * The V2 queue inserts of one update: spent accounts into input queues, new addresses into address queues.
  * Returns the hashes of spent accounts that could not be queued because the store does not know them
- * (created before the indexed range): the caller reports them; a later BatchNullify over them is refused.
+ * (created before the indexed range, or by a transaction not indexed yet: persist.ts keeps the insert
+ * with the orphan spend and applies it when the account arrives): the caller reports them.
  */
 export function persistQueueInserts(
   w: WriteView,
@@ -360,9 +374,7 @@ export function persistQueueInserts(
       unknown.push(b.accountHash);
       continue;
     }
-    if (a.v2.nullifierQueueIndex !== null) continue; // re-index: already queued (or nullified)
-    w.putAccountRecord({ ...a, v2: { ...a.v2, nullifierQueueIndex: b.queueIndex, nullifier: b.nullifier, txHash: b.txHash } });
-    w.putInputQueue(b.tree.treeBytes, b.queueIndex, b.accountHash);
+    enterInputQueue(w, b.accountHash, { tree: b.tree.treeBytes, queueIndex: b.queueIndex, nullifier: b.nullifier, txHash: b.txHash });
   }
   for (const n of newAddresses) {
     if (w.indexedValueIndex(n.tree.treeBytes, n.address) !== undefined) continue; // re-index: already appended

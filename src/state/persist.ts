@@ -9,7 +9,7 @@ import { PAGE_LIMIT } from '../light/constants.ts';
 import { isTokenAccount, parseTokenData } from '../light/tokenData.ts';
 import type { AccountRecord, BlockRecord } from '../store/records.ts';
 import type { WriteView } from '../store/store.ts';
-import { type BatchEventInput, type BatchEventsOutcome, persistBatchEvents, persistQueueInserts } from './batchedTree.ts';
+import { type BatchEventInput, type BatchEventsOutcome, enterInputQueue, persistBatchEvents, persistQueueInserts } from './batchedTree.ts';
 import { type IndexedUpdate, collectIndexedUpdates, persistIndexedUpdates } from './indexedTree.ts';
 import type { StateUpdate } from './stateUpdate.ts';
 import { type SequenceGap, persistSequencePositions } from './sequence.ts';
@@ -74,6 +74,8 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
         w.deleteOrphanSpend(account.hash);
         const t = token ? { owner: token.owner, mint: token.mint, delegate: token.delegate, amount: token.amount } : null;
         if (w.spendAccount(account.hash, () => t)) stats.accountsSpent++;
+        // A batched-tree account's spend also put its nullifier in the input queue, as chain order would have.
+        if (orphan.queue) enterInputQueue(w, account.hash, orphan.queue);
         w.linkAccountTransaction(account, token?.owner ?? null, orphan.signature, orphan.slot);
       }
     }
@@ -84,7 +86,8 @@ export function persistBatch(w: WriteView, blocks: readonly BlockRecord[], updat
       const existing = w.account(hash);
       if (!existing) {
         // Created before the indexed range, or by a transaction not indexed yet: applied if it arrives.
-        w.putOrphanSpend(hash, u.slot, u.signature);
+        const input = u.batchInputs?.find((b) => Buffer.compare(b.accountHash, hash) === 0);
+        w.putOrphanSpend(hash, { slot: u.slot, signature: u.signature, queue: input && { tree: input.tree.treeBytes, queueIndex: input.queueIndex, nullifier: input.nullifier, txHash: input.txHash } });
         continue;
       }
       const token = tokenOf(existing);

@@ -14,6 +14,8 @@
  * - `addressQueue` AddressV2: new addresses enter the address queue at consecutive queue indices;
  * - `batch`       StateV2 / AddressV2: BatchAppend, BatchNullify and BatchAddressAppend events carry
  *                 the tree's consecutive `sequence_number`s.
+ * A batch event also needs its queue stream to have reached the end of the range it moves into the
+ * tree (`queueNeeds`): a queued entry missing right before it shows as a gap in that queue stream.
  * A stream's first number seen (no position yet) is taken as given: the history before the store's
  * first indexed slot is not known. Numbers at or below the position are a re-index and pass.
  */
@@ -105,6 +107,32 @@ export function sequenceRuns(u: StateUpdate): SeqRun[] {
   return runs;
 }
 
+/** A queue stream's number that a batch event needs reached: every queue entry it moves into its tree must be there. */
+export interface QueueNeed {
+  /** Tree pubkey, base58. */
+  tree: string;
+  stream: Extract<SeqStream, 'outputQueue' | 'inputQueue' | 'addressQueue'>;
+  /** The stream's next number must be at least this (the end of the event's queue range, exclusive). */
+  next: bigint;
+}
+
+/**
+ * What `u`'s batch events need of their trees' queue streams: a BatchAppend the output queue up to its
+ * `new_next_index`, a BatchNullify the input queue up to its `new_next_index`, a BatchAddressAppend the
+ * address queue up to `new_next_index − 1` (address queue index = leaf index − 1). A batch event
+ * carries no queue numbers of its own, so without this a transaction missing just before it (its
+ * last queued entries) shows no gap, and the event is refused for a short queue.
+ */
+export function queueNeeds(u: StateUpdate): QueueNeed[] {
+  return u.batchEvents.map(({ tree, event: e }) =>
+    e.kind === 'batchAppend'
+      ? { tree: tree.tree, stream: 'outputQueue', next: e.newNextIndex }
+      : e.kind === 'batchNullify'
+        ? { tree: tree.tree, stream: 'inputQueue', next: e.newNextIndex }
+        : { tree: tree.tree, stream: 'addressQueue', next: e.newNextIndex - 1n },
+  );
+}
+
 /**
  * Checks `updates` (in chain order) against the streams' positions: `position(tree, stream)` gives the
  * stored position (undefined: never seen). Returns the positions after the longest gap-free prefix
@@ -130,6 +158,12 @@ export function checkSequences(
       }
       if (r.first < cur.next) continue; // wholly below the position: a re-index
       return { advanced, gap: { tree: r.tree, stream: r.stream, expected: cur.next, got: r.first, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index } };
+    }
+    // A batch event over queue entries the stream has not reached: the transactions that queued them are missing.
+    for (const n of queueNeeds(u)) {
+      const cur = staged.find((s) => s.tree === n.tree && s.stream === n.stream) ?? advanced.get(seqKey(n.tree, n.stream)) ?? position(n.tree, n.stream);
+      if (cur === undefined || cur.next >= n.next) continue; // never seen (history before the store), or reached
+      return { advanced, gap: { tree: n.tree, stream: n.stream, expected: cur.next, got: n.next, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index } };
     }
     for (const s of staged) advanced.set(seqKey(s.tree, s.stream), s);
   }

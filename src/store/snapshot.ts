@@ -39,7 +39,7 @@
  * the payload describe the same LMDB read snapshot even while a daemon writes to the store.
  *
  * Errors are {@link SnapshotError}s whose `check` names what failed (`format`, `truncated`,
- * `checksum`, `schema`, `genesis`, `target`, `contents`, `source`) and whose message says why.
+ * `checksum`, `schema`, `genesis`, `target`, `contents`, `writable`, `source`) and whose message says why.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -51,6 +51,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { z } from 'zod';
 import * as base58 from '../solana/base58.ts';
 import { SCHEMA_VERSION, SchemaMismatchError, Store } from './store.ts';
+import { probeStoreWritable } from './writeProbe.ts';
 
 /** The snapshot format version this build writes and reads. */
 export const SNAPSHOT_FORMAT = 1;
@@ -62,7 +63,7 @@ const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 const MAX_LINE_BYTES = 200;
 
 /** Which check of a snapshot failed (see the module comment). */
-export type SnapshotCheck = 'format' | 'truncated' | 'checksum' | 'schema' | 'genesis' | 'target' | 'contents' | 'source';
+export type SnapshotCheck = 'format' | 'truncated' | 'checksum' | 'schema' | 'genesis' | 'target' | 'contents' | 'writable' | 'source';
 
 /** A snapshot refused or not readable: `check` names the check that failed; the message says why. */
 export class SnapshotError extends Error {
@@ -177,12 +178,13 @@ export interface PrepareSnapshotOptions {
 }
 
 /**
- * Makes a snapshot of an open store: LMDB's own compacting copy (`mdb_env_copy2` with
- * `MDB_CP_COMPACT`, through lmdb-js `backup`) taken in one read transaction — consistent while
- * other threads or processes write — then the manifest read from that copy, then the copy gzipped
- * (zlib on the thread pool) into the work directory and hashed. The copy is removed once compressed.
- * A store whose compacting copy fails (LMDB refuses to compact an environment with leaked pages) is
- * copied without compaction.
+ * Makes a snapshot of an open store: a logical copy (`Store.copyTo`: every sub-database read in one
+ * read transaction — consistent while other threads or processes write — and written into a fresh,
+ * compact LMDB environment by LMDB's ordinary write path, so it takes writes like any store), then
+ * the manifest read from that copy, then the copy gzipped (zlib on
+ * the thread pool) into the work directory and hashed. The copy is removed once compressed.
+ * LMDB's own copy (lmdb-js `backup`) is not used: its compacting mode wrote files whose first write
+ * aborts the replica (issue #31, see `Store.copyTo`).
  * @returns the prepared snapshot; the caller streams it and then calls `dispose()`
  * @throws Error when the work directory cannot be written (disk full, permissions) or the copy fails
  */
@@ -198,13 +200,9 @@ export async function prepareSnapshot(store: Store, opts: PrepareSnapshotOptions
   try {
     const copyDir = join(work, 'copy');
     await mkdir(copyDir);
-    try {
-      await store.root.backup(copyDir, true);
-    } catch {
-      await rm(copyDir, { recursive: true, force: true });
-      await mkdir(copyDir);
-      await store.root.backup(copyDir, false);
-    }
+    // A fresh environment written by LMDB's ordinary write path: it takes writes like any store
+    // (the replica's restore still checks that, `probeStoreWritable`).
+    await store.copyTo(copyDir);
     // Read-only, no write map: opening must not grow or touch the copy's data file.
     const copy = new Store({ path: copyDir, readOnly: true, writemap: false });
     let described;
@@ -459,13 +457,19 @@ export interface RestoreSnapshotOptions {
  * 3. the payload is streamed to a temporary directory while counted and hashed: fewer bytes than
  *    the manifest says → `truncated`, more → `format`, another SHA-256 → `checksum`; then it is
  *    decompressed (a failure, or another size than `dataBytes` → `checksum`);
- * 4. the restored store is opened read-only (its schema is checked on open) and its last block,
- *    genesis hash and every tree's root and root seq are compared with the manifest (`contents`);
- * 5. only then is it moved into place: the temporary directory is `.<name>.restore-XXXXXX` next to
+ * 4. the decompressed data file is opened read-only (its schema is checked on open) and rebuilt into
+ *    a fresh environment (`Store.copyTo`): the file that goes into place is one LMDB wrote itself,
+ *    so snapshots whose data file LMDB cannot write to (issue #31: compacting copies of earlier
+ *    releases) restore too; the rebuilt store must then accept writes in a child process
+ *    (`probeStoreWritable`, `writable`);
+ * 5. its last block, genesis hash and every tree's root and root seq are compared with the manifest
+ *    (`contents`);
+ * 6. only then is it moved into place: the temporary directory is `.<name>.restore-XXXXXX` next to
  *    `target` when `target` does not exist (renamed to `target`), or `.refract-restore-XXXXXX`
  *    inside an existing empty `target` (whose files are then renamed into it). On any failure the
  *    temporary directory is removed and `target` is left as it was.
- * Disk: the compressed payload plus the data file, in the temporary directory.
+ * Disk: the compressed payload plus the data file, then the data file and its rebuilt copy, in the
+ * temporary directory.
  * @returns the manifest of the restored snapshot
  * @throws SnapshotError naming the failed check; Error for I/O failures (disk full, permissions)
  */
@@ -512,9 +516,9 @@ export async function restoreSnapshot(opts: RestoreSnapshotOptions): Promise<Sna
       if (sum !== manifest.payload.sha256) {
         throw new SnapshotError('checksum', `payload checksum mismatch: the payload's SHA-256 is ${sum}, the manifest says ${manifest.payload.sha256} (the file is corrupted)`);
       }
-      const dbDir = join(work, 'db');
-      await mkdir(dbDir);
-      const dataPath = join(dbDir, 'data.mdb');
+      const rawDir = join(work, 'raw');
+      await mkdir(rawDir);
+      const dataPath = join(rawDir, 'data.mdb');
       try {
         await pipeline(createReadStream(gzPath), createGunzip(), createWriteStream(dataPath));
       } catch (e) {
@@ -526,14 +530,30 @@ export async function restoreSnapshot(opts: RestoreSnapshotOptions): Promise<Sna
         throw new SnapshotError('checksum', `the payload decompresses to ${dataBytes} bytes, the manifest says ${manifest.payload.dataBytes}`);
       }
 
-      // 4. Open and compare with the manifest.
-      let store: Store;
+      // 4. Rebuild: the payload's data file is read, never written; the store that goes into place is
+      // written anew by LMDB (Store.copyTo), so a data file whose free-page list LMDB cannot walk on
+      // its first write (issue #31: compacting copies made by earlier releases) still restores.
+      let raw: Store;
       try {
-        store = new Store({ path: dbDir, readOnly: true, writemap: false });
+        raw = new Store({ path: rawDir, readOnly: true, writemap: false });
       } catch (e) {
         if (e instanceof SchemaMismatchError) throw new SnapshotError('schema', `the restored store: ${e.message}`);
         throw new SnapshotError('contents', `the restored store does not open: ${(e as Error).message}`);
       }
+      const dbDir = join(work, 'db');
+      try {
+        await raw.copyTo(dbDir);
+      } catch (e) {
+        throw new SnapshotError('contents', `the snapshot's store cannot be read in full: ${(e as Error).message}`);
+      } finally {
+        await raw.close();
+      }
+      await rm(rawDir, { recursive: true, force: true });
+      const probe = await probeStoreWritable(dbDir);
+      if (!probe.ok) throw new SnapshotError('writable', `the restored store does not accept writes (${probe.reason}); --db was left untouched`);
+
+      // 5. Open and compare with the manifest.
+      const store = new Store({ path: dbDir, readOnly: true, writemap: false });
       let found;
       try {
         found = describeStore(store);
@@ -543,7 +563,7 @@ export async function restoreSnapshot(opts: RestoreSnapshotOptions): Promise<Sna
       const mismatch = compareContents(manifest, found);
       if (mismatch) throw new SnapshotError('contents', `the restored store does not match the snapshot's manifest: ${mismatch}`);
 
-      // 5. Into place.
+      // 6. Into place.
       const again = await targetProblem(target, targetExists ? basename(work) : undefined);
       if (again) throw new SnapshotError('target', again);
       if (targetExists) {

@@ -76,7 +76,7 @@ const DB_NAMES = [
   'pendingBatchEvents', // tree ‖ sequenceNumber u64BE → PendingBatchEventRecord (held back by a sequence gap)
   'seqPositions', // tree ‖ stream u8 (SEQ_STREAMS index) → next u64BE ‖ slot u64BE (state/sequence.ts)
   'backfillSigs', // slot u64BE ‖ signature(64) → listing rank u32BE (signatures listed by the backfill, not yet indexed)
-  'orphanSpends', // account hash → slot u64BE ‖ signature(64): a spend of an account the store did not have (yet)
+  'orphanSpends', // account hash → slot u64BE ‖ signature(64) [‖ tree ‖ nullifierQueueIndex u64BE ‖ nullifier ‖ txHash]: a spend of an account the store did not have (yet); the bracket for a batched-tree (v2) input
 ] as const;
 type DbName = (typeof DB_NAMES)[number];
 
@@ -142,6 +142,15 @@ export interface SignatureEntry {
   /** The same signature, 64 raw bytes. */
   signatureBytes: Buffer;
   slot: number;
+}
+
+/** A spend recorded before its account arrived (ReadView.orphanSpend). */
+export interface OrphanSpend {
+  slot: number;
+  /** base58 */
+  signature: string;
+  /** The input-queue insert of a batched-tree (v2) account's spend: tree (32 bytes), nullifier queue index, nullifier and tx hash (32 bytes each). */
+  queue?: { tree: Uint8Array; queueIndex: bigint; nullifier: Uint8Array; txHash: Uint8Array };
 }
 
 /** A tree's root node as stored: the tree (32 raw bytes), the root hash (32 bytes) and its seq. */
@@ -267,11 +276,18 @@ export class ReadView {
 
   /**
    * A spend of `hash` that was indexed before the account itself (a transaction found late by the
-   * sequence check's healing), or undefined: the spending transaction's slot and signature.
+   * sequence check's healing), or undefined: the spending transaction's slot and signature, and for
+   * a batched-tree (v2) account the input-queue insert its spend made (`queue`: tree, nullifier queue
+   * index, nullifier, tx hash; 32-byte values), to apply when the account arrives.
    */
-  orphanSpend(hash: Bytes32): { slot: number; signature: string } | undefined {
+  orphanSpend(hash: Bytes32): OrphanSpend | undefined {
     const v = this.get('orphanSpends', hash);
-    return v ? { slot: Number(v.readBigUInt64BE(0)), signature: base58.encode(v.subarray(8, 72)) } : undefined;
+    if (!v) return undefined;
+    const spend: OrphanSpend = { slot: Number(v.readBigUInt64BE(0)), signature: base58.encode(v.subarray(8, 72)) };
+    if (v.length >= 72 + 104) {
+      spend.queue = { tree: Buffer.from(v.subarray(72, 104)), queueIndex: v.readBigUInt64BE(104), nullifier: Buffer.from(v.subarray(112, 144)), txHash: Buffer.from(v.subarray(144, 176)) };
+    }
+    return spend;
   }
 
   /** Schema version recorded in the store, or undefined for a new store. */
@@ -510,6 +526,27 @@ export class ReadView {
     return { tree: a.tree as Uint8Array as Buffer, leafIndex: a.leafIndex };
   }
 
+  /**
+   * The highest node index stored for `tree` below `bound` (exclusive; 1-based heap index), or
+   * undefined. With `bound` = 2^(height+1) this is the rightmost stored leaf (2^height + leaf index).
+   */
+  lastNodeIndex(tree: Bytes32, bound: bigint): bigint | undefined {
+    for (const e of this.range('nodes', { start: cat(tree, u64be(bound)), end: tree, reverse: true, exclusiveStart: true, limit: 1 })) {
+      if (Buffer.compare(e.key.subarray(0, 32), tree) !== 0) return undefined;
+      return e.key.readBigUInt64BE(32);
+    }
+    return undefined;
+  }
+
+  /** The highest leaf index of `tree`'s indexed elements (address trees), or undefined when it has none. */
+  lastIndexedLeafIndex(tree: Bytes32): number | undefined {
+    for (const e of this.range('indexedElements', { start: prefixEnd(tree), end: tree, reverse: true, exclusiveStart: true, limit: 1 })) {
+      if (Buffer.compare(e.key.subarray(0, 32), tree) !== 0) return undefined;
+      return Number(e.key.readBigUInt64BE(32));
+    }
+    return undefined;
+  }
+
   /** Indexed tree element at `leafIndex`. */
   indexedElement(tree: Bytes32, leafIndex: number): IndexedElementRecord | undefined {
     const v = this.get('indexedElements', cat(tree, u64be(leafIndex)));
@@ -628,9 +665,10 @@ export class WriteView extends ReadView {
     this.put('backfillSigs', cat(u64be(slot), signatureBytes(signature)), u32be(rank));
   }
 
-  /** Records a spend of an account the store does not have (see ReadView.orphanSpend). */
-  putOrphanSpend(hash: Bytes32, slot: number, signature: string): void {
-    this.put('orphanSpends', hash, cat(u64be(slot), signatureBytes(signature)));
+  /** Records a spend of an account the store does not have, with its input-queue insert for a v2 account (see ReadView.orphanSpend). */
+  putOrphanSpend(hash: Bytes32, spend: OrphanSpend): void {
+    const q = spend.queue;
+    this.put('orphanSpends', hash, q ? cat(u64be(spend.slot), signatureBytes(spend.signature), q.tree, u64be(q.queueIndex), q.nullifier, q.txHash) : cat(u64be(spend.slot), signatureBytes(spend.signature)));
   }
 
   /** Forgets an orphan spend (its account arrived and was spent). */
@@ -1034,9 +1072,87 @@ export class Store {
     return result;
   }
 
+  /**
+   * Copies every sub-database of this store, as of ONE read transaction (consistent while other
+   * threads or processes write), into a new store at `target` through LMDB's ordinary write path:
+   * a fresh environment, keys appended in order (`MDB_APPEND`), committed in transactions of about
+   * `COPY_TXN_BYTES` (8 MiB), yielding to the event loop between them. The result is compact (dense pages, no free pages, no write map: the data file
+   * is the data's size) and is an environment LMDB itself created and wrote, so it accepts writes
+   * like any store.
+   *
+   * Why not LMDB's own copy (`mdb_env_copy2`, lmdb-js `backup`): lmdb-js 3.x's compacting copy
+   * writes an empty free-page database under the source's transaction id; the first write
+   * transactions of the copy then walk lmdb-js's free-list bookkeeping off its end and abort the
+   * process (`mdb.c: Assertion 'key.mv_size > 0' failed in mdb_page_alloc()`; issue #31, lmdb-js
+   * issue #198), and a non-compacting copy carries every free page of the source.
+   * @param target directory that must not hold a store (it is created)
+   * @param onEntries hears the number of entries copied so far (after each transaction)
+   * @returns entries and value bytes copied
+   * @throws Error for I/O failures (disk full, permissions) or when `target` already holds a store
+   */
+  async copyTo(target: string, onEntries?: (entries: number) => void): Promise<{ entries: number; bytes: number }> {
+    const out = new Store({ path: target, writemap: false });
+    const txn = this.root.useReadTransaction();
+    let entries = 0;
+    let bytes = 0;
+    try {
+      if (out.read((r) => r.lastSlot()) !== null) throw new Error(`${target} already holds a store`);
+      for (const name of DB_NAMES) {
+        const it = this.dbs[name].getRange({ transaction: txn } as never)[Symbol.iterator]() as Iterator<{ key: Buffer; value: Buffer }>;
+        let next = it.next();
+        const dst = out.dbs[name];
+        // meta's schemaVersion was written by the new store's constructor: overwrite instead of append.
+        const opts = (name === 'meta' ? {} : { append: true }) as never;
+        while (!next.done) {
+          let txnBytes = 0;
+          out.root.transactionSync(() => {
+            while (!next.done && txnBytes < COPY_TXN_BYTES) {
+              const { key, value } = next.value;
+              void dst.put(key, value, opts);
+              txnBytes += key.length + value.length + 16;
+              entries++;
+              next = it.next();
+            }
+          });
+          bytes += txnBytes;
+          onEntries?.(entries);
+          // Let a daemon's requests run between transactions (GET /snapshot copies on the API thread).
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+      return { entries, bytes };
+    } finally {
+      txn.done();
+      await out.close();
+    }
+  }
+
+  /**
+   * Write probe (src/store/writeProbe.ts, run in a child process): commits write transactions that
+   * allocate pages (≈2 MiB of scratch keys in `meta`), free them and allocate again, so LMDB walks
+   * its free-page list as a daemon's writes will; then removes every scratch key. A store whose
+   * free-page bookkeeping is broken aborts the process here (issue #31).
+   * @throws Error for LMDB errors that are reported rather than aborting
+   */
+  writeProbe(): void {
+    const key = (i: number) => Buffer.from(`writeProbe:${String(i).padStart(6, '0')}`);
+    const value = Buffer.alloc(1000, 0xa5);
+    for (let round = 0; round < 4; round++) {
+      this.root.transactionSync(() => {
+        for (let i = 0; i < 2000; i++) void this.dbs.meta.put(key(i), value);
+      });
+      this.root.transactionSync(() => {
+        for (let i = 0; i < 2000; i++) void this.dbs.meta.remove(key(i));
+      });
+    }
+  }
+
   /** Closes the environment. */
   async close(): Promise<void> {
     this.releaseShared();
     await this.root.close();
   }
 }
+
+/** Bytes of keys and values per write transaction of {@link Store.copyTo}. */
+const COPY_TXN_BYTES = 8 * 1024 * 1024;

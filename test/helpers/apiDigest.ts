@@ -5,6 +5,9 @@
  * of every unspent account. Answers are kept as the raw JSON text the daemon sent, in a fixed order.
  */
 
+import { createHash } from 'node:crypto';
+import bs58 from 'bs58';
+
 /** POSTs one JSON-RPC request to `http://127.0.0.1:<port>/`: the HTTP status and the raw body text. */
 async function rawCall(port: number, method: string, params: unknown): Promise<{ status: number; text: string }> {
   const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
@@ -29,13 +32,55 @@ export interface ApiDigest {
   signatures: string[];
   owners: string[];
   unspent: string[];
+  /** Addresses met in the transaction infos (only with `DigestExtras.addressTrees`). */
+  addresses: string[];
+}
+
+/** More of the API in the digest (all opt-in). */
+export interface DigestExtras {
+  /** Every page of getCompressedTokenAccountsByOwnerV2 of every owner, and every page of the owner's accounts and token balances. */
+  tokenAccounts?: boolean;
+  /** Also getMultipleCompressedAccountProofs (the V1 method) for the unspent accounts of these (V1) state trees. */
+  v1StateTrees?: readonly string[];
+  /**
+   * New-address proofs (getMultipleNewAddressProofsV2) in each of these address trees: for every
+   * address met in the transaction infos (one call each: those already there answer an error, kept
+   * in the digest) and for `freshAddresses` derived addresses (one call per 50).
+   */
+  addressTrees?: readonly string[];
+  freshAddresses?: number;
+  /**
+   * At most this many transaction infos (getTransactionWithCompressionInfoV2): every k-th signature
+   * of the full list (which is compared whole), so that the digest of a long chain stays minutes
+   * on a loaded machine; owners and addresses are then those met in the sampled ones. Default: all.
+   */
+  maxTransactions?: number;
+}
+
+/** Runs `f` over `items` with at most `n` calls in flight (each daemon answers many requests at once). */
+async function eachLimited<T>(items: readonly T[], n: number, f: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(n, items.length) }, async () => {
+    while (next < items.length) await f(items[next++]!);
+  }));
+}
+
+/** `n` deterministic 32-byte addresses below the BN254 field (first byte 0), base58. */
+function freshAddresses(n: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const b = createHash('sha256').update(`refract-digest-address-${i}`).digest();
+    b[0] = 0;
+    out.push(bs58.encode(b));
+  }
+  return out;
 }
 
 /**
  * Reads the digest of the daemon at `port` (see the module comment). `only` limits the owners (the
  * same list must be used for both daemons to compare; default: every owner met).
  */
-export async function apiDigest(port: number, only?: readonly string[]): Promise<ApiDigest> {
+export async function apiDigest(port: number, only?: readonly string[], extras: DigestExtras = {}): Promise<ApiDigest> {
   const answers = new Map<string, string>();
   // Error answers are part of the digest too (status and body); only the listing calls must succeed.
   const ask = async (method: string, params: unknown) => {
@@ -53,28 +98,52 @@ export async function apiDigest(port: number, only?: readonly string[]): Promise
     if (!cursor || r.result.value.items.length === 0) break;
   }
   const owners = new Set<string>();
-  for (const sig of signatures) {
+  const addresses = new Set<string>();
+  const step = extras.maxTransactions ? Math.max(1, Math.ceil(signatures.length / extras.maxTransactions)) : 1;
+  await eachLimited(signatures.filter((_, i) => i % step === 0), 8, async (sig) => {
     const r = await ask('getTransactionWithCompressionInfoV2', { signature: sig });
     collect(r.result, 'owner', owners);
-  }
+    if (extras.addressTrees) collect(r.result, 'address', addresses);
+  });
   const ownerList = only ? [...only] : [...owners].sort();
   const unspent = new Set<string>();
-  for (const owner of ownerList) {
+  const v1Trees = new Set(extras.v1StateTrees ?? []);
+  const v1Unspent = new Set<string>();
+  /** Every page of a paginated method (cursor in `value.cursor`); each page is in the digest. */
+  const pages = async (method: string, params: Record<string, unknown>, each: (item: any) => void = () => {}) => {
     let c: string | null = null;
     for (;;) {
-      const r = await ask('getCompressedAccountsByOwnerV2', { owner, limit: 1000, ...(c ? { cursor: c } : {}) });
-      for (const it of r.result.value.items) unspent.add(it.hash);
+      const r = await ask(method, { ...params, limit: 1000, ...(c ? { cursor: c } : {}) });
+      if (!r.result) break; // an error answer (kept in the digest)
+      for (const it of r.result.value.items) each(it);
       c = r.result.value.cursor;
       if (!c || r.result.value.items.length === 0) break;
     }
+  };
+  for (const owner of ownerList) {
+    await pages('getCompressedAccountsByOwnerV2', { owner }, (it) => {
+      unspent.add(it.hash);
+      if (v1Trees.has(it.merkleContext?.tree)) v1Unspent.add(it.hash);
+    });
     await ask('getCompressedBalanceByOwner', { owner });
-    await ask('getCompressedTokenBalancesByOwnerV2', { owner, limit: 1000 });
+    if (extras.tokenAccounts) {
+      await pages('getCompressedTokenBalancesByOwnerV2', { owner });
+      await pages('getCompressedTokenAccountsByOwnerV2', { owner });
+    } else await ask('getCompressedTokenBalancesByOwnerV2', { owner, limit: 1000 });
     await ask('getCompressionSignaturesForOwner', { owner, limit: 1000 });
     await ask('getCompressionSignaturesForTokenOwner', { owner, limit: 1000 });
   }
   const hashes = [...unspent].sort();
   for (let i = 0; i < hashes.length; i += 100) await ask('getMultipleCompressedAccountProofsV2', hashes.slice(i, i + 100));
-  return { answers, signatures, owners: ownerList, unspent: hashes };
+  const v1Hashes = [...v1Unspent].sort();
+  for (let i = 0; i < v1Hashes.length; i += 100) await ask('getMultipleCompressedAccountProofs', v1Hashes.slice(i, i + 100));
+  const addressList = [...addresses].sort();
+  for (const tree of extras.addressTrees ?? []) {
+    await eachLimited(addressList, 8, (address) => ask('getMultipleNewAddressProofsV2', [{ address, tree }]).then(() => {}));
+    const fresh = freshAddresses(extras.freshAddresses ?? 0);
+    for (let i = 0; i < fresh.length; i += 50) await ask('getMultipleNewAddressProofsV2', fresh.slice(i, i + 50).map((address) => ({ address, tree })));
+  }
+  return { answers, signatures, owners: ownerList, unspent: hashes, addresses: addressList };
 }
 
 /** The keys whose answers differ between two digests (both directions), at most `max`. */

@@ -9,7 +9,8 @@
  *   came, the replay window did not reach back, …) ends it; the blocks it yielded before stay released.
  *   The poller starts from the last released slot + 1, anchored at it.
  * - While polling, a gRPC probe subscribes every `retryGrpcMs` (doubling on each failure up to
- *   `maxRetryGrpcMs`) from the poller's position at that moment and keeps what it receives. Once it has
+ *   `maxRetryGrpcMs`) from the poller's position at that moment and keeps what it receives — unless the
+ *   node's slot is below that position (a restarted node, another chain): then no probe is made. Once it has
  *   delivered a block (so its replay started where asked, chained to the anchor) and its newest block is
  *   within `switchWithinSlots` of the last released slot, the poller is stopped (what it fetched but
  *   did not yield is dropped) and the probe becomes the source: its blocks up to the last released slot
@@ -180,8 +181,11 @@ export async function* liveBlocks(rpc: SolanaRpc, opts: LiveSourceOptions): Asyn
   let lastSlot = opts.lastIndexedSlot;
   let lastHash: string | null = null;
   let tip: number | null = null;
+  /** The node's slot as last reported (may go down: a restarted node); gRPC probes wait while it is below where they would start. */
+  let nodeSlot: number | null = null;
   const seenAt = new Map<number, number>();
   const onTip = (slot: number) => {
+    nodeSlot = slot;
     if (tip === null || slot > tip) {
       tip = slot;
       opts.onTip?.(slot);
@@ -319,7 +323,11 @@ export async function* liveBlocks(rpc: SolanaRpc, opts: LiveSourceOptions): Asyn
         else if (probe && probe.waiting > maxProbeBlocks) {
           await endProbe(new GrpcSourceFault('backlog', `the probe holds ${probe.waiting} blocks while the poller is at ${lastSlot}`, lastSlot));
         }
-        if (!probe && now >= nextProbeAt) {
+        if (!probe && now >= nextProbeAt && nodeSlot !== null && nodeSlot < fromSlot() - 1) {
+          // The node is behind the store (restarted, or another chain): a subscription from fromSlot would
+          // only go silent and fail. Wait for the node instead of churning (GET /health names the state).
+          nextProbeAt = now + retryMs;
+        } else if (!probe && now >= nextProbeAt) {
           probeFrom = fromSlot();
           log?.debug({ fromSlot: probeFrom }, 'live source: probing gRPC');
           probe = grpcPump(Infinity);

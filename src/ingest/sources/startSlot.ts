@@ -58,7 +58,12 @@ export async function resolveStartSlot(
       });
       const first = await rpc.getFirstAvailableBlock(opts.signal);
       const known = genesis ? NETWORK_START_SLOTS[genesis] : undefined;
-      if (!known) return { start: first, lastIndexed: null };
+      if (!known) {
+        // An unknown cluster: its history before the node's first available block is not indexed. Said
+        // aloud, so a store started late is not mistaken for a complete one (issue #31's comparison).
+        if (first > 1) opts.log?.warn({ firstAvailable: first, rpc: displayUrl(rpc.url) }, `an empty store starts at the node's first available block ${first}: the cluster's Light state before it is not indexed (use an archival node, or a snapshot of a store that has it)`);
+        return { start: first, lastIndexed: null };
+      }
       // Like Photon, the network start slot counts as the last indexed one: the stream starts after it.
       if (first > known.slot + 1) {
         throw new StartSlotUnavailable(
