@@ -22,7 +22,7 @@ import {
 } from '../src/prover/circuits.ts';
 import { beToBigint, bigintToBe32 } from '../src/prover/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau } from './helpers/proverFixtures.ts';
 import { compileCircuits, type CompiledCircuit } from '../src/prover/keySetup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
 import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';
@@ -214,7 +214,7 @@ describe('compiled v2 circuits', () => {
 describe('refract setup (bin)', () => {
   test('a v2 shape larger than the ptau: exits non-zero naming the circuit and the ptau power it needs', async () => {
     const keys = tempDir('refract-v2-setup-');
-    const r = await runRefract(['setup', '--keys', keys, '--ptau', DEV_PTAU, '--insecure-ptau', '--no-progress', '--circuits', 'v2_inclusion_32_1,v2_combined_32_40_4_4,v2_combined_32_40_3_4']);
+    const r = await runRefract(['setup', '--keys', keys, '--ptau', await ensureDevPtau(), '--insecure-ptau', '--no-progress', '--circuits', 'v2_inclusion_32_1,v2_combined_32_40_4_4,v2_combined_32_40_3_4']);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('has power 16; the selected circuits need ≥ 17 (a 2^17 ptau): v2_combined_32_40_4_4 needs 2^17, v2_combined_32_40_3_4 needs 2^17');
     expect(r.stderr).not.toContain('v2_inclusion_32_1 needs');

@@ -24,6 +24,7 @@ import {
 } from '../src/merkle/poseidon.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { indexedLeafHashV1, indexedLeafHashV2, nullifierHash } from '../src/light/hashing.ts';
+import { REQUIRE_NATIVE } from './helpers/required.ts';
 
 /** poseidon-lite reference (pure BigInt JS, independent of circomlibjs). */
 const liteHash = (xs: bigint[]): bigint =>
@@ -44,13 +45,12 @@ function randomFe(): Uint8Array {
   return fromBig(toBig(randomBytes(32)) % BN254_R);
 }
 
-const requireNative = process.env.REFRACT_REQUIRE_NATIVE === '1';
 if (!nativeAddon) console.warn(`[poseidon.test] native addon not loaded (${nativeLoadError}); native cases skipped`);
 
 describe('poseidon backend', () => {
   it('reports the active backend', () => {
     expect(['native', 'circomlibjs']).toContain(poseidonBackend);
-    if (requireNative) expect(poseidonBackend).toBe('native');
+    if (REQUIRE_NATIVE) expect(poseidonBackend).toBe('native');
   });
 });
 
@@ -158,7 +158,7 @@ describe('fallback (circomlibjs) vs poseidon-lite vs active backend', () => {
   });
 });
 
-describe.skipIf(!nativeAddon && !requireNative)('native addon', () => {
+describe.skipIf(!nativeAddon && !REQUIRE_NATIVE)('native addon', () => {
   let js: PoseidonBackend;
   beforeAll(async () => {
     js = await createCircomlibjsBackend();

@@ -10,7 +10,7 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { proofJobId } from '../src/prover/bullmq.ts';
 import { compressGnarkProof } from '../src/prover/proofEncoding.ts';
-import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
@@ -53,7 +53,7 @@ let a: string;
 let b: string;
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: [ID], log: () => {} });
+  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: [ID], log: () => {} });
   [a, b] = await Promise.all([refractStart('async-bin-a', []), refractStart('async-bin-b', ['--no-local-prover'])]);
   // The prover connects to Redis after the server listens: 503 until then, then 404 for an unknown job.
   for (const base of [a, b]) {

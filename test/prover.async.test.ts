@@ -9,13 +9,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalBackend, type ProofBackend } from '../src/prover/backend.ts';
 import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/bullmq.ts';
 import { compressGnarkProof, type GnarkProofJson } from '../src/prover/proofEncoding.ts';
-import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/proofService.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { buildCircuitInput, toProverRequest, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { sleep } from './helpers/jsonRpc.ts';
 
 const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = `refract-test-async-${process.pid}-${Date.now()}`;
@@ -34,7 +35,6 @@ const wrongRoot = (seed: number): ValidityProofInputs => {
   return { accounts: [{ ...a, root: syntheticAccount(seed + 1000, 4).root }], addresses: [] };
 };
 const body = (inputs: ValidityProofInputs) => JSON.stringify(toProverRequest(inputs));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function submit(srv: FastifyInstance, inputs: ValidityProofInputs, how: 'header' | 'query' = 'header', headers: Record<string, string> = {}) {
   const res = await srv.inject({
@@ -77,7 +77,7 @@ function expectGnarkShape(p: GnarkProofJson): void {
 }
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: [ID], log: () => {} });
+  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: [ID], log: () => {} });
   pool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1 });
   await pool.warm([ID]);
   service = new ProofService({ backend: new LocalBackend(pool), timeoutMs: 60_000 });

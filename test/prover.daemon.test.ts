@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { compileCached } from '../src/prover/keySetup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { tempDir } from './helpers/photon.ts';
@@ -28,6 +28,7 @@ async function rpc(method: string, params: unknown): Promise<{ status: number; b
 }
 
 beforeAll(async () => {
+  await ensureDevPtau();
   // A store indexed from the lamport_transfers fixtures, served without ingest.
   const store = fixtureStore('lamports');
   const db = (store.root as unknown as { path: string }).path;
@@ -36,7 +37,7 @@ beforeAll(async () => {
   // Reuse the compiled circuit (same source hash) so the background setup only makes the zkey.
   await compileCached('inclusion_26_1', path.join(TEST_KEYS_DIR, 'build'));
   await cp(path.join(TEST_KEYS_DIR, 'build', 'inclusion_26_1'), path.join(keysDir, 'build', 'inclusion_26_1'), { recursive: true });
-  const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir, ptau: DEV_PTAU, proverThreads: 1 });
+  const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir, ptau: DEV_PTAU, proverThreads: 1, lightKeys: false });
   daemon = await startDaemon(config, { prover: { circuits: ['inclusion_26_1'] } });
   const addr = daemon.app.server.address();
   url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
@@ -55,7 +56,7 @@ describe('refract start with missing keys', () => {
     expect(accounts.body.result.value.items.map((a: any) => a.hash)).toContain(PAYER_HASH);
 
     const early = await rpc('getValidityProof', { hashes: [PAYER_HASH] });
-    expect(early.status).toBe(503);
+    expect(early.status).toBe(200); // JSON-RPC errors answer HTTP 200 by default (docs/api.md#errors)
     expect(early.body.error.message).toMatch(
       /^Prover not available: proving keys for inclusion_26_1 are not ready: they are being built in the background by `refract setup` \(pid \d+; 0 of 1 circuits ready\); retry later$/,
     );

@@ -12,6 +12,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddon, nativeAddonError } from '../src/native.ts';
 import { loadSnarkjs, proverKernels, terminateCurve, useCurve } from '../src/prover/snark.ts';
+import { REQUIRE_NATIVE } from './helpers/required.ts';
 
 type Bytes = Uint8Array;
 interface WasmGroup {
@@ -48,9 +49,8 @@ const addon = nativeAddon;
 const ALGORITHMS = ['glv', 'affine', 'xyzz'] as const;
 // Without the addon (no compiler at install) the prover uses the wasm MSM and these tests are
 // skipped, unless REFRACT_REQUIRE_NATIVE=1 (CI) makes that a failure.
-const requireNative = process.env.REFRACT_REQUIRE_NATIVE === '1';
-if (!addon?.msmG1 && !requireNative) console.warn(`native addon without MSM (${nativeAddonError ?? 'older build'}): MSM tests skipped (the prover uses the wasm MSM)`);
-const describeNative = addon?.msmG1 || requireNative ? describe : describe.skip;
+if (!addon?.msmG1 && !REQUIRE_NATIVE) console.warn(`native addon without MSM (${nativeAddonError ?? 'older build'}): MSM tests skipped (the prover uses the wasm MSM)`);
+const describeNative = addon?.msmG1 || REQUIRE_NATIVE ? describe : describe.skip;
 
 describeNative('native MSM equals ffjavascript', () => {
   let curve: WasmCurve;

@@ -6,14 +6,13 @@
 // Keys: the v1 test keys (.refract-test-keys, built by setup on first use, ~1 min) and v2_inclusion_32_1's
 // (.refract-test-keys-v2, built here when missing: compared with snarkjs on a random witness).
 import { randomBytes } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 import { nativeAddon } from '../src/native.ts';
 import { DEFAULT_TABLE_MB, loadNativeKey, nativeProverAvailable, nativeTableSets, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
 import { keyFiles } from '../src/prover/keys.ts';
@@ -23,6 +22,8 @@ import { prove, terminateCurve, useCurve, verify, WitnessCalculator, type Verifi
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
+import { runCommand } from './helpers/runCommand.ts';
+import { REQUIRE_NATIVE } from './helpers/required.ts';
 
 const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
 const IDS = ['inclusion_26_1', 'non-inclusion_26_1'] as const;
@@ -94,9 +95,9 @@ function randomWtns(nVars: number): Uint8Array {
   return out;
 }
 
-describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
+describe.skipIf(!nativeProverAvailable() && !REQUIRE_NATIVE)('native Groth16 prover', () => {
   beforeAll(async () => {
-    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, circuits: [...IDS], log: () => {} });
+    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), circuits: [...IDS], log: () => {} });
     for (const id of IDS) {
       const f = keyFiles(TEST_KEYS_DIR, id);
       const zkey = new Uint8Array(await readFile(f.zkey));
@@ -192,7 +193,7 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
 
   test('v2_inclusion_32_1: same proof as snarkjs for fixed r, s on a random witness', async () => {
     // the v2 test keys (cached in KEYS_V2, shared with prover.v2.test.ts under setup's lock; ~1 min the first time)
-    await setupCircuits({ keysDir: KEYS_V2, ptau: DEV_PTAU, ptauInsecure: true, circuits: ['v2_inclusion_32_1'], log: () => {} });
+    await setupCircuits({ keysDir: KEYS_V2, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: ['v2_inclusion_32_1'], log: () => {} });
     const zkey = new Uint8Array(await readFile(path.join(KEYS_V2, 'v2_inclusion_32_1.zkey')));
     const key = loadNativeKey(zkey, 'v2_inclusion_32_1');
     const wtns = randomWtns(key.nVars);
@@ -212,27 +213,29 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
       writeFileSync(wtnsNonInclusion, circuits['non-inclusion_26_1']!.wtns);
       const rs = Buffer.from([...le32(randomScalar()), ...le32(randomScalar())]).toString('hex');
       const file = path.join(dir, 'inclusion_26_1.tables');
-      const run = (tableFile: string, id = 'inclusion_26_1', w = wtns) => {
-        const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/tableFileLoad.ts'), keyFiles(TEST_KEYS_DIR, id).zkey, tableFile, w, rs], { encoding: 'utf8', cwd: REPO_ROOT, timeout: 60_000 });
+      // each run is a process that loads the key and builds or reads its tables: spawned, not spawnSync
+      // (nine in a row would hold this worker's event loop past vitest's 60 s RPC timeout under load)
+      const run = async (tableFile: string, id = 'inclusion_26_1', w = wtns) => {
+        const r = await runCommand(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'test/helpers/tableFileLoad.ts'), keyFiles(TEST_KEYS_DIR, id).zkey, tableFile, w, rs], { cwd: REPO_ROOT, timeoutMs: 60_000 });
         expect(r.status, r.stderr).toBe(0);
         return JSON.parse(r.stdout) as { source: string; note: string | null; mib: number; proof: unknown };
       };
-      const built = run(file);
+      const built = await run(file);
       expect([built.source, built.note]).toEqual(['built', null]);
       expect(built.mib).toBeGreaterThan(30);
       expect(statSync(file).size).toBeGreaterThan(30 * 2 ** 20);
-      const read = run(file);
+      const read = await run(file);
       expect([read.source, read.note, read.mib]).toEqual(['file', null, built.mib]);
       expect(read.proof).toEqual(built.proof);
       // one flipped byte deep in a table: the checksum catches it; the rebuilt tables are written again
       const bytes = readFileSync(file);
       bytes[bytes.length >> 1] ^= 1;
       writeFileSync(file, bytes);
-      const damaged = run(file);
+      const damaged = await run(file);
       expect(damaged.source).toBe('built');
       expect(damaged.note).toMatch(/checksum does not match \(damaged file\), rebuilt: table file /);
       expect(damaged.proof).toEqual(built.proof);
-      expect(run(file).source).toBe('file');
+      expect((await run(file)).source).toBe('file');
       // rows 1 and 2 of the first table swapped and its checksum made right again: the rows' spot check refuses it
       const f2 = readFileSync(file);
       const rec = 16; // magic, mask, 0; then group u32, c u32, n u64, bytes u64, checksum u64, points
@@ -246,17 +249,17 @@ describe.skipIf(!nativeProverAvailable())('native Groth16 prover', () => {
       row1.copy(f2, pts + 2 * row);
       f2.writeBigUInt64LE(tableChecksum(f2.subarray(pts, pts + tableBytes)), rec + 24);
       writeFileSync(file, f2);
-      const swapped = run(file);
+      const swapped = await run(file);
       expect(swapped.source).toBe('built');
       expect(swapped.note).toMatch(/rows are not 2\^c multiples of each other/);
       expect(swapped.proof).toEqual(built.proof);
       truncateSync(file, 1000);
-      expect(run(file).note).toMatch(/short file/);
+      expect((await run(file)).note).toMatch(/short file/);
       // another key's file (non-inclusion_26_1 reads inclusion_26_1's)
-      const foreign = run(file, 'non-inclusion_26_1', wtnsNonInclusion);
+      const foreign = await run(file, 'non-inclusion_26_1', wtnsNonInclusion);
       expect(foreign.source).toBe('built');
       expect(foreign.note).toMatch(/for other points|not the key's points/);
-      const unwritable = run(path.join(dir, 'missing-dir', 'x.tables'));
+      const unwritable = await run(path.join(dir, 'missing-dir', 'x.tables'));
       expect(unwritable.source).toBe('built');
       expect(unwritable.note).toMatch(/not written \(No such file or directory\)/);
       expect(unwritable.proof).toEqual(built.proof);
@@ -361,7 +364,7 @@ describe('proverBackend configuration', () => {
     }
   });
 
-  test.skipIf(!nativeProverAvailable())('the binary: --prover-backend and REFRACT_PROVER_BACKEND reach the pool (GET /health); the tables\' source per circuit, read from the table file at the next start', async () => {
+  test.skipIf(!nativeProverAvailable() && !REQUIRE_NATIVE)('the binary: --prover-backend and REFRACT_PROVER_BACKEND reach the pool (GET /health); the tables\' source per circuit, read from the table file at the next start', async () => {
     const args = ['--keys', TEST_KEYS_DIR, '--circuits', 'inclusion_26_1', '--no-build-keys', '--prover-threads', '1'];
     const backendOf = async (d: { url: string }) => ((await (await fetch(`${d.url}/health`)).json()) as { prover: { pool: { backend: string } } }).prover.pool.backend;
     const a = await startRefract([...args, '--prover-backend', 'snarkjs']);

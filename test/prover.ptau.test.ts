@@ -22,9 +22,10 @@ import {
   resolvePtau,
 } from '../src/prover/keySetup.ts';
 import { snarkLogger } from '../src/prover/snark.ts';
+import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEV_PTAU_16 = path.join(REPO, '../shared/dev-ptau/pot16_dev.ptau');
+const DEV_PTAU_16 = DEV_PTAU;
 const b2 = (buf: Buffer) => createHash('blake2b512').update(buf).digest('hex');
 const b2File = async (f: string) => {
   const h = createHash('blake2b512');
@@ -179,10 +180,11 @@ describe('fetchCeremonyPtau', () => {
 });
 
 describe('resolvePtau (setup without --ptau)', () => {
-  // The shared development ptau stands in for powersOfTau28_hez_final_16.ptau (its hash passed as the table).
+  // The tests' development ptau stands in for powersOfTau28_hez_final_16.ptau (its hash passed as the table).
   const name16 = hermezPtauName(16);
   let hash16: string;
   beforeAll(async () => {
+    await ensureDevPtau();
     hash16 = await b2File(DEV_PTAU_16);
     srv.files.set(`/ptau/${name16}`, DEV_PTAU_16);
   });

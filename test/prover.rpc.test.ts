@@ -12,7 +12,7 @@ import { MAX_NODE_LABELS, Metrics } from '../src/metrics.ts';
 import { LocalBackend, NODE_NAME, RemoteBackend } from '../src/prover/backend.ts';
 import { compressGnarkProof, compressedProofToJson } from '../src/prover/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { KeyReadiness } from '../src/prover/keyReadiness.ts';
@@ -41,7 +41,7 @@ let app: FastifyInstance;
 const decode = (s: string) => bs58.decode(s);
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: IDS, log: () => {} });
+  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: IDS, log: () => {} });
   pool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 2 });
   await pool.warm(IDS);
   metrics = new Metrics({ defaultMetrics: false });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ProverError } from '../src/prover/errors.ts';
-import { TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { ensureDevPtau, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { createDevPtau, loadSnarkjs, readPtauInfo, requiredPtauPower, terminateCurve } from '../src/prover/snark.ts';
 
@@ -87,8 +87,8 @@ describe('stopping a setup', () => {
     ['it gets SIGTERM (the daemon stops)', (c: ChildProcess) => c.kill('SIGTERM')],
   ])('when %s, the circom compilers it started die with it', async (_what, stop) => {
     const keys = await mkdtemp(path.join(tmpdir(), 'refract-setup-stop-'));
-    // The shared development ptau (2^16): large enough, so setup goes on to compile.
-    const ptau = path.join(REPO, '../shared/dev-ptau/pot16_dev.ptau');
+    // The tests' development ptau (2^16): large enough, so setup goes on to compile.
+    const ptau = await ensureDevPtau();
     const child = spawn(process.execPath, [path.join(REPO, 'bin/refract.mjs'), 'setup', '--keys', keys, '--circuits', 'combined_26_26_4_2', '--no-progress', '--exit-on-stdin-close', '--ptau', ptau, '--insecure-ptau'], { stdio: ['pipe', 'ignore', 'ignore'] });
     try {
       await until('a circom2 compile to start', () => compilersIn(keys).length > 0);

@@ -11,9 +11,10 @@ import { prepareTableFiles, proverTableFiles } from '../src/prover/groth16Native
 import { keyFiles, MANIFEST_FILE } from '../src/prover/keys.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { nativeProverAvailable } from '../src/prover/groth16Native.ts';
-import { DEV_PTAU, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { tempDir } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll, type RefractDaemon } from './helpers/refractBin.ts';
+import { REQUIRE_NATIVE } from './helpers/required.ts';
 
 const ID = 'inclusion_26_1';
 let keys: string;
@@ -29,7 +30,7 @@ function copyKeys(): string {
 }
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: [ID], log: () => {} });
+  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: [ID], log: () => {} });
   keys = copyKeys();
 }, 600_000);
 
@@ -72,7 +73,7 @@ describe('proverTableFiles', () => {
   });
 });
 
-describe.skipIf(!nativeProverAvailable())('refract start: where the table files go', () => {
+describe.skipIf(!nativeProverAvailable() && !REQUIRE_NATIVE)('refract start: where the table files go', () => {
   const args = () => ['--keys', keys, '--circuits', ID, '--no-build-keys', '--prover-threads', '1', '--prover-backend', 'native'];
 
   test('off: built, nothing written; another directory (made when missing): written there, read back at the next start (env var); default: the keys directory', async () => {
@@ -117,7 +118,7 @@ describe.skipIf(!nativeProverAvailable())('refract start: where the table files 
   });
 });
 
-describe.skipIf(!nativeProverAvailable())('refract setup writes the table files of the circuits it was given', () => {
+describe.skipIf(!nativeProverAvailable() && !REQUIRE_NATIVE)('refract setup writes the table files of the circuits it was given', () => {
   const setup = (dir: string, ...extra: string[]) => runRefract(['setup', '--keys', dir, '--ptau', DEV_PTAU, '--insecure-ptau', '--no-progress', '--circuits', ID, ...extra]);
 
   test('missing: built and written (summary `tables`, a log line); present: left alone; off or a budget of 0: none; the next start reads the file', async () => {
@@ -150,7 +151,7 @@ describe.skipIf(!nativeProverAvailable())('refract setup writes the table files 
   }, 240_000);
 });
 
-describe.skipIf(!nativeProverAvailable())('prepareTableFiles', () => {
+describe.skipIf(!nativeProverAvailable() && !REQUIRE_NATIVE)('prepareTableFiles', () => {
   test('a key just made (`replace`): its stale file and a killed writer\'s temporary file in the table directory are replaced; a directory that cannot be made is a note per circuit, not an error', async () => {
     const dir = copyKeys();
     const other = tempDir('refract-stale-tables-');

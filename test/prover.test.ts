@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { BN254_P, compressedProofToJson, compressProof, decompressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { setupCircuits, type SetupProgress } from '../src/prover/keySetup.ts';
@@ -31,7 +31,7 @@ async function rejection(p: Promise<unknown>): Promise<ProverError> {
 beforeAll(async () => {
   const events: SetupProgress[] = [];
   const t0 = performance.now();
-  const res = await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, circuits: IDS, onProgress: (p) => events.push(p), log: () => {} });
+  const res = await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), circuits: IDS, onProgress: (p) => events.push(p), log: () => {} });
   console.log(`setup ${IDS.join(', ')}: built [${res.built}] cached [${res.cached}] in ${((performance.now() - t0) / 1000).toFixed(1)} s`, res.timingsMs);
   expect(events.at(-1)!.fraction).toBe(1);
   for (const id of IDS) vkeys[id] = JSON.parse(await readFile(keyFiles(TEST_KEYS_DIR, id).vkey, 'utf8'));

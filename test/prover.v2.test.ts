@@ -13,7 +13,7 @@ import { poseidon2 } from '../src/merkle/poseidon.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { beToBigint, bigintToBe32, compressGnarkProof, type GnarkProofJson } from '../src/prover/proofEncoding.ts';
-import { DEV_PTAU, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/proofService.ts';
@@ -111,7 +111,7 @@ let app: FastifyInstance;
 beforeAll(async () => {
   expect(beToBigint(state.root())).toBe(EMPTY_STATE_ROOT_32);
   for (const i of LEAF_INDICES) state.set(i, leafAt(i));
-  await setupCircuits({ keysDir: KEYS, ptau: DEV_PTAU, ptauInsecure: true, circuits: IDS, log: () => {} });
+  await setupCircuits({ keysDir: KEYS, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: IDS, log: () => {} });
   pool = new ProverPool({ keysDir: KEYS, size: 1 });
   await pool.warm(IDS);
   const service = new ProofService({ backend: new LocalBackend(pool), timeoutMs: 120_000 });

@@ -13,7 +13,8 @@ import { setupCircuits } from '../src/prover/keySetup.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { loadSnarkjs, terminateCurve, verify, WitnessCalculator, type Groth16Proof, type VerificationKey } from '../src/prover/snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
-import { DEV_PTAU, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
+import { REQUIRE_NATIVE } from './helpers/required.ts';
 
 const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
 const Q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47n;
@@ -40,7 +41,7 @@ const thrown = thrownProverError;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Curve = any;
 
-describe.skipIf(!nativeVerifierAvailable())('native BN254 pairing', () => {
+describe.skipIf(!nativeVerifierAvailable() && !REQUIRE_NATIVE)('native BN254 pairing', () => {
   let curve: Curve;
   beforeAll(async () => {
     // a fresh single-threaded curve (never the one the prover patches)
@@ -109,10 +110,10 @@ describe.skipIf(!nativeVerifierAvailable())('native BN254 pairing', () => {
   });
 });
 
-describe.skipIf(!nativeVerifierAvailable())('native Groth16 verifier', () => {
+describe.skipIf(!nativeVerifierAvailable() && !REQUIRE_NATIVE)('native Groth16 verifier', () => {
   const circuits: Record<string, { vkey: VerificationKey; vk: Uint8Array; proof: Groth16Proof; publicSignals: string[] }> = {};
   beforeAll(async () => {
-    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, circuits: [...IDS], log: () => {} });
+    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), circuits: [...IDS], log: () => {} });
     for (const id of IDS) {
       const f = keyFiles(TEST_KEYS_DIR, id);
       const vkey = JSON.parse(await readFile(f.vkey, 'utf8')) as VerificationKey;

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { BullBackend, type ProofJobData, type ProofJobResult } from '../src/prover/bullmq.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
+import { sleep } from './helpers/jsonRpc.ts';
 
 const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = `refract-test-status-${process.pid}-${Date.now()}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const FAKE_RESULT: ProofJobResult = {
   proof: { pi_a: ['1', '2', '1'], pi_b: [['1', '2'], ['3', '4'], ['1', '0']], pi_c: ['5', '6', '1'], protocol: 'groth16', curve: 'bn128' },

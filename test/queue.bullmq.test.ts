@@ -1,8 +1,10 @@
-// The BullMQ proof queue against the real Redis (127.0.0.1:6379): two `refract prover` processes
-// drain one queue; identical requests are deduplicated; a node SIGKILLed mid-proof does not lose the
-// request (stalled-job recovery hands it to the other node within the timeout); input errors fail
-// at once; no node → a clear timeout. Proofs from the nodes are verified in this process against
-// its own verification keys (a 1-thread verifier pool), as the API does.
+// The BullMQ proof queue against the real Redis (127.0.0.1:6379), with Light's keys (jobs
+// `light/<name>`): two `refract prover` processes drain one queue; identical requests are
+// deduplicated; a node SIGKILLed mid-proof does not lose the request (stalled-job recovery hands it
+// to the other node within the timeout); input errors fail at once, before anything is queued; no
+// node → a clear timeout. Proofs from the nodes are verified in this process against Light's
+// verifying key (a 1-thread verifier pool), as the API does, and pass the on-chain equation with the
+// VK read from the released program.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import bs58 from 'bs58';
@@ -12,18 +14,22 @@ import { configSchema } from '../src/config/config.ts';
 import { Metrics } from '../src/metrics.ts';
 import { Queue } from 'bullmq';
 import { BullBackend, proofJobId } from '../src/prover/bullmq.ts';
-import { DEV_PTAU, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { lightKeyByName, lightWitness } from '../src/prover/lightKeys.ts';
 import { ProofService } from '../src/prover/proofService.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
-import { terminateCurve } from '../src/prover/snark.ts';
-import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+import type { ValidityProofInputs } from '../src/prover/witness.ts';
+import { lightInputsFor } from './helpers/lightInputs.ts';
+import { ensureLightKeys, LIGHT_TEST_KEYS, LIGHT_TEST_SOURCE } from './helpers/lightKeys.ts';
+import { pinocchioProgram, verifyOnChain, vkFromProgram } from './helpers/lightVerify.ts';
 import { fixtureStore } from './helpers/rpcLmdb.ts';
 
 const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = `refract-test-${process.pid}-${Date.now()}`;
-const IDS = ['inclusion_26_1', 'non-inclusion_26_1'];
+/** The Light keys used: proofs of one account; the daemon tests also serve new addresses. */
+const KEY = 'mainnet_inclusion_26_1';
+const KEY_ID = `light/${KEY}`;
+const NAMES = [KEY, 'non-inclusion_26_1'];
 
 interface NodeProc {
   child: ChildProcess;
@@ -41,7 +47,7 @@ function startNode(): NodeProc {
   delete env.NODE_OPTIONS;
   const child = spawn(
     process.execPath,
-    [REFRACT_BIN, 'prover', '--redis-url', REDIS, '--keys', TEST_KEYS_DIR, '--threads', '1', '--queue', QUEUE, '--lock-duration-ms', '3000', '--stalled-interval-ms', '1000', '--warm', 'inclusion_26_1', '--events', '--log-level', 'error'],
+    [REFRACT_BIN, 'prover', '--redis-url', REDIS, '--keys', LIGHT_TEST_KEYS, '--threads', '1', '--queue', QUEUE, '--lock-duration-ms', '3000', '--stalled-interval-ms', '1000', '--warm', KEY_ID, '--events', '--log-level', 'error'],
     { stdio: ['ignore', 'pipe', 'inherit'], env },
   );
   const events: Record<string, unknown>[] = [];
@@ -78,7 +84,10 @@ function startNode(): NodeProc {
   return node;
 }
 
-const account = (seed: number): ValidityProofInputs => ({ accounts: [syntheticAccount(seed, seed * 3)], addresses: [] });
+const account = (seed: number): ValidityProofInputs => lightInputsFor(lightKeyByName(KEY)!, seed);
+/** The queue's job id of `inputs` (the Light witness vector, hex). */
+const jobIdOf = (inputs: ValidityProofInputs) => proofJobId(KEY_ID, Buffer.from(lightWitness(inputs).inputs).toString('hex'));
+let so: Uint8Array;
 
 let nodes: NodeProc[] = [];
 let backend: BullBackend;
@@ -86,19 +95,21 @@ let verifierPool: ProverPool;
 let metrics: Metrics;
 let service: ProofService;
 
-async function verified(inputs: ValidityProofInputs, compressed: { a: Uint8Array; b: Uint8Array; c: Uint8Array }): Promise<boolean> {
+const big = (b: ArrayLike<number>) => BigInt(`0x${Buffer.from(b).toString('hex')}`);
+/** The proof passes Light's on-chain equation for one account (VK from the released program). */
+async function verified(inputs: ValidityProofInputs, compressed: { a: ArrayLike<number>; b: ArrayLike<number>; c: ArrayLike<number> }): Promise<boolean> {
   const a = inputs.accounts[0]!;
-  return verifyCompressedProof(TEST_KEYS_DIR, 'inclusion_26_1', compressed, [a.root, a.leaf]);
+  return verifyOnChain(vkFromProgram(so, KEY, 3), { a: Uint8Array.from(compressed.a), b: Uint8Array.from(compressed.b), c: Uint8Array.from(compressed.c) }, [big(a.root), big(a.leaf)]);
 }
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: IDS, log: () => {} });
+  so = pinocchioProgram(await ensureLightKeys(NAMES));
   nodes = [startNode(), startNode()];
   await Promise.all(nodes.map((n) => n.waitFor((e) => e.event === 'ready', 120_000)));
   backend = await BullBackend.create({ redisUrl: REDIS, queueName: QUEUE });
-  verifierPool = new ProverPool({ keysDir: TEST_KEYS_DIR, size: 1, singleThread: true });
+  verifierPool = new ProverPool({ keysDir: LIGHT_TEST_KEYS, size: 1, singleThread: true, tableFiles: false });
   metrics = new Metrics({ defaultMetrics: false });
-  service = new ProofService({ backend, metrics, timeoutMs: 60_000, verifier: (id, p, s) => verifierPool.verify(id, p, s) });
+  service = new ProofService({ backend, metrics, timeoutMs: 60_000, light: LIGHT_TEST_SOURCE, verifier: (id, p, s) => verifierPool.verify(id, p, s) });
 }, 600_000);
 
 afterAll(async () => {
@@ -107,7 +118,6 @@ afterAll(async () => {
   await backend?.queue.obliterate({ force: true }).catch(() => {});
   await backend?.close();
   await verifierPool?.close();
-  await terminateCurve();
 });
 
 describe('BullMQ proof queue with two `refract prover` processes', () => {
@@ -120,29 +130,29 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     const completedBy = new Set(nodes.flatMap((n) => n.events.filter((e) => e.event === 'completed').map(() => n.nodeId)));
     expect(completedBy.size).toBe(2);
     const text = await metrics.registry.metrics();
-    expect(text).toMatch(/refract_proofs_total\{circuit="inclusion_26_1"\} 4/);
+    expect(text).toMatch(/refract_proofs_total\{circuit="mainnet_inclusion_26_1"\} 4/);
     // The label is the node's stable name, not its per-process id.
     for (const n of nodes) {
       expect(n.nodeId).toMatch(new RegExp(`^${n.name}:\\d+:[0-9a-f]{4}$`));
       expect(text).toContain(`refract_proofs_by_node_total{node="${n.name}"}`);
     }
-    expect(text).toMatch(/refract_proof_queue_wait_seconds_count\{circuit="inclusion_26_1"\} 4/);
-    expect(text).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="ok"\} 4/);
+    expect(text).toMatch(/refract_proof_queue_wait_seconds_count\{circuit="mainnet_inclusion_26_1"\} 4/);
+    expect(text).toMatch(/refract_proof_request_duration_seconds_count\{circuit="mainnet_inclusion_26_1",backend="bullmq",outcome="ok"\} 4/);
     console.log(`4 proofs on 2 prover nodes (1 thread each): ${ms.toFixed(0)} ms`);
   });
 
   test('identical requests share one job: same proof bytes, proved once; a later one gets the stored proof', async () => {
     const inputs = account(40);
-    const jobId = proofJobId('inclusion_26_1', buildCircuitInput(inputs).input);
+    const jobId = jobIdOf(inputs);
     const [a, b] = await Promise.all([service.prove(inputs), service.prove(inputs)]);
     expect(Buffer.from(a.compressedProof.a).equals(Buffer.from(b.compressedProof.a))).toBe(true);
     expect(Buffer.from(a.compressedProof.c).equals(Buffer.from(b.compressedProof.c))).toBe(true);
-    const provedBefore = Number(/refract_proofs_total\{circuit="inclusion_26_1"\} (\d+)/.exec(await metrics.registry.metrics())?.[1]);
+    const provedBefore = Number(/refract_proofs_total\{circuit="mainnet_inclusion_26_1"\} (\d+)/.exec(await metrics.registry.metrics())?.[1]);
     const t0 = performance.now();
     const c = await service.prove(inputs);
     const cachedMs = performance.now() - t0;
     // The stored proof is delivered, not counted as proved again.
-    expect(Number(/refract_proofs_total\{circuit="inclusion_26_1"\} (\d+)/.exec(await metrics.registry.metrics())?.[1])).toBe(provedBefore);
+    expect(Number(/refract_proofs_total\{circuit="mainnet_inclusion_26_1"\} (\d+)/.exec(await metrics.registry.metrics())?.[1])).toBe(provedBefore);
     expect(Buffer.from(c.compressedProof.b).equals(Buffer.from(a.compressedProof.b))).toBe(true);
     const runs = nodes.flatMap((n) => n.events.filter((e) => e.event === 'active' && e.jobId === jobId));
     expect(runs).toHaveLength(1);
@@ -150,15 +160,15 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     expect(await verified(inputs, c.compressedProof)).toBe(true);
   });
 
-  test('an unsatisfiable input fails at once (not retried) with the constraint named', async () => {
+  test('an unsatisfiable input fails at once, before it is queued, with the input and the circuit named', async () => {
     const bad = account(50);
     bad.accounts[0] = { ...bad.accounts[0]!, root: account(51).accounts[0]!.root };
+    const counts = await backend.queue.getJobCounts();
     const e = await service.prove(bad).catch((x) => x);
     expect(e.code).toBe('witness_failed');
-    expect(e.message).toMatch(/do not fold to the given state root/);
-    expect(await metrics.registry.metrics()).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="witness_failed"\} 1/);
-    const jobId = proofJobId('inclusion_26_1', buildCircuitInput(bad).input);
-    expect(nodes.flatMap((n) => n.events.filter((x) => x.event === 'active' && x.jobId === jobId))).toHaveLength(1);
+    expect(e.message).toMatch(/accounts\[0\]: leaf .* folds to root .*, not the given root .*circuit mainnet_inclusion_26_1/);
+    expect(await metrics.registry.metrics()).toMatch(/refract_proof_request_duration_seconds_count\{circuit="mainnet_inclusion_26_1",backend="bullmq",outcome="witness_failed"\} 1/);
+    expect(await backend.queue.getJobCounts()).toEqual(counts); // nothing was queued
   });
 
   test('a node SIGKILLed mid-proof: the other node proves the job, the request still gets its proof', async () => {
@@ -167,7 +177,7 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
     // test tries again with new inputs (at most three times).
     for (let attempt = 0; ; attempt++) {
       const inputs = account(60 + attempt);
-      const jobId = proofJobId('inclusion_26_1', buildCircuitInput(inputs).input);
+      const jobId = jobIdOf(inputs);
       const t0 = performance.now();
       const pending = service.prove(inputs);
       const first = await Promise.race(nodes.map((n) => n.waitFor((e) => e.event === 'active' && e.jobId === jobId, 30_000).then(() => n)));
@@ -198,7 +208,7 @@ describe('BullMQ proof queue with two `refract prover` processes', () => {
   test('no prover node on the queue → a clear timeout', async () => {
     const lonely = await BullBackend.create({ redisUrl: REDIS, queueName: `${QUEUE}-empty` });
     try {
-      const s = new ProofService({ backend: lonely, timeoutMs: 1500 });
+      const s = new ProofService({ backend: lonely, timeoutMs: 1500, light: LIGHT_TEST_SOURCE });
       const e = await s.prove(account(70)).catch((x) => x);
       expect(e.code).toBe('timeout');
       expect(e.message).toMatch(/did not finish within 1\.5 s \(queue .*-empty: 1 waiting, 0 proving; is a `refract prover` node running\?\)/);
@@ -216,8 +226,8 @@ describe('refract start --redis-url', () => {
     const store = fixtureStore('lamports');
     const db = (store.root as unknown as { path: string }).path;
     await store.close();
-    const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'silent', rateLimit: false, keysDir: TEST_KEYS_DIR, redisUrl, proverThreads: 1 });
-    const daemon = await startDaemon(config, { prover: { queueName, localWorker, autoSetup: false, circuits: IDS, warm: localWorker ? ['inclusion_26_1'] : [] } });
+    const config = configSchema.parse({ db, ingest: false, port: 0, host: '127.0.0.1', logLevel: 'silent', rateLimit: false, keysDir: LIGHT_TEST_KEYS, redisUrl, proverThreads: 1, lightKeys: true });
+    const daemon = await startDaemon(config, { prover: { queueName, localWorker, autoSetup: false, warm: [] } });
     const addr = daemon.app.server.address();
     const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     const call = async (method: string, params: unknown) =>
@@ -231,11 +241,12 @@ describe('refract start --redis-url', () => {
     try {
       const res = await call('getValidityProof', { hashes: [PAYER_HASH] });
       const v = res.result.value;
-      expect(await verifyCompressedProof(TEST_KEYS_DIR, 'inclusion_26_1', v.compressedProof, [bs58.decode(v.roots[0]), bs58.decode(v.leaves[0])])).toBe(true);
+      const compressed = { a: Uint8Array.from(v.compressedProof.a), b: Uint8Array.from(v.compressedProof.b), c: Uint8Array.from(v.compressedProof.c) };
+      expect(verifyOnChain(vkFromProgram(so, KEY, 3), compressed, [big(bs58.decode(v.roots[0])), big(bs58.decode(v.leaves[0]))])).toBe(true);
       const health = await (await fetch(`${url}/health`)).json();
       expect(health.prover).toMatchObject({ mode: 'bullmq', available: true, queue: { waiting: 0, active: 0 } });
       const metrics = await (await fetch(`${url}/metrics`)).text();
-      expect(metrics).toMatch(/refract_proof_request_duration_seconds_count\{circuit="inclusion_26_1",backend="bullmq",outcome="ok"\} 1/);
+      expect(metrics).toMatch(/refract_proof_request_duration_seconds_count\{circuit="mainnet_inclusion_26_1",backend="bullmq",outcome="ok"\} 1/);
       expect(metrics).toMatch(/refract_proof_queue_depth 0/);
     } finally {
       await daemon.stop();

@@ -1,5 +1,5 @@
 /**
- * getQueueElements / getQueueInfo over the reference's v2 fixtures (../shared/photon, read in place),
+ * getQueueElements / getQueueInfo over the reference's v2 fixtures (test/fixtures/photon),
  * indexed one transaction per block like test/golden.v2.test.ts: the output, input and address queues
  * as the reference tests see them (batched_state_tree_tests / batched_address_tree_tests), shrinking
  * by the right amount after each batch event, and specific errors for what is not served.

@@ -16,9 +16,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { KeysManifest } from '../src/prover/keys.ts';
+import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SHARED_DEV_PTAU = path.join(REPO, '../shared/dev-ptau/pot16_dev.ptau');
 
 let root: string;
 let checkout: string;
@@ -91,9 +91,10 @@ describe('a checkout with no ../shared and no internet', () => {
     const args = ['--no-ingest', '--no-simulator', '--db', path.join(root, 'data'), '--host', '127.0.0.1', '--port', String(port), '--keys', keys, '--circuits', 'inclusion_26_1', '--prover-threads', '1'];
     const { child, out, exited } = refract('start', args, { REFRACT_PTAU_URL: url });
     const ptauDir = path.join(keys, 'ptau');
-    // newAccumulator writes `<file>.tmp-<pid>.0` (and, for 2^16, calls logger.log at point 100,000 —
-    // the old crash, 5 s in); contribute then writes `.1`. Its appearance means the accumulator is done.
-    const contributing = () => existsSync(ptauDir) && readdirSync(ptauDir).some((f) => /^dev_pot16\.ptau\.tmp-\d+\.1$/.test(f));
+    // newAccumulator writes `<file>.stage1-accumulator.tmp-<pid>` (and, for 2^16, calls logger.log at point
+    // 100,000 — the old crash, 5 s in), renamed to `<file>.stage1-accumulator` when done; contribute then
+    // starts. The finished accumulator's appearance means the contribution runs.
+    const contributing = () => existsSync(path.join(ptauDir, 'dev_pot16.ptau.stage1-accumulator'));
     // GET /health carries the background setup's state and last lines.
     const getHealth = async () => JSON.stringify(await (await fetch(`http://127.0.0.1:${port}/health`)).json());
     const failed = async () => {
@@ -116,7 +117,7 @@ describe('a checkout with no ../shared and no internet', () => {
     // inclusion_26_1 needs a 2^13 ptau (requiredPtauPower); generating one takes minutes on a busy
     // 2-core machine, so this uses the development ptau file from outside the checkout.
     const keys = path.join(root, 'keys-build');
-    const { out, exited } = refract('setup', ['--keys', keys, '--circuits', 'inclusion_26_1', '--no-progress', '--ptau', SHARED_DEV_PTAU, '--insecure-ptau'], { REFRACT_PTAU_URL: 'off' });
+    const { out, exited } = refract('setup', ['--keys', keys, '--circuits', 'inclusion_26_1', '--no-progress', '--ptau', await ensureDevPtau(), '--insecure-ptau'], { REFRACT_PTAU_URL: 'off' });
     expect(await exited, out.stderr).toBe(0);
     const summary = JSON.parse(out.stdout) as { built: string[]; cached: string[]; ptau: { power: number; insecureDev: boolean } };
     expect(summary.built).toEqual(['inclusion_26_1']);

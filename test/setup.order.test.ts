@@ -8,12 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { checkKeys } from '../src/prover/keys.ts';
 import { setupCircuits, type SetupProgress } from '../src/prover/keySetup.ts';
+import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DEV_PTAU = path.join(REPO, '../shared/dev-ptau/pot16_dev.ptau');
 
 let dir: string;
 beforeAll(async () => {
+  await ensureDevPtau();
   dir = await mkdtemp(path.join(tmpdir(), 'refract-setup-order-'));
 });
 afterAll(async () => {

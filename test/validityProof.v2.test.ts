@@ -1,6 +1,6 @@
 /**
  * getValidityProofV2 on batched (v2) state, end to end over the reference's real fixtures
- * (../shared/photon, read in place): batched_tree_transactions (HLKs5, StateV2 height 32) and
+ * (test/fixtures/photon): batched_tree_transactions (HLKs5, StateV2 height 32) and
  * batched_address_transactions (EzKE8, AddressV2 height 40), plus e2e_mint_and_transfer (v1) for
  * the mixed refusals. Proofs come from the real prover (keys for v2_inclusion_32_1,
  * v2_non-inclusion_40_1, v2_combined_32_40_1_1 from the 2^16 dev ptau, cached in
@@ -19,7 +19,7 @@ import { loadTransactionFiles, type TransactionFile } from '../src/ingest/source
 import { parseTransaction } from '../src/light/parser.ts';
 import { LocalBackend } from '../src/prover/backend.ts';
 import { solanaVkeyToJson, vkeyToSolana } from '../src/prover/proofEncoding.ts';
-import { DEV_PTAU, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { checkKeys, keyFiles } from '../src/prover/keys.ts';
 import { ProverPool } from '../src/prover/pool.ts';
 import { ProofService } from '../src/prover/proofService.ts';
@@ -77,7 +77,7 @@ let service: ProofService;
 let proveCalls = 0;
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: KEYS, ptau: DEV_PTAU, ptauInsecure: true, circuits: IDS, log: () => {} });
+  await setupCircuits({ keysDir: KEYS, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: IDS, log: () => {} });
   pool = new ProverPool({ keysDir: KEYS, size: 1 });
   await pool.warm(IDS);
   const real = new ProofService({ backend: new LocalBackend(pool), timeoutMs: 180_000 });

@@ -17,6 +17,9 @@
  * `verify_failed` item, never as a proof. A `verify` task checks a proof made elsewhere (a prover
  * node of the BullMQ queue) against this thread's vkey, loading only the vkey.
  *
+ * Light's keys (ids `light/<name>`): the task's inputs are witness vectors, proved by the addon with
+ * the resident key (src/prover/lightThread.ts), checked there against Light's verifying key.
+ *
  * Failures are per input: a bad input yields `{ok:false, error}` for that item and the rest of the
  * batch still proves. Errors travel as plain `{code, message, details}` objects because structured
  * cloning drops the `ProverError` class. The task function itself only rejects if the thread dies.
@@ -41,6 +44,8 @@ import {
   type NativeGroth16Key,
 } from '../src/prover/groth16Native.ts';
 import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from '../src/prover/proveMessages.ts';
+import { LIGHT_KEY_ID_PREFIX, lightKeyOfId } from '../src/prover/lightKeyTable.ts';
+import { loadLightKey, proveLight, residentLightKeys, verifyLight } from '../src/prover/lightThread.ts';
 import {
   prove,
   useCurve,
@@ -173,10 +178,18 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
   let loaded: Loaded | undefined;
   let loadError: ProveItemError | undefined;
   if (task.verify) return verifyTask(task, tLoad);
+  const light = lightKeyOfId(task.circuitId);
+  if (light && task.inputs.length > 0) return lightTask(task, light.name, tLoad);
   try {
+    const preload = task.preload ?? [];
+    for (const id of preload) {
+      const k = lightKeyOfId(id);
+      if (k) await loadLightKey(config.keysDir, k, config.lightTableMb);
+    }
+    const own = preload.filter((id) => !id.startsWith(LIGHT_KEY_ID_PREFIX));
     // the curve serves snarkjs' prover and verifier; the native backend with its verifier needs none
-    if (!nativeVerify) await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
-    for (const id of task.preload ?? []) await load(id);
+    if (!nativeVerify && (own.length > 0 || task.inputs.length > 0)) await useCurve({ singleThread: config.singleThread, kernels: config.kernels, msmThreads: config.msmThreads });
+    for (const id of own) await load(id);
     if (task.inputs.length > 0) loaded = await load(task.circuitId);
   } catch (e) {
     loadError = toItemError(e);
@@ -197,7 +210,7 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
     let proveMs = 0;
     try {
       let t = performance.now();
-      const wtns = await loaded.wc.calculateWtns(input);
+      const wtns = await loaded.wc.calculateWtns(input as CircuitInput);
       witnessMs = performance.now() - t;
       t = performance.now();
       const { proof, publicSignals } = loaded.native ? proveNative(loaded.native, wtns, { threads: config.msmThreads }) : await prove(loaded.zkey!, wtns);
@@ -237,15 +250,55 @@ function taskResult(proofs: ProveTaskResult['proofs'], loadMs: number, extra: Pi
     external: mem.external,
     arrayBuffers: mem.arrayBuffers,
     rss: mem.rss,
-    resident: [...circuits.keys()],
+    resident: [...circuits.keys(), ...residentLightKeys().map((n) => LIGHT_KEY_ID_PREFIX + n)],
     ...(tableLoads.length ? { tableLoads: tableLoads.splice(0) } : {}),
     ...extra,
   };
 }
 
+/** A batch of Light-key proofs (see the header): one item per witness vector, streamed as each finishes. */
+async function lightTask(task: ProveTask, name: string, tLoad: number): Promise<ProveTaskResult> {
+  let key: Awaited<ReturnType<typeof loadLightKey>> | undefined;
+  let loadError: ProveItemError | undefined;
+  try {
+    key = await loadLightKey(config.keysDir, lightKeyOfId(task.circuitId)!, config.lightTableMb);
+  } catch (e) {
+    loadError = toItemError(e);
+  }
+  const loadMs = performance.now() - tLoad;
+  const proofs: ProveItem[] = [];
+  for (const input of task.inputs) {
+    let item: ProveItem;
+    if (!key) item = { ok: false, error: loadError!, witnessMs: 0, proveMs: 0 };
+    else {
+      try {
+        const r = proveLight(key, name, input as Uint8Array);
+        item = { ok: true, proof: r.proof, publicSignals: r.publicSignals, witnessMs: r.stages.solveMs, proveMs: r.stages.hMs + r.stages.msmMs, verifyMs: r.verifyMs, stages: r.stages };
+      } catch (e) {
+        item = { ok: false, error: toItemError(e), witnessMs: 0, proveMs: 0 };
+      }
+    }
+    task.port?.postMessage({ index: proofs.length, item, threadId } satisfies ProveItemMessage);
+    proofs.push(item);
+    nativeAddon?.mallocTrim?.();
+  }
+  task.port?.close();
+  return taskResult(proofs, loadMs, { loadError });
+}
+
 async function verifyTask(task: ProveTask, tLoad: number): Promise<ProveTaskResult> {
   let verified: boolean | undefined;
   let loadError: ProveItemError | undefined;
+  const light = lightKeyOfId(task.circuitId);
+  if (light) {
+    try {
+      const key = await loadLightKey(config.keysDir, light, config.lightTableMb);
+      verified = verifyLight(key, light.name, task.verify!.proof, task.verify!.publicSignals);
+    } catch (e) {
+      loadError = toItemError(e);
+    }
+    return taskResult([], performance.now() - tLoad, { loadError, verified });
+  }
   try {
     const vkey = await loadVkey(task.circuitId);
     verified = await verifyProof(task.circuitId, vkey, task.verify!.publicSignals, task.verify!.proof);

@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "refract_native",
-      "sources": ["src/binding.c", "src/poseidon.c", "src/base58.c", "src/msm.c", "src/fft.c", "src/groth16.c", "src/pairing.c", "src/scratch.c"],
+      "sources": ["src/binding.c", "src/poseidon.c", "src/base58.c", "src/msm.c", "src/fft.c", "src/groth16.c", "src/pairing.c", "src/scratch.c", "src/lightkey.c"],
       "include_dirs": ["src"],
       "defines": ["NAPI_VERSION=8"],
       "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],

@@ -14,6 +14,11 @@ import { logTableLoad, type CurveThreading } from '../prover/pool.ts';
 import type { ProverKernels } from '../prover/snark.ts';
 import type { ProverBackendKind } from '../prover/groth16Native.ts';
 import { KeyReadiness } from '../prover/keyReadiness.ts';
+import { readyLightKeys } from '../prover/lightKeySetup.ts';
+import { LIGHT_KEY_ID_PREFIX } from '../prover/lightKeyTable.ts';
+
+/** Light keys a node loads at start when they are set up (the shapes most requests have). */
+const DEFAULT_LIGHT_WARM = ['mainnet_inclusion_26_1', 'non-inclusion_26_1', 'inclusion_32_1', 'non-inclusion_40_1'];
 
 /** Options of the prover command. */
 export interface ProverCommandOptions {
@@ -33,7 +38,11 @@ export interface ProverCommandOptions {
   queue?: string;
   lockDurationMs?: number;
   stalledIntervalMs?: number;
-  /** Circuits to load at start (default: the ready ones among inclusion_26_1 and non-inclusion_26_1). */
+  /**
+   * Keys to load at start: own circuit ids, or Light keys as `light/<name>` (default: the ready
+   * ones among Light's mainnet_inclusion_26_1, non-inclusion_26_1, inclusion_32_1 and
+   * non-inclusion_40_1, and the own inclusion_26_1 and non-inclusion_26_1).
+   */
   warm?: string[];
   events?: boolean;
   logLevel?: string;
@@ -47,15 +56,22 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
   const log = createLogger('refract-prover', opts.logLevel);
   const keys = new KeyReadiness(opts.keys);
   await keys.refresh();
-  const ready = keys.readyIds();
+  const ownReady = keys.readyIds();
+  // Light's keys (jobs `light/<name>`) come first: the API proves every shape Light ships a key for with them
+  const lightReady = readyLightKeys(keys.keysDir);
+  const ready = [...lightReady.map((n) => LIGHT_KEY_ID_PREFIX + n), ...ownReady];
   if (ready.length === 0) {
-    throw new ProverError('keys_missing', `no proving keys in ${keys.keysDir}; run \`refract setup --keys ${keys.keysDir}\` first (or copy the keys of the API server: proofs must verify against its verification keys)`);
+    throw new ProverError(
+      'keys_missing',
+      `no proving keys in ${keys.keysDir}; run \`refract setup --light-keys --keys ${keys.keysDir}\` first (Light's keys; and \`refract setup --keys ${keys.keysDir}\` for Refract's own circuits if the API uses --own-circuits)`,
+    );
   }
-  if (ready.length < keys.circuits.length) log.warn({ ready, missing: keys.circuits.filter((id) => !ready.includes(id)) }, 'some circuits have no keys here: their jobs are handed back to the queue for a node that has them (keys_missing after 5 handbacks)');
+  if (lightReady.length === 0) log.warn({ keysDir: keys.keysDir }, "no Light keys here: jobs for Light's keys are handed back to the queue for a node that has them (run `refract setup --light-keys`)");
+  if (ownReady.length > 0 && ownReady.length < keys.circuits.length) log.warn({ ready, missing: keys.circuits.filter((id) => !ready.includes(id)) }, 'some circuits have no keys here: their jobs are handed back to the queue for a node that has them (keys_missing after 5 handbacks)');
   const print = (o: Record<string, unknown>) => {
     if (opts.events) process.stdout.write(`${JSON.stringify({ ...o, pid: process.pid })}\n`);
   };
-  const warm = opts.warm ?? ['inclusion_26_1', 'non-inclusion_26_1'].filter((id) => ready.includes(id));
+  const warm = opts.warm ?? [...DEFAULT_LIGHT_WARM.map((n) => LIGHT_KEY_ID_PREFIX + n), 'inclusion_26_1', 'non-inclusion_26_1'].filter((id) => ready.includes(id));
   const node = await startProverNode({
     redisUrl: opts.redisUrl,
     keysDir: keys.keysDir,

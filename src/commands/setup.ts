@@ -23,6 +23,9 @@ import { setupProgressBar } from '../prover/setupProgressBar.ts';
 import { defaultDevPtau } from '../prover/keyReadiness.ts';
 import { prepareTableFiles, proverTableFiles, proverTableMb } from '../prover/groth16Native.ts';
 import { setupCircuits, type SetupProgress } from '../prover/keySetup.ts';
+import { ProverError } from '../prover/errors.ts';
+import { LIGHT_KEYS } from '../prover/lightKeys.ts';
+import { lightKeySource, lightKeysDir, setupLightKeys } from '../prover/lightKeySetup.ts';
 
 /** Options of the setup command. */
 export interface SetupCommandOptions {
@@ -106,5 +109,47 @@ export async function runSetupCommand(opts: SetupCommandOptions): Promise<void> 
     }
   } finally {
     bar?.stop();
+  }
+}
+
+/** Options of `refract setup --light-keys [DIR]`. */
+export interface LightSetupCommandOptions {
+  keys: string;
+  /** Directory of Light `.key` files; omitted → the CLI packages from the npm registry. */
+  source?: string;
+  force?: boolean;
+  progress?: boolean;
+}
+
+/**
+ * `refract setup --light-keys [DIR]` (src/prover/lightKeySetup.ts): Light's keys converted into
+ * `<keys>/light/`, one progress line per key on stderr, a JSON summary on stdout. Keys DIR lacks are
+ * listed as missing (their circuits answer "not ready"); none found at all is an error.
+ * @throws ProverError `keys_missing` (a file whose sha256 is not the pinned one, naming it and its
+ *   circuit), `setup_failed` (npm / integrity), `internal` (addon not built)
+ */
+export async function runLightSetupCommand(opts: LightSetupCommandOptions): Promise<void> {
+  const keysDir = path.resolve(opts.keys);
+  const t0 = performance.now();
+  const items = await setupLightKeys({
+    keysDir,
+    sourceDir: opts.source,
+    force: opts.force,
+    log: (m) => process.stderr.write(`[refract setup] ${m}\n`),
+    onProgress: (p) => {
+      if (p.status === 'converting' || p.status === 'checking') return;
+      process.stderr.write(`[refract setup] ${String(Math.round((p.done / p.total) * 100)).padStart(3)}% ${p.name} ${p.status}\n`);
+    },
+  });
+  const summary = {
+    keysDir: lightKeysDir(keysDir),
+    converted: items.filter((i) => i.status === 'converted').map((i) => i.name),
+    cached: items.filter((i) => i.status === 'cached').map((i) => i.name),
+    missing: items.filter((i) => i.status === 'missing').map((i) => i.name),
+    seconds: Number(((performance.now() - t0) / 1000).toFixed(1)),
+  };
+  process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  if (summary.converted.length + summary.cached.length === 0) {
+    throw new ProverError('keys_missing', `no Light key found${opts.source ? ` in ${path.resolve(opts.source)}` : ''} (expected e.g. ${LIGHT_KEYS[0]!.file}; ${lightKeySource(LIGHT_KEYS[0]!)})`);
   }
 }

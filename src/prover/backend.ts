@@ -15,17 +15,59 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { gnarkToSnarkjs, type GnarkProofJson } from './proofEncoding.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
+import { lightKeyId, type LightWitness } from './lightKeys.ts';
 import type { ProverPool } from './pool.ts';
-import type { Groth16Proof } from './snark.ts';
+import type { PoolInput, ProveStages } from './proveMessages.ts';
+import type { CircuitInput, Groth16Proof } from './snark.ts';
 import { toProverRequest, type CircuitWitnessInput, type ValidityProofInputs } from './witness.ts';
 import { displayUrl } from '../displayUrl.ts';
 
-/** A proof request as backends take it: the circom input and the same inputs in indexer form. */
-export interface ProofJob {
-  /** Circuit id, circom input and expected public signals (witness.ts `buildCircuitInput`). */
-  witness: CircuitWitnessInput;
-  /** The inputs the witness was built from (an external prover gets them as reference JSON). */
-  inputs: ValidityProofInputs;
+/**
+ * A proof request as backends take it: the inputs in indexer form, and what a prover thread needs:
+ * with Light's key, its witness vector (`light`); with Refract's own circuits, the circom input
+ * (`witness`). Exactly one of the two is set.
+ */
+export type ProofJob =
+  | {
+      /** Circuit id, circom input and expected public signals (witness.ts `buildCircuitInput`). */
+      witness: CircuitWitnessInput;
+      light?: undefined;
+      /** The inputs the witness was built from (an external prover gets them as reference JSON). */
+      inputs: ValidityProofInputs;
+    }
+  | {
+      witness?: undefined;
+      /** Light's key for the shape, the witness vector and the public inputs (lightKeys.ts `lightWitness`). */
+      light: LightWitness;
+      inputs: ValidityProofInputs;
+    };
+
+/** A job as a prover thread takes it (pool.ts). */
+export interface PoolJob {
+  /** An own circuit id, or a Light key id (`light/<name>`). */
+  keyId: string;
+  /** The circom input, or the Light witness vector. */
+  input: PoolInput;
+  /** The public signals the proof must have (decimal strings). */
+  publicSignals: string[];
+}
+
+/** What a prover thread takes for `job` (see `PoolJob`). */
+export function poolJob(job: ProofJob): PoolJob {
+  if (job.light) {
+    const l = job.light;
+    return { keyId: lightKeyId(l.key), input: l.inputs, publicSignals: l.publics.map((x) => x.toString()) };
+  }
+  return { keyId: job.witness.circuitId, input: job.witness.input, publicSignals: job.witness.publicSignals };
+}
+
+/**
+ * `job` as the proof queue stores it and hashes it into the job id (bullmq.ts `proofJobId`): the
+ * input as JSON, a Light witness vector as hex.
+ */
+export function queuedJob(job: ProofJob): { keyId: string; input: CircuitInput | string; publicSignals: string[] } {
+  const p = poolJob(job);
+  return { ...p, input: p.input instanceof Uint8Array ? Buffer.from(p.input).toString('hex') : p.input };
 }
 
 /** Timings of one proof, ms. */
@@ -57,6 +99,8 @@ export interface BackendProof {
   timings: ProofTimings;
   /** Jobs in the pool task the proof was part of (1 when unknown). */
   batchSize: number;
+  /** Light keys: the C prover's stages (solve, h, MSMs), ms, when the prover reported them. */
+  stages?: ProveStages;
   /**
    * True when this request did not cause the proof: it got a stored result, or joined an identical
    * job that had already started (BullMQ dedup). Such a proof is not counted again as proved.
@@ -141,7 +185,7 @@ export class LocalBackend implements ProofBackend {
    * @throws ProverError `queue_full` (maxPending reached), `timeout`, or the pool's errors
    */
   async prove(job: ProofJob, opts: ProveCallOptions): Promise<BackendProof> {
-    const { circuitId, input } = job.witness;
+    const { keyId: circuitId, input } = poolJob(job);
     if (this.pending >= this.maxPending) {
       throw new ProverError('queue_full', `prover queue is full (${this.pending} proofs pending, limit ${this.maxPending}); retry later`, { pending: this.pending });
     }
@@ -172,6 +216,7 @@ export class LocalBackend implements ProofBackend {
         provedByName: NODE_NAME,
         timings: { queueMs: r.queueMs, witnessMs: r.witnessMs, proveMs: r.proveMs, verifyMs: r.verifyMs, totalMs: r.totalMs },
         batchSize: r.batchSize,
+        ...(r.stages ? { stages: r.stages } : {}),
       };
     } finally {
       clearTimeout(timer);
@@ -297,7 +342,7 @@ export class RemoteBackend implements ProofBackend {
     const totalMs = performance.now() - t0;
     return {
       proof: gnarkToSnarkjs(g),
-      publicSignals: job.witness.publicSignals,
+      publicSignals: poolJob(job).publicSignals,
       verifiedLocally: false,
       provedBy: this.shown,
       provedByName: this.shown,

@@ -36,7 +36,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
-import { DEFAULT_MAX_PENDING, NODE_ID, NODE_NAME } from './backend.ts';
+import { DEFAULT_MAX_PENDING, NODE_ID, NODE_NAME, queuedJob } from './backend.ts';
+import { lightKeyOfId } from './lightKeys.ts';
 import { ProverError, type ProverErrorCode } from './errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
 import type { ProverKernels } from './snark.ts';
@@ -50,8 +51,9 @@ export const DEFAULT_QUEUE_NAME = 'refract-proofs';
 
 /** Data of a proof job. */
 export interface ProofJobData {
+  /** An own circuit id, or a Light key id (`light/<name>`: then `input` is the witness vector as hex). */
   circuitId: string;
-  input: CircuitInput;
+  input: CircuitInput | string;
   /** The public signals the proof must have (decimal strings), so any API replica can check an async result (absent from older APIs). */
   publicSignals?: string[];
   /** Times a node without this circuit's keys handed the job back to the queue. */
@@ -82,7 +84,7 @@ export interface ProofJobResult {
  * bits), so that it is also a valid `job_id` of the reference prover's `/prove/status` (which takes
  * UUIDs). Example: `3f2a…-…-8…-…`, lowercase, 36 characters.
  */
-export function proofJobId(circuitId: string, input: CircuitInput): string {
+export function proofJobId(circuitId: string, input: CircuitInput | string): string {
   const h = createHash('sha256').update(circuitId).update('\n').update(JSON.stringify(input)).digest('hex');
   const variant = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
@@ -211,8 +213,9 @@ export class BullBackend implements ProofBackend {
    * @throws ProverError `queue_unavailable` (Redis), `timeout`, or the job's error
    */
   async prove(job: ProofJob, opts: { timeoutMs: number }): Promise<BackendProof> {
-    const { circuitId, input } = job.witness;
-    const jobId = proofJobId(circuitId, input);
+    const queued = queuedJob(job);
+    const circuitId = queued.keyId;
+    const jobId = proofJobId(circuitId, queued.input);
     const t0 = performance.now();
     const submitted = Date.now();
     let r: ProofJobResult | 'stale' = 'stale';
@@ -221,7 +224,7 @@ export class BullBackend implements ProofBackend {
       // A job that had failed before this request arrived is stale: remove it and enqueue afresh, once.
       for (let attempt = 0; attempt < 2 && r === 'stale'; attempt++) {
         if (attempt > 0) await this.queue.remove(jobId).catch(() => 0);
-        await this.enqueue(job, jobId);
+        await this.enqueue(queued, jobId);
         r = await this.waitForJob(jobId, Math.max(1, opts.timeoutMs - (performance.now() - t0)), submitted);
       }
       if (r === 'stale') throw new Error(`job ${jobId} keeps failing before it is waited for`);
@@ -253,8 +256,8 @@ export class BullBackend implements ProofBackend {
    * @throws ProverError `queue_full` (backlog), `queue_unavailable` (Redis)
    */
   async submit(job: ProofJob): Promise<{ jobId: string; deduplicated: boolean; queue: string }> {
-    const { circuitId, input } = job.witness;
-    const jobId = proofJobId(circuitId, input);
+    const queued = queuedJob(job);
+    const jobId = proofJobId(queued.keyId, queued.input);
     await this.checkBacklog(jobId);
     // The state first, then the job's hash (see `readJob`).
     const found = await this.readJob(jobId);
@@ -265,7 +268,7 @@ export class BullBackend implements ProofBackend {
       await this.queue.remove(jobId).catch((e: unknown) => this.redisFailed('cannot remove the finished job', e));
     }
     const ttl = this.opts.resultTtlSeconds ?? 3600;
-    await this.enqueue(job, jobId, ttl);
+    await this.enqueue(queued, jobId, ttl);
     return { jobId, deduplicated: false, queue: this.queue.name };
   }
 
@@ -337,8 +340,8 @@ export class BullBackend implements ProofBackend {
    * Adds the job (or joins the identical one); a failure is kept `failedTtlSeconds` (default 10 s),
    * or `failedTtl` s when given (async jobs). @throws ProverError `queue_unavailable`
    */
-  private async enqueue(job: ProofJob, jobId: string, failedTtl?: number): Promise<void> {
-    const { circuitId, input, publicSignals } = job.witness;
+  private async enqueue(queued: ReturnType<typeof queuedJob>, jobId: string, failedTtl?: number): Promise<void> {
+    const { keyId: circuitId, input, publicSignals } = queued;
     try {
       await this.queue.add(
         'prove',
@@ -569,7 +572,8 @@ export async function startProverNode(opts: ProverNodeOptions): Promise<ProverNo
         throw new UnrecoverableError(JSON.stringify({ code: 'timeout', message }));
       }
       try {
-        const r = await pool.prove(circuitId, input);
+        // a Light key's witness vector travels as hex
+        const r = await pool.prove(circuitId, lightKeyOfId(circuitId) && typeof input === 'string' ? new Uint8Array(Buffer.from(input, 'hex')) : (input as CircuitInput));
         emit({ type: 'completed', jobId, circuitId, node: nodeId, proveMs: r.proveMs });
         return {
           proof: r.proof,

@@ -70,6 +70,8 @@ export class KeyReadiness {
   private child: ChildProcess | undefined;
   /** Set by close(): the setup child's exit is then a stop, not a failure. */
   private closing = false;
+  /** The background setup's exit, reported (its log line written). */
+  private exitReported: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private watchTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
@@ -186,7 +188,9 @@ export class KeyReadiness {
     delete env.NODE_OPTIONS;
     // stdin is a pipe we never write: when this process dies (even by SIGKILL) the child sees EOF
     // and exits (`--exit-on-stdin-close`), so no setup outlives its daemon.
-    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+    // Its own process group (detached): a Ctrl-C in the daemon's terminal reaches the daemon only, which
+    // then stops setup itself (close(): SIGTERM) — not both at once, racing.
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env, detached: true });
     this.child = child;
     // Lowest CPU priority (inherited by the circom compilers it spawns): the API, the indexer and
     // proofs of circuits already ready keep the cores; setup uses what is left.
@@ -225,11 +229,13 @@ export class KeyReadiness {
       this.child = undefined;
       state.exitCode = code;
       state.finishedAt = new Date().toISOString();
-      // Stopped by close() (the daemon stopping) is not a failure: setup resumes at the next start.
-      state.state = code === 0 ? 'done' : this.closing ? 'stopped' : 'failed';
-      void this.refreshAfterPending().then(() => {
+      // Stopped by close() (the daemon stopping) or by a signal (SIGINT/SIGTERM: exit 130/143, or the
+      // signal itself) is not a failure: setup resumes at the next start.
+      const bySignal = signal === 'SIGINT' || signal === 'SIGTERM' || code === 130 || code === 143;
+      state.state = code === 0 ? 'done' : this.closing || bySignal ? 'stopped' : 'failed';
+      this.exitReported = this.refreshAfterPending().then(() => {
         if (code === 0) log('info', `background setup finished: ${this.ready.size} of ${this.circuits.length} circuits ready`);
-        else if (this.closing) log('info', `background setup stopped with the daemon; ${this.ready.size} of ${this.circuits.length} circuits ready (it resumes at the next start)`);
+        else if (this.closing || bySignal) log('info', `background setup stopped${this.closing ? ' with the daemon' : ` (${signal ?? (code === 130 ? 'SIGINT' : 'SIGTERM')})`}; ${this.ready.size} of ${this.circuits.length} circuits ready. Finished keys, compiled circuits and finished powers-of-tau stages are kept: the next start resumes from them`);
         else log('error', `background setup failed (exit ${code}${signal ? `, ${signal}` : ''}); ${this.ready.size} of ${this.circuits.length} circuits ready. Run \`refract setup --keys ${this.keysDir}\` to finish (it resumes)`);
       });
     });
@@ -245,15 +251,16 @@ export class KeyReadiness {
     const child = this.child;
     if (!child) return;
     await new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve();
-      }, 5000);
+      // a setup busy in a long computation may not take SIGTERM in time: SIGKILL after 5 s (its
+      // finished stages are files already), and resolve on the exit either way
+      const t = setTimeout(() => child.kill('SIGKILL'), 5000);
       child.once('exit', () => {
         clearTimeout(t);
         resolve();
       });
       child.kill('SIGTERM');
     });
+    // the exit's log line ("background setup stopped with the daemon …") before the daemon's "stopped"
+    await this.exitReported?.catch(() => undefined);
   }
 }

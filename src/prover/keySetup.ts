@@ -627,11 +627,14 @@ export async function resolvePtau(
   if (!(await exists(file))) {
     await mkdir(dir, { recursive: true });
     await removeTemps(dir);
-    log('warn', `creating an ${banner} This takes minutes (about 20 min for 2^16 on 2 cores).`);
+    log('warn', `creating an ${banner} This takes minutes (about 20 min for 2^16 on 2 cores); a stopped run resumes from its last finished stage.`);
     progress(`creating INSECURE dev ptau 2^${power}`);
-    const tmp = `${file}.tmp-${process.pid}`;
-    await createDevPtau(tmp, power, log);
-    await rename(tmp, file);
+    // Stage files are named after the final file (not the pid), so the next run finds them (snark.ts createDevPtau).
+    await createDevPtau(file, power, log, (stage) =>
+      progress(stage === 'contributed'
+        ? `resuming the development powers of tau ${file}: its accumulator and contribution are done (kept from an earlier run); the phase-2 preparation, the longest stage, starts over (snarkjs cannot resume within a stage)`
+        : `resuming the development powers of tau ${file}: its accumulator is done (kept from an earlier run); the contribution and the phase-2 preparation start over`),
+    );
   } else {
     log('warn', `using an ${banner}`);
   }
@@ -686,8 +689,10 @@ const inProcessLocks = new Map<string, Promise<void>>();
 /**
  * Takes the setup lock of `keysDir`: first within this process (a promise chain), then across
  * processes (`<keysDir>/.setup.lock` created with O_EXCL, holding the pid). A lock whose process no
- * longer runs, or an empty lock file older than 10 s, is stale and taken over.
+ * longer runs, or an empty lock file older than 10 s, is stale and taken over. The directory is
+ * created when missing.
  * @returns the release function
+ * @throws the file-system error when the directory cannot be created or the lock file written
  */
 export async function acquireSetupLock(keysDir: string, log: SnarkLog = defaultLog): Promise<() => Promise<void>> {
   const prev = inProcessLocks.get(keysDir) ?? Promise.resolve();
@@ -699,6 +704,7 @@ export async function acquireSetupLock(keysDir: string, log: SnarkLog = defaultL
   const file = path.join(keysDir, SETUP_LOCK_FILE);
   let warned = false;
   try {
+    await mkdir(keysDir, { recursive: true }); // a fresh keys directory: the lock file is its first entry
     for (;;) {
       try {
         const fh = await open(file, 'wx');

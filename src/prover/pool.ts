@@ -36,11 +36,12 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { MessageChannel } from 'node:worker_threads';
-import type { ProveItem, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from './proveMessages.ts';
+import type { PoolInput, ProveItem, ProveItemMessage, ProveStages, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from './proveMessages.ts';
 import { tsxExecArgv } from '../tsxWorker.ts';
 import { getCircuit } from './circuits.ts';
+import { lightKeyOfId } from './lightKeys.ts';
 import { ProverError } from './errors.ts';
-import { type CircuitInput, type Groth16Proof, optimizeWasmAtCompile, type ProverKernels, proverKernels } from './snark.ts';
+import { type Groth16Proof, optimizeWasmAtCompile, type ProverKernels, proverKernels } from './snark.ts';
 import { type ProverBackendKind, proverBackend, proverTableFiles, proverTableMb } from './groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
@@ -100,8 +101,18 @@ export interface ProverPoolOptions {
    * against a thread that hangs, whose jobs would otherwise hold their queue slots for ever.
    */
   taskTimeoutMs?: number;
+  /** Light keys: fixed-base table budget per key, MiB (default $REFRACT_LIGHT_TABLE_MB, else 48; 0 = none). */
+  lightTableMb?: number;
   /** Worker module (default workers/prove.ts); for tests. */
   workerFile?: string;
+}
+
+/**
+ * Checks a key id the pool takes: an own circuit id (circuits.ts) or a Light key id (`light/<name>`).
+ * @throws ProverError `unsupported_shape` naming the unknown id
+ */
+export function checkKeyId(id: string): void {
+  if (!lightKeyOfId(id)) getCircuit(id);
 }
 
 /**
@@ -139,6 +150,8 @@ export interface ProveResult {
   /** Number of jobs in the task this proof was part of. */
   batchSize: number;
   threadId: number;
+  /** Light keys: the C prover's stages (solve, h, MSMs), ms. */
+  stages?: ProveStages;
 }
 
 /** Pool statistics (for metrics and health). */
@@ -177,7 +190,7 @@ export interface ProverPoolStats {
 
 interface Job {
   circuitId: string;
-  input: CircuitInput;
+  input: PoolInput;
   enqueued: number;
   onStart?: () => void;
   resolve: (r: ProveResult) => void;
@@ -212,7 +225,7 @@ export function logTableLoad(log: { info(obj: object, msg: string): void; warn(o
 export class ProverPool {
   private readonly piscina: Piscina;
   private readonly queues = new Map<string, Job[]>();
-  private readonly opts: Required<Omit<ProverPoolOptions, 'workerFile' | 'recycleRssBytes' | 'onTableLoad'>> & { recycleRssBytes: number };
+  private readonly opts: Required<Omit<ProverPoolOptions, 'workerFile' | 'recycleRssBytes' | 'onTableLoad' | 'lightTableMb'>> & { recycleRssBytes: number; lightTableMb?: number };
   private inFlight = 0;
   private paused = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -249,6 +262,7 @@ export class ProverPool {
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
       recycleRssBytes: options.recycleRssBytes ?? Infinity,
       taskTimeoutMs: options.taskTimeoutMs ?? 300_000,
+      lightTableMb: options.lightTableMb,
     };
     if (this.opts.backend === 'native' && this.opts.tableFiles) {
       // a table file directory of its own: made here; if it cannot be, each load's table note says why
@@ -271,6 +285,7 @@ export class ProverPool {
       backend: this.opts.backend,
       tableMb: this.opts.tableMb,
       tableFiles: this.opts.tableFiles,
+      lightTableMb: this.opts.lightTableMb,
     };
     this.piscina = new Piscina({
       filename: pathToFileURL(file).href,
@@ -288,16 +303,17 @@ export class ProverPool {
 
   /**
    * Proves one circuit input.
-   * @param circuitId a registry id (circuits.ts)
-   * @param input circom input JSON for that circuit (witness.ts `buildCircuitInput`)
+   * @param circuitId a registry id (circuits.ts), or a Light key id (`light/<name>`, lightKeys.ts `lightKeyId`)
+   * @param input circom input JSON for that circuit (witness.ts `buildCircuitInput`); for a Light key,
+   *   the witness vector (lightKeys.ts `lightWitness().inputs`)
    * @returns the proof (verified in the worker unless `verify: false`) with timings
    * @throws ProverError: `unsupported_shape` (unknown id), `witness_failed` (constraint not satisfied,
    *   message names it), `invalid_input`, `keys_missing`, `verify_failed`, `worker_crashed`, `internal`
    */
-  prove(circuitId: string, input: CircuitInput, opts: ProveOptions = {}): Promise<ProveResult> {
+  prove(circuitId: string, input: PoolInput, opts: ProveOptions = {}): Promise<ProveResult> {
     if (this.closed) return Promise.reject(new ProverError('worker_crashed', 'prover pool is closed'));
     try {
-      getCircuit(circuitId);
+      checkKeyId(circuitId);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -344,7 +360,7 @@ export class ProverPool {
    * @throws ProverError `keys_missing` when the vkey cannot be read, `worker_crashed` when the thread dies
    */
   async verify(circuitId: string, proof: Groth16Proof, publicSignals: string[]): Promise<boolean> {
-    getCircuit(circuitId);
+    checkKeyId(circuitId);
     const task: ProveTask = { circuitId, inputs: [], verify: { proof, publicSignals } };
     let r: ProveTaskResult;
     try {
@@ -363,7 +379,7 @@ export class ProverPool {
    * @throws ProverError `keys_missing` when a circuit's keys cannot be loaded
    */
   async warm(circuitIds: readonly string[]): Promise<void> {
-    circuitIds.forEach((id) => getCircuit(id));
+    circuitIds.forEach((id) => checkKeyId(id));
     const task: ProveTask = { circuitId: circuitIds[0] ?? '', inputs: [], preload: [...circuitIds] };
     const results = (await Promise.all(Array.from({ length: this.opts.size }, () => this.piscina.run(task)))) as ProveTaskResult[];
     for (const r of results) {
@@ -518,6 +534,7 @@ export class ProverPool {
       totalMs: now - job.enqueued,
       batchSize,
       threadId,
+      ...(item.stages ? { stages: item.stages } : {}),
     });
   }
 

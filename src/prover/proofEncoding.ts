@@ -112,6 +112,49 @@ export function gnarkToSnarkjs(json: GnarkProofJson): Groth16Proof {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The C prover's 256-byte proof (native/kernels/src/lightkey.h)
+
+/** The 32 bytes at `off` of `b`, little-endian (the C prover's field element layout, lightkey.h) → bigint. */
+export function le32ToBigint(b: Uint8Array, off: number): bigint {
+  let v = 0n;
+  for (let i = 31; i >= 0; i--) v = (v << 8n) | BigInt(b[off + i]!);
+  return v;
+}
+
+/**
+ * Writes `v` as 32 bytes little-endian at `off` of `b` (inverse of `le32ToBigint`).
+ * @throws RangeError when `v` is negative or not below 2^256
+ */
+export function writeLe32(b: Uint8Array, off: number, v: bigint): void {
+  if (v < 0n || v >> 256n) throw new RangeError(`${v} is not a 256-bit value`);
+  for (let j = 0; j < 32; j++, v >>= 8n) b[off + j] = Number(v & 0xffn);
+}
+
+/**
+ * 256 bytes Ar (x, y) ‖ Bs (x.c0, x.c1, y.c0, y.c1) ‖ Krs (x, y), each coordinate 32 bytes
+ * little-endian (lightkey.h `lk_prove` output) → Light's prover JSON (light-keys §6): `ar = [x, y]`,
+ * `bs = [[x.A1, x.A0], [y.A1, y.A0]]`, `krs = [x, y]`, `0x` + 64 hex.
+ * @throws RangeError when `out` is shorter than 256 bytes
+ */
+export function lightProofJson(out: Uint8Array): GnarkProofJson {
+  if (out.length < 256) throw new RangeError(`a proof is 256 bytes, got ${out.length}`);
+  const c = (i: number) => toHex32(le32ToBigint(out, i * 32));
+  return { ar: [c(0), c(1)], bs: [[c(3), c(2)], [c(5), c(4)]], krs: [c(6), c(7)] };
+}
+
+/**
+ * snarkjs proof → the C prover's 256-byte form (inverse of `lightProofJson` after `gnarkToSnarkjs`),
+ * for `lightKeyVerify` of a proof made elsewhere (a prover node).
+ * @throws RangeError when a coordinate is not below 2^256
+ */
+export function lightProofBytes(proof: Groth16Proof): Uint8Array {
+  const out = new Uint8Array(256);
+  const coords = [proof.pi_a[0], proof.pi_a[1], proof.pi_b[0][0], proof.pi_b[0][1], proof.pi_b[1][0], proof.pi_b[1][1], proof.pi_c[0], proof.pi_c[1]];
+  coords.forEach((c, i) => writeLe32(out, i * 32, BigInt(c)));
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Compression
 
 /** Negates a G1 point (x, y) → (x, p − y); the point at infinity (0, 0) stays (0, 0). */

@@ -14,10 +14,13 @@
  * request time per backend, proofs by node, and errors by circuit and code.
  */
 import type { Metrics } from '../metrics.ts';
-import type { BackendProof, ProofBackend, ProofJob } from './backend.ts';
+import { poolJob, queuedJob, type BackendProof, type ProofBackend, type ProofJob } from './backend.ts';
 import { proofJobId, type BackendJobStatus } from './bullmq.ts';
 import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from './proofEncoding.ts';
+import { lightKeyFor, lightKeyId, LIGHT_KEYS, lightWitness } from './lightKeys.ts';
+import { lightKeySource } from './lightKeySetup.ts';
 import { ProverError } from './errors.ts';
+import type { ProveStages } from './proveMessages.ts';
 import type { Groth16Proof } from './snark.ts';
 import { buildCircuitInput, type ValidityProofInputs } from './witness.ts';
 
@@ -45,7 +48,32 @@ export interface ValidityProof {
   /** [roots, leaves, addrRoots, values] as decimal strings. */
   publicSignals: string[];
   timings: { queueMs: number; witnessMs: number; proveMs: number; verifyMs: number; totalMs: number };
+  /** Light keys: the C prover's stages (solve, h, MSMs), ms, when the prover reported them. */
+  stages?: ProveStages;
+  /**
+   * Which keys made it: `light` (Light's own key: Light's on-chain verifier accepts it) or `own`
+   * (Refract's circuits, only with `ownCircuits`: the on-chain verifier REJECTS it). Absent on
+   * services without Light keys (the legacy setup).
+   */
+  keys?: 'light' | 'own';
 }
+
+/**
+ * Light's keys as ProofService sees them: which are set up (resident files under the keys
+ * directory, lightKeySetup.ts `lightKeyReady`). Their proofs are made by the backend like any other
+ * (the pool threads, or prover nodes, load the resident files).
+ */
+export interface LightProofSource {
+  ready(key: (typeof LIGHT_KEYS)[number]): boolean;
+  /**
+   * While missing keys are being converted in the background: how (e.g. "being converted in the
+   * background by `refract setup --light-keys` (pid 123)"), for the `not_ready` answer; else undefined.
+   */
+  pending?(): string | undefined;
+}
+
+/** The warning an answer made with Refract's own circuits carries (and the log line). */
+export const OWN_CIRCUIT_WARNING = "made with Refract's own circuit keys, not Light's: Light's on-chain verifier will reject this proof";
 
 /** State of an async proof job (`POST /prove` with `X-Async: true`). Times are ms epoch. */
 export interface AsyncJobStatus {
@@ -108,6 +136,18 @@ export interface ProofServiceOptions {
   /** Timeout of one in-process async job, ms (default 600 000). */
   asyncTimeoutMs?: number;
   /**
+   * Light's keys (lightProver.ts): every shape Light ships a key for is proven with it. A shape
+   * without a Light key, or whose key is not set up yet, is refused (`unsupported_shape` naming
+   * the missing key file / `not_ready`) unless `ownCircuits`, which then proves it with Refract's
+   * own circuits (`keys: 'own'`, a warning in the answer, the log and refract_proofs_own_circuit_total).
+   * Omitted: Refract's own circuits only (the setup before Light keys).
+   */
+  light?: LightProofSource;
+  /** With `light`: allow Refract's own circuits for shapes without a ready Light key (default false). */
+  ownCircuits?: boolean;
+  /** Called for each proof made with Refract's own circuits while `light` is set (log + metric). */
+  onOwnCircuit?: (circuitId: string) => void;
+  /**
    * Most async jobs kept in this process (default 10 000): beyond it finished ones are forgotten,
    * earliest submitted first, before their TTL (their status turns 404), and with none finished a new submission is
    * refused with `queue_full`. Bounds the memory of the in-process table (~2 KB per proof).
@@ -148,11 +188,16 @@ export class ProofService {
     let circuitId = 'unknown';
     let outcome = 'ok';
     try {
-      const witness = buildCircuitInput(inputs);
-      circuitId = witness.circuitId;
-      this.opts.readiness?.check(circuitId);
-      const r = await this.backend.prove({ witness, inputs }, { timeoutMs: call.timeoutMs ?? this.timeoutMs, onStart: call.onStart });
-      const verifyMs = await this.check(circuitId, witness.publicSignals, r);
+      const route = this.route(inputs);
+      if (route.key) circuitId = route.key.name; // an input error below is counted under the circuit
+      const { job, keyId } = this.jobFor(inputs, route);
+      if (!route.key) {
+        circuitId = keyId;
+        this.opts.readiness?.check(keyId);
+      }
+      const tw = performance.now() - t0;
+      const r = await this.backend.prove(job, { timeoutMs: call.timeoutMs ?? this.timeoutMs, onStart: call.onStart });
+      const verifyMs = await this.check(keyId, poolJob(job).publicSignals, r);
       const totalMs = performance.now() - t0;
       if (m && !r.reused) {
         // Proof work is counted once, by the request that caused it (not for a stored or joined result).
@@ -164,13 +209,17 @@ export class ProofService {
         m.proofBatchSize.observe(r.batchSize);
         m.countProofByNode(r.provedByName);
       }
+      if (route.own) this.opts.onOwnCircuit?.(circuitId);
       return {
         circuitId,
         compressedProof: compressProof(r.proof),
         gnark: snarkjsToGnark(r.proof),
         proof: r.proof,
         publicSignals: r.publicSignals,
-        timings: { queueMs: r.timings.queueMs, witnessMs: r.timings.witnessMs, proveMs: r.timings.proveMs, verifyMs, totalMs },
+        // Light keys: the witness vector (here) and the R1CS solve (in the thread) count as the witness
+        timings: { queueMs: r.timings.queueMs, witnessMs: r.timings.witnessMs + (route.key ? tw : 0), proveMs: r.timings.proveMs, verifyMs, totalMs },
+        ...(r.stages ? { stages: r.stages } : {}),
+        ...(route.key ? { keys: 'light' as const } : route.own ? { keys: 'own' as const } : {}),
       };
     } catch (e) {
       const code = e instanceof ProverError ? e.code : 'internal';
@@ -181,6 +230,43 @@ export class ProofService {
       // Every request, failed ones too (a timeout is the latency an operator most needs to see).
       m?.proofRequestDuration.observe({ circuit: circuitId, backend: this.backend.kind, outcome }, (performance.now() - t0) / 1000);
     }
+  }
+
+  /**
+   * Which keys prove `inputs` when Light's keys are configured: `{key}` (Light's, set up), `{own:
+   * true}` (Refract's circuits, only with `ownCircuits`), or `{own: false}` without Light keys.
+   * @throws ProverError `not_ready` (Light's key for the shape is not set up yet: names the file and
+   *   where to get it), `unsupported_shape` (Light ships no key for the shape: lists the files it ships)
+   */
+  private route(inputs: ValidityProofInputs): { key?: (typeof LIGHT_KEYS)[number]; own: boolean } {
+    const light = this.opts.light;
+    if (!light) return { own: false };
+    const v = inputs.version ?? 1;
+    const key = lightKeyFor(inputs.accounts.length, inputs.addresses.length, v);
+    if (key && light.ready(key)) return { key, own: false };
+    if (this.opts.ownCircuits) return { own: true };
+    if (key) {
+      const how = light.pending?.() ?? `not set up yet (${lightKeySource(key)})`;
+      throw new ProverError('not_ready', `Light's proving key for ${key.name} is ${how}; retry later`, { circuit: key.name });
+    }
+    const kind = inputs.addresses.length === 0 ? 'inclusion' : inputs.accounts.length === 0 ? 'non-inclusion' : 'combined';
+    throw new ProverError(
+      'unsupported_shape',
+      `no Light proving key for ${kind} with ${inputs.accounts.length} account(s) and ${inputs.addresses.length} address(es) (v${v}): Light's CLI packages ship only ${LIGHT_KEYS.filter((k) => k.version === v).map((k) => k.file).join(', ')}; ` +
+        "start with --own-circuits to prove it with Refract's own circuits (such a proof does NOT verify on chain)",
+    );
+  }
+
+  /**
+   * The backend job for `inputs` on `route`: with Light's key its witness vector (lightKeys.ts
+   * `lightWitness`), else the own circuit's circom input (the caller checks the own circuit's readiness).
+   * @returns the job and its pool / queue id (`light/<name>` or the own circuit id)
+   * @throws ProverError `invalid_input` / `witness_failed` (inputs), `unsupported_shape`
+   */
+  private jobFor(inputs: ValidityProofInputs, route: { key?: (typeof LIGHT_KEYS)[number] }): { job: ProofJob; keyId: string } {
+    if (route.key) return { job: { light: lightWitness(inputs), inputs }, keyId: lightKeyId(route.key) };
+    const witness = buildCircuitInput(inputs);
+    return { job: { witness, inputs }, keyId: witness.circuitId };
   }
 
   /**
@@ -219,13 +305,14 @@ export class ProofService {
    *   immediate refusals of the queue: `queue_full`, `queue_unavailable`
    */
   async submit(inputs: ValidityProofInputs): Promise<AsyncSubmission> {
-    const witness = buildCircuitInput(inputs);
-    const { circuitId } = witness;
-    this.opts.readiness?.check(circuitId);
-    if (keepsJobs(this.backend)) return { ...(await this.backend.submit({ witness, inputs })), circuitId };
+    const route = this.route(inputs);
+    // the pool / queue id (`light/<name>` or the own circuit id): routes look the circuit's kind up by it (lightKeys.ts `keyShape`)
+    const { job, keyId: circuitId } = this.jobFor(inputs, route);
+    if (!route.key) this.opts.readiness?.check(circuitId);
+    if (keepsJobs(this.backend)) return { ...(await this.backend.submit(job)), circuitId };
 
     this.sweep();
-    const jobId = proofJobId(circuitId, witness.input);
+    const jobId = proofJobId(circuitId, queuedJob(job).input);
     const cur = this.jobs.get(jobId);
     if (cur && cur.state !== 'failed') return { jobId, circuitId, deduplicated: true, queue: LOCAL_QUEUE_NAME };
     this.jobs.delete(jobId);

@@ -26,15 +26,25 @@ export interface ProveWorkerData {
   tableMb?: number;
   /** Native backend: the table files' directory, or false for none (the pool resolves it: `proverTableFiles`). */
   tableFiles: string | false;
+  /** Light keys: fixed-base table budget per key, MiB (absent: $REFRACT_LIGHT_TABLE_MB, else `LIGHT_TABLE_MB_DEFAULT`; 0 = none). */
+  lightTableMb?: number;
 }
+
+/**
+ * One proof's input in a pool task: for an own circuit id, its circom input (witness.ts); for a
+ * Light key id (`light/<name>`, lightKeys.ts `lightKeyId`), the witness vector of `lightWitness`
+ * ((nbPub − 1 + nbSec) × 32 bytes, little-endian, gnark's order).
+ */
+export type PoolInput = CircuitInput | Uint8Array;
 
 /**
  * One task: a batch of inputs for one circuit, or (inputs empty) a preload of `preload` circuits,
  * or (`verify` set, inputs empty) the verification of a proof made elsewhere with this thread's vkey.
  */
 export interface ProveTask {
+  /** An own circuit id (circuits.ts) or a Light key id (`light/<name>`). */
   circuitId: string;
-  inputs: CircuitInput[];
+  inputs: PoolInput[];
   /** Circuits to load without proving (warm-up). */
   preload?: string[];
   /** Verify this proof of `circuitId` (only the vkey is loaded); the answer is `ProveTaskResult.verified`. */
@@ -62,8 +72,15 @@ export interface ProveItemError {
 
 /** Outcome of one input of the batch. Times in ms. */
 export type ProveItem =
-  | { ok: true; proof: Groth16Proof; publicSignals: string[]; witnessMs: number; proveMs: number; verifyMs: number }
+  | { ok: true; proof: Groth16Proof; publicSignals: string[]; witnessMs: number; proveMs: number; verifyMs: number; stages?: ProveStages }
   | { ok: false; error: ProveItemError; witnessMs: number; proveMs: number };
+
+/** A Light key proof's C stages, ms (lightkey.c `lk_prove`): R1CS solve, quotient h (FFTs), the MSMs. */
+export interface ProveStages {
+  solveMs: number;
+  hMs: number;
+  msmMs: number;
+}
 
 /** Result of a task. Memory in bytes: `heapUsed`/`external` are this thread's isolate; `rss` is process-wide. */
 export interface ProveTaskResult {

@@ -23,7 +23,11 @@ import { type CurveThreading, logTableLoad, ProverPool, singleThreadFor } from '
 import type { ProverKernels } from './snark.ts';
 import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb, type ProverBackendKind } from './groth16Native.ts';
 import { KeyReadiness } from './keyReadiness.ts';
-import { DEFAULT_PROOF_TIMEOUT_MS, ProofService, type ProofVerifier } from './proofService.ts';
+import { DEFAULT_PROOF_TIMEOUT_MS, OWN_CIRCUIT_WARNING, ProofService, type LightProofSource, type ProofVerifier } from './proofService.ts';
+import { LIGHT_KEYS, lightKeyId } from './lightKeys.ts';
+import { lightKeyReady, lightKeySource } from './lightKeySetup.ts';
+import { REFRACT_BIN } from './keyReadiness.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
 
 /** Circuits loaded into the pool as soon as their keys are ready (the common small shapes). */
 export const DEFAULT_WARM_CIRCUITS: readonly string[] = ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'combined_26_26_1_1', 'v2_inclusion_32_1', 'v2_non-inclusion_40_1'];
@@ -78,6 +82,16 @@ export interface ProverRuntimeOptions {
   /** BullMQ lock and stalled-check settings of the local worker (bullmq.ts defaults). */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /**
+   * Prove with Light's own proving keys (`<keys>/light/*.lkr`, from `refract setup --light-keys`) every
+   * shape Light ships a key for; missing keys are converted in the background (`autoSetup`).
+   * Default false here (programmatic use); `refract start` turns it on (config `lightKeys`, default true).
+   */
+  lightKeys?: boolean;
+  /** With `lightKeys`: prove shapes without a ready Light key with Refract's own circuits (their proofs do NOT verify on chain). Default false. */
+  ownCircuits?: boolean;
+  /** Directory of Light `.key` files for the background conversion (default: fetch the CLI packages from the npm registry). */
+  lightKeysSource?: string;
   metrics?: Metrics;
   log?: RuntimeLog;
 }
@@ -96,6 +110,10 @@ export class ProverRuntime {
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly warmed = new Set<string>();
+  private light: LightProofSource | undefined;
+  private lightSetup: { child?: ChildProcess; state: 'running' | 'done' | 'failed' | 'stopped'; lastLines: string[]; exitCode?: number | null } | undefined;
+  private lightTimer: NodeJS.Timeout | undefined;
+  private readonly lightWarmed = new Set<string>();
   readonly mode: 'disabled' | 'remote' | 'local' | 'bullmq';
 
   private constructor(private readonly opts: ProverRuntimeOptions) {
@@ -163,7 +181,8 @@ export class ProverRuntime {
     this.readiness = readiness;
     await readiness.refresh();
     for (const id of readyMetricIds) o.metrics?.proverReady.set({ circuit: id }, readiness.isReady(id) ? 1 : 0);
-    if (!readiness.complete) {
+    const ownWanted = !o.lightKeys || !!o.ownCircuits;
+    if (!readiness.complete && ownWanted) {
       if (o.autoSetup !== false) {
         // the setup writes the table files this process's threads will read (none for the snarkjs backend)
         const tableArgs = proverBackend(o.backend) === 'native' ? ['--table-mb', String(proverTableMb(o.tableMb)), '--table-files', proverTableFiles(o.keysDir, o.tableFiles) || 'off'] : ['--table-mb', '0'];
@@ -176,11 +195,13 @@ export class ProverRuntime {
     o.metrics?.proofQueueCapacity.set(o.maxPending ?? DEFAULT_MAX_PENDING);
     const threads = o.threads ?? availableParallelism();
     if (this.mode === 'local' || o.localWorker !== false) this.pool = new ProverPool({ keysDir: o.keysDir, size: threads, singleThread: singleThreadFor(o.curve), kernels: o.kernels, backend: o.backend, tableMb: o.tableMb, tableFiles: o.tableFiles, onTableLoad: (t) => logTableLoad(this.log, t) });
+    // Light's keys are proved by the same pool (ids `light/<name>`), warmed as they become ready
+    if (o.lightKeys) this.startLight();
     const verifier: ProofVerifier = (id, proof, signals) => this.verifyPool().verify(id, proof, signals);
 
     if (this.mode === 'local') {
       this.backend = new LocalBackend(this.pool!, { maxPending: o.maxPending });
-      this.svc = new ProofService({ backend: this.backend, metrics: o.metrics, timeoutMs, readiness, verifier });
+      this.svc = new ProofService({ backend: this.backend, metrics: o.metrics, timeoutMs, readiness, verifier, ...this.lightOptions() });
     } else {
       const connect = async () => {
         let backend: BullBackend | undefined;
@@ -201,7 +222,7 @@ export class ProverRuntime {
             return;
           }
           this.backend = backend;
-          this.svc = new ProofService({ backend, metrics: o.metrics, timeoutMs, readiness, verifier });
+          this.svc = new ProofService({ backend, metrics: o.metrics, timeoutMs, readiness, verifier, ...this.lightOptions() });
           this.lastError = undefined;
           this.log.info({ queue: o.queueName ?? DEFAULT_QUEUE_NAME, localWorker: !!this.pool }, 'proof queue connected (BullMQ)');
         } catch (e) {
@@ -228,6 +249,90 @@ export class ProverRuntime {
     this.warmReady(new Set(readiness.readyIds()));
   }
 
+  /** ProofService options for Light's keys (none when `lightKeys` is off). */
+  private lightOptions() {
+    if (!this.light) return {};
+    const o = this.opts;
+    return {
+      light: this.light,
+      ownCircuits: !!o.ownCircuits,
+      onOwnCircuit: (circuit: string) => {
+        o.metrics?.proofsOwnCircuit.inc({ circuit });
+        this.log.warn({ circuit }, `proof ${OWN_CIRCUIT_WARNING}`);
+      },
+    };
+  }
+
+  /**
+   * Light's keys: the prover threads, readiness gauges, warm-up of the ready keys, and when some are
+   * missing `refract setup --light-keys` in a child process (lowest priority, dies with this
+   * process) whose converted keys are picked up every 2 s.
+   */
+  private startLight(): void {
+    const o = this.opts;
+    this.light = {
+      ready: (k) => lightKeyReady(o.keysDir, k),
+      pending: () => (this.lightSetup?.state === 'running' ? `being converted in the background by \`refract setup --light-keys\` (pid ${this.lightSetup.child?.pid})` : undefined),
+    };
+    const refresh = () => {
+      const ready = LIGHT_KEYS.filter((k) => lightKeyReady(o.keysDir, k));
+      for (const k of LIGHT_KEYS) o.metrics?.lightKeyReady.set({ circuit: k.name }, ready.includes(k) ? 1 : 0);
+      const fresh = ready.filter((k) => !this.lightWarmed.has(k.name));
+      fresh.forEach((k) => this.lightWarmed.add(k.name));
+      if (fresh.length && this.pool && !this.closed) {
+        const t0 = performance.now();
+        this.pool.warm(fresh.map(lightKeyId)).then(
+          () => this.log.info({ circuits: fresh.map((k) => k.name), ms: Math.round(performance.now() - t0) }, "Light keys loaded into the prover threads"),
+          (err) => this.log.warn({ err }, 'loading Light keys failed (they load on first use)'),
+        );
+      }
+      return ready.length;
+    };
+    const n = refresh();
+    if (n === LIGHT_KEYS.length) return;
+    const missing = LIGHT_KEYS.filter((k) => !lightKeyReady(o.keysDir, k));
+    if (o.autoSetup === false) {
+      this.log.warn({ missing: missing.map((k) => k.name) }, `Light proving keys missing: run \`refract setup --light-keys [DIR] --keys ${o.keysDir}\` (e.g. ${lightKeySource(missing[0]!)})`);
+    } else {
+      const args = [REFRACT_BIN, 'setup', '--keys', o.keysDir, '--light-keys', ...(o.lightKeysSource ? [o.lightKeysSource] : []), '--no-progress', '--exit-on-stdin-close'];
+      const env = { ...process.env };
+      delete env.NODE_OPTIONS;
+      const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+      const state: NonNullable<ProverRuntime['lightSetup']> = { child, state: 'running', lastLines: [] };
+      this.lightSetup = state;
+      this.log.warn({ pid: child.pid, missing: missing.length }, 'Light proving keys missing: converting them in the background (refract setup --light-keys); their circuits answer "Prover not available" until ready');
+      // stderr: its progress lines, relayed; stdout: its JSON summary, logged as one line at the end
+      let summary = '';
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => (summary += d));
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+        for (const line of d.split(/\r?\n/).filter(Boolean)) {
+          state.lastLines.push(line);
+          if (state.lastLines.length > 20) state.lastLines.shift();
+          this.log.info(`[light setup] ${line}`);
+        }
+      });
+      child.on('exit', (code) => {
+        if (summary.trim()) {
+          try {
+            const s = JSON.parse(summary) as { converted?: unknown[]; cached?: unknown[]; missing?: unknown[]; seconds?: number };
+            this.log.info({ converted: s.converted?.length, cached: s.cached?.length, missing: s.missing, seconds: s.seconds }, 'background conversion of Light keys finished');
+          } catch {
+            this.log.info(`[light setup] ${summary.trim()}`);
+          }
+        }
+        state.exitCode = code;
+        state.state = code === 0 ? 'done' : this.closed ? 'stopped' : 'failed';
+        state.child = undefined;
+        refresh();
+        if (code !== 0 && !this.closed) this.log.error({ code, lastLines: state.lastLines.slice(-3) }, 'background conversion of Light keys failed; run `refract setup --light-keys` by hand');
+      });
+    }
+    this.lightTimer = setInterval(() => {
+      if (refresh() === LIGHT_KEYS.length) clearInterval(this.lightTimer);
+    }, 2000);
+    this.lightTimer.unref();
+  }
+
   private verifyPool(): ProverPool {
     if (this.pool) return this.pool;
     this.verifierPool ??= new ProverPool({ keysDir: this.opts.keysDir, size: 1, singleThread: true });
@@ -237,6 +342,7 @@ export class ProverRuntime {
   /** Loads newly ready circuits of the warm list into the pool, in the background. */
   private warmReady(ready: ReadonlySet<string>): void {
     if (!this.pool || this.closed) return;
+    if (this.opts.lightKeys && !this.opts.ownCircuits) return; // Light's keys serve every request: own circuits stay unloaded
     const ids = (this.opts.warm ?? DEFAULT_WARM_CIRCUITS).filter((id) => ready.has(id) && !this.warmed.has(id));
     if (ids.length === 0) return;
     ids.forEach((id) => this.warmed.add(id));
@@ -255,10 +361,22 @@ export class ProverRuntime {
     if (this.mode === 'disabled') return { mode: 'disabled' };
     const out: Record<string, unknown> = { mode: this.mode, available: !!this.svc };
     if (this.mode === 'remote') out.proverUrl = this.opts.proverUrl;
-    if (this.readiness) {
+    // Refract's own circuits' keys: shown when they can serve (no Light keys, or --own-circuits); while
+    // Light's keys serve every request they are not built, and "0 of 19 ready" would only alarm
+    if (this.readiness && !(this.light && !this.opts.ownCircuits)) {
       const h = this.readiness.health();
       out.ready = h.ready === h.total;
       out.keys = h;
+    }
+    if (this.light) {
+      const ready = LIGHT_KEYS.filter((k) => lightKeyReady(this.opts.keysDir, k)).map((k) => k.name);
+      if (!this.opts.ownCircuits) out.ready = ready.length === LIGHT_KEYS.length;
+      out.lightKeys = {
+        ready,
+        missing: LIGHT_KEYS.map((k) => k.name).filter((n) => !ready.includes(n)),
+        ownCircuits: !!this.opts.ownCircuits,
+        ...(this.lightSetup ? { setup: { state: this.lightSetup.state, lastLines: this.lightSetup.lastLines.slice(-5) } } : {}),
+      };
     }
     if (this.lastError) out.error = this.lastError;
     if (this.backend) {
@@ -284,6 +402,8 @@ export class ProverRuntime {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearInterval(this.lightTimer);
+    this.lightSetup?.child?.kill('SIGTERM');
     this.opts.metrics?.setProofStatsSource(undefined);
     await this.readiness?.close();
     await this.node?.close();

@@ -284,24 +284,47 @@ export async function verify(
 // Setup: powers of tau, zkey, verification key
 
 /**
+ * The stage files of an unfinished {@link createDevPtau} of `outFile`, if any: `accumulator` (the
+ * fresh accumulator, stage 1 done) and `contributed` (its random contribution, stage 2 done).
+ */
+export function devPtauStages(outFile: string): { accumulator: string; contributed: string } {
+  return { accumulator: `${outFile}.stage1-accumulator`, contributed: `${outFile}.stage2-contributed` };
+}
+
+/**
  * Creates a fresh bn128 powers-of-tau accumulator with one random contribution and prepares
  * phase 2. INSECURE (the caller knows the toxic waste): development and tests only.
  * Cost grows ~2^power: power 16 takes about 20 minutes on 2 cores, power 13 a few minutes.
- * @param outFile final prepared ptau path; intermediate files are `<outFile>.0` / `.1`, removed after
+ * Resumable between stages: each finished stage is kept as a file ({@link devPtauStages}, written
+ * through `.tmp-<pid>` and renamed), so a run stopped (Ctrl-C, SIGTERM, a crash) goes on from the
+ * last finished stage; the stage that was running starts over (snarkjs cannot resume within one;
+ * phase-2 preparation is the longest). The stage files are removed once `outFile` is written.
+ * @param outFile final prepared ptau path (written through `<outFile>.tmp-<pid>`: it exists only complete)
  * @param power log2 of the maximum constraints (+ public inputs + 1) the file can serve
+ * @param onResume called with the stage resumed after, when a stage file was found
  */
-export async function createDevPtau(outFile: string, power: number, log?: SnarkLog): Promise<void> {
-  const { rm } = await import('node:fs/promises');
+export async function createDevPtau(outFile: string, power: number, log?: SnarkLog, onResume?: (stage: 'accumulator' | 'contributed') => void): Promise<void> {
+  const { rm, rename, access } = await import('node:fs/promises');
+  const have = (f: string) => access(f).then(() => true, () => false);
   const snarkjs = await loadSnarkjs();
   const logger = snarkLogger(log);
   const curve = await snarkjs.curves.getCurveFromName('bn128');
-  const p0 = `${outFile}.0`;
-  const p1 = `${outFile}.1`;
-  await snarkjs.powersOfTau.newAccumulator(curve, power, p0, logger);
-  await snarkjs.powersOfTau.contribute(p0, p1, 'refract dev (INSECURE)', randomBytes(32).toString('hex'), logger);
-  await snarkjs.powersOfTau.preparePhase2(p1, outFile, logger);
-  await rm(p0, { force: true });
-  await rm(p1, { force: true });
+  const { accumulator, contributed } = devPtauStages(outFile);
+  const tmp = (f: string) => `${f}.tmp-${process.pid}`;
+  if (await have(contributed)) onResume?.('contributed');
+  else {
+    if (await have(accumulator)) onResume?.('accumulator');
+    else {
+      await snarkjs.powersOfTau.newAccumulator(curve, power, tmp(accumulator), logger);
+      await rename(tmp(accumulator), accumulator);
+    }
+    await snarkjs.powersOfTau.contribute(accumulator, tmp(contributed), 'refract dev (INSECURE)', randomBytes(32).toString('hex'), logger);
+    await rename(tmp(contributed), contributed);
+  }
+  await snarkjs.powersOfTau.preparePhase2(contributed, tmp(outFile), logger);
+  await rename(tmp(outFile), outFile);
+  await rm(accumulator, { force: true });
+  await rm(contributed, { force: true });
 }
 
 /**

@@ -412,8 +412,12 @@ export function fromProverRequest(body: unknown): ValidityProofInputs {
   const o = reqObj(body, 'request');
   const type = o.circuitType;
   if (typeof type !== 'string' || type === '') malformed('circuitType: expected a non-empty string');
-  const hasHash = typeof o.publicInputHash === 'string' && o.publicInputHash !== '';
   if (o.publicInputHash !== undefined && o.publicInputHash !== null && typeof o.publicInputHash !== 'string') malformed('publicInputHash: expected a hex string');
+  // Light's prover routes non-inclusion and combined requests by the address tree height alone: at
+  // height 26 the legacy circuit serves them and a publicInputHash is ignored (Photon sends one for
+  // combined 26/26; light-keys §6).
+  const legacyAddress = (type === 'non-inclusion' || type === 'combined') && o.addressTreeHeight === V1_TREE_HEIGHT && (type === 'non-inclusion' || o.stateTreeHeight === V1_TREE_HEIGHT);
+  const hasHash = typeof o.publicInputHash === 'string' && o.publicInputHash !== '' && !legacyAddress;
   const v2 = hasHash || o.addressTreeHeight === V2_ADDRESS_TREE_HEIGHT || o.stateTreeHeight === V2_STATE_TREE_HEIGHT;
   const accIn = o.inputCompressedAccounts ?? [];
   const addrIn = o.newAddresses ?? [];

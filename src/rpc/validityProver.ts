@@ -41,7 +41,7 @@ import { b58 } from './resultEncoding.ts';
 import type { ReadView, Store } from '../store/store.ts';
 import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
-import type { ProofService } from '../prover/proofService.ts';
+import { OWN_CIRCUIT_WARNING, type ProofService } from '../prover/proofService.ts';
 import type { ValidityProofInputs } from '../prover/witness.ts';
 
 /** What the prover needs from the data source (LmdbDataSource has all of it). */
@@ -154,7 +154,8 @@ export class RefractValidityProver implements ValidityProver {
       if (rpc.kind === 'internal') this.opts.onInternalError?.(e);
       throw rpc;
     }
-    return { ...data.validityProofRecord(paths, proof.compressedProof), slot };
+    // Refract's own circuit while Light's keys are in use (--own-circuits): the answer says the chain rejects it
+    return { ...data.validityProofRecord(paths, proof.compressedProof), slot, ...(proof.keys === 'own' ? { warning: OWN_CIRCUIT_WARNING } : {}) };
   }
 }
 

@@ -1,6 +1,6 @@
 /**
- * The real Light tree and queue account dumps in ../shared/light-accounts (read in place; see its
- * README): `solana account --output json` files, one per account.
+ * The real Light tree and queue account dumps vendored in test/fixtures/light-accounts (see its
+ * README and test/fixtures/README.md): `solana account --output json` files, one per account.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** Directory of the dumps. */
-export const LIGHT_ACCOUNTS_DIR = path.resolve(REPO_ROOT, '../shared/light-accounts');
+export const LIGHT_ACCOUNTS_DIR = path.resolve(REPO_ROOT, 'test/fixtures/light-accounts');
 
 /** One dumped account, as getProgramAccounts / getAccountInfo would carry it. */
 export interface DumpedAccount {

@@ -17,11 +17,8 @@ import type { AccountProofInput, AddressProofInput } from '../../src/prover/witn
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** Keys directory shared by test files and runs (gitignored by `.refract-*`/). */
 export const TEST_KEYS_DIR = path.join(REPO_ROOT, '.refract-test-keys');
-/**
- * The development ptau (2^16, INSECURE) beside the repo: `../shared/dev-ptau/pot16_dev.ptau`,
- * or `$REFRACT_DEV_PTAU`.
- */
-export const DEV_PTAU = process.env.REFRACT_DEV_PTAU ?? path.resolve(REPO_ROOT, '../shared/dev-ptau/pot16_dev.ptau');
+/** The development ptau (2^16, INSECURE): generated once by `ensureDevPtau()` (test/helpers/devPtau.ts), or `$REFRACT_DEV_PTAU`. */
+export { DEV_PTAU, ensureDevPtau } from './devPtau.ts';
 
 /** 2^248 − 1: the v1 address tree's highest value (`HIGHEST_ADDRESS_PLUS_ONE`). */
 export const HIGHEST_ADDRESS_PLUS_ONE = (1n << 248n) - 1n;

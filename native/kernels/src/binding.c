@@ -68,6 +68,7 @@
 #include "base58.h"
 #include "fft.h"
 #include "groth16.h"
+#include "lightkey.h"
 #include "msm.h"
 #include "pairing.h"
 #include "poseidon.h"
@@ -773,6 +774,224 @@ static napi_value js_bn254_pairing(napi_env env, napi_callback_info info) {
   return argv[2];
 }
 
+/* ---- Light Protocol keys (lightkey.h) ----
+ *   lightKeyDecode(key) → {header: [4 u32], points: Uint8Array, vk: Uint8Array, r1csOffset}
+ *   lightKeyLoad(resident) → handle; lightKeyInfo(handle) → {nbWires, nbPub, nbSec, m, n, bytes}
+ *   lightKeyProve(handle, inputs, out[, rs[, times]]) → undefined (out ← 256 bytes)
+ *   lightKeyVerify(handle, proof, publics) → boolean; lightKeyVk(handle) → Uint8Array
+ * Errors: ERR_LIGHT_KEY (malformed / foreign key), ERR_LIGHT_INPUT (unsatisfied circuit or bad
+ * inputs), ERR_LIGHT_VERIFY (proof failed the verifying key), ERR_LIGHT_NOMEM. */
+static const napi_type_tag LK_TAG = {0x3e8b1d6a9c2f4071ULL, 0x6a0d5c3b8e1f2947ULL};
+static const char *lk_code(int rc) {
+  switch (rc) {
+    case LK_EKEY: return "ERR_LIGHT_KEY";
+    case LK_EINPUT: return "ERR_LIGHT_INPUT";
+    case LK_EVERIFY: return "ERR_LIGHT_VERIFY";
+    default: return "ERR_LIGHT_NOMEM";
+  }
+}
+static void lk_finalize(napi_env env, void *data, void *hint) {
+  (void)hint;
+  int64_t adjusted;
+  napi_adjust_external_memory(env, -(int64_t)lk_key_bytes((lk_key *)data), &adjusted);
+  lk_free((lk_key *)data);
+}
+static napi_value copy_out(napi_env env, const uint8_t *p, size_t len) {
+  napi_value ab, arr;
+  void *d;
+  CHECK(napi_create_arraybuffer(env, len, &d, &ab));
+  memcpy(d, p, len);
+  CHECK(napi_create_typedarray(env, napi_uint8_array, len, ab, 0, &arr));
+  return arr;
+}
+static napi_value js_lk_decode(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "lightKeyDecode(key) takes 1 argument")) return NULL;
+  uint8_t *key;
+  size_t len;
+  if (!get_u8(env, argv[0], "key", -1, &key, &len)) return NULL;
+  char err[256] = {0};
+  lk_decoded d;
+  const int rc = lk_decode(key, len, &d, err, sizeof err);
+  if (rc != LK_OK) {
+    napi_throw_error(env, lk_code(rc), err);
+    return NULL;
+  }
+  napi_value o, v, h;
+  CHECK(napi_create_object(env, &o));
+  CHECK(napi_create_array_with_length(env, 4, &h));
+  for (uint32_t i = 0; i < 4; i++) {
+    CHECK(napi_create_uint32(env, d.h[i], &v));
+    CHECK(napi_set_element(env, h, i, v));
+  }
+  CHECK(napi_set_named_property(env, o, "header", h));
+  v = copy_out(env, d.points, d.points_len);
+  free(d.points);
+  if (!v) { free(d.vk); return NULL; }
+  CHECK(napi_set_named_property(env, o, "points", v));
+  v = copy_out(env, d.vk, d.vk_len);
+  free(d.vk);
+  if (!v) return NULL;
+  CHECK(napi_set_named_property(env, o, "vk", v));
+  CHECK(napi_create_double(env, (double)d.r1cs_offset, &v));
+  CHECK(napi_set_named_property(env, o, "r1csOffset", v));
+  return o;
+}
+static lk_key *lk_handle(napi_env env, napi_value v) {
+  return (lk_key *)handle_data(env, v, &LK_TAG, "handle must come from lightKeyLoad");
+}
+static napi_value js_lk_load(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "lightKeyLoad(resident) takes 1 argument")) return NULL;
+  uint8_t *f;
+  size_t len;
+  if (!get_u8(env, argv[0], "resident", -1, &f, &len)) return NULL;
+  char err[256] = {0};
+  lk_key *k = NULL;
+  const int rc = lk_load(f, len, &k, err, sizeof err);
+  if (rc != LK_OK) {
+    napi_throw_error(env, lk_code(rc), err);
+    return NULL;
+  }
+  return make_handle(env, k, lk_finalize, lk_key_bytes(k), &LK_TAG);
+}
+static napi_value js_lk_info(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "lightKeyInfo(handle) takes 1 argument")) return NULL;
+  lk_key *k = lk_handle(env, argv[0]);
+  if (!k) return NULL;
+  uint32_t vals[5];
+  lk_info(k, &vals[0], &vals[1], &vals[2], &vals[3], &vals[4]);
+  const char *names[5] = {"nbWires", "nbPub", "nbSec", "m", "n"};
+  napi_value o, v;
+  CHECK(napi_create_object(env, &o));
+  for (int i = 0; i < 5; i++) {
+    CHECK(napi_create_uint32(env, vals[i], &v));
+    CHECK(napi_set_named_property(env, o, names[i], v));
+  }
+  CHECK(napi_create_double(env, (double)lk_key_bytes(k), &v));
+  CHECK(napi_set_named_property(env, o, "bytes", v));
+  return o;
+}
+static napi_value js_lk_prove(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  if (!get_args(env, info, 3, &argc, argv, "lightKeyProve(handle, inputs, out[, rs[, times]]) takes 3 to 5 arguments")) return NULL;
+  lk_key *k = lk_handle(env, argv[0]);
+  if (!k) return NULL;
+  uint8_t *in, *out, *rs = NULL;
+  size_t in_len, out_len, rs_len;
+  if (!get_u8(env, argv[1], "inputs", -1, &in, &in_len)) return NULL;
+  if (!get_u8(env, argv[2], "out", -1, &out, &out_len)) return NULL;
+  if (out_len < 256) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "out must have at least 256 bytes");
+    return NULL;
+  }
+  napi_valuetype t = napi_undefined;
+  if (argc > 3) napi_typeof(env, argv[3], &t);
+  if (t != napi_undefined && t != napi_null) {
+    if (!get_u8(env, argv[3], "rs", -1, &rs, &rs_len)) return NULL;
+    if (rs_len != 64) {
+      napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "rs must be 64 bytes");
+      return NULL;
+    }
+  }
+  double *times = NULL;
+  t = napi_undefined;
+  if (argc > 4) napi_typeof(env, argv[4], &t);
+  if (t != napi_undefined) {
+    napi_typedarray_type tt;
+    size_t tl = 0;
+    void *tp = NULL;
+    if (napi_get_typedarray_info(env, argv[4], &tt, &tl, &tp, NULL, NULL) != napi_ok || tt != napi_float64_array || tl < LK_T_COUNT) {
+      napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "times must be a Float64Array of at least 4 elements");
+      return NULL;
+    }
+    times = (double *)tp;
+  }
+  char err[256] = {0};
+  const int rc = lk_prove(k, in, in_len, rs, out, times, err, sizeof err);
+  if (rc != LK_OK) {
+    napi_throw_error(env, lk_code(rc), err);
+    return NULL;
+  }
+  napi_value u;
+  napi_get_undefined(env, &u);
+  return u;
+}
+static napi_value js_lk_verify(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (!get_args(env, info, 3, &argc, argv, "lightKeyVerify(handle, proof, publics) takes 3 arguments")) return NULL;
+  lk_key *k = lk_handle(env, argv[0]);
+  if (!k) return NULL;
+  uint8_t *proof, *pub;
+  size_t pl, ul;
+  if (!get_u8(env, argv[1], "proof", -1, &proof, &pl)) return NULL;
+  if (!get_u8(env, argv[2], "publics", -1, &pub, &ul)) return NULL;
+  if (pl != 256 || ul % 32) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "proof must be 256 bytes and publics a multiple of 32 bytes");
+    return NULL;
+  }
+  char err[256] = {0};
+  const int v = lk_verify(k, proof, pub, ul / 32, err, sizeof err);
+  if (v < 0) {
+    napi_throw_error(env, "ERR_LIGHT_INPUT", err);
+    return NULL;
+  }
+  napi_value r;
+  CHECK(napi_get_boolean(env, v == 1, &r));
+  return r;
+}
+static napi_value js_lk_vk(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  if (!get_args(env, info, 1, &argc, argv, "lightKeyVk(handle) takes 1 argument")) return NULL;
+  lk_key *k = lk_handle(env, argv[0]);
+  if (!k) return NULL;
+  size_t len;
+  const uint8_t *vk = lk_vk(k, &len);
+  return copy_out(env, vk, len);
+}
+
+static napi_value js_lk_tables(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (!get_args(env, info, 2, &argc, argv, "lightKeyTables(handle, maxBytes[, path]) takes 2 or 3 arguments")) return NULL;
+  lk_key *k = lk_handle(env, argv[0]);
+  if (!k) return NULL;
+  double maxb = 0;
+  if (napi_get_value_double(env, argv[1], &maxb) != napi_ok || maxb < 0) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_VALUE", "maxBytes must be a non-negative number");
+    return NULL;
+  }
+  char path[4096] = {0};
+  napi_valuetype t = napi_undefined;
+  if (argc > 2) napi_typeof(env, argv[2], &t);
+  if (t == napi_string) {
+    size_t l;
+    napi_get_value_string_utf8(env, argv[2], path, sizeof path, &l);
+  }
+  int source = 0;
+  const char *note = "";
+  const size_t bytes = lk_tables(k, (size_t)maxb, 0, path[0] ? path : NULL, &source, &note);
+  napi_value o, v;
+  CHECK(napi_create_object(env, &o));
+  CHECK(napi_create_double(env, (double)bytes, &v));
+  CHECK(napi_set_named_property(env, o, "bytes", v));
+  CHECK(napi_create_double(env, (double)lk_table_need(k), &v));
+  CHECK(napi_set_named_property(env, o, "need", v));
+  const char *names[4] = {"none", "built", "file", "shared"};
+  CHECK(napi_create_string_utf8(env, names[source & 3], NAPI_AUTO_LENGTH, &v));
+  CHECK(napi_set_named_property(env, o, "source", v));
+  CHECK(napi_create_string_utf8(env, note ? note : "", NAPI_AUTO_LENGTH, &v));
+  CHECK(napi_set_named_property(env, o, "note", v));
+  return o;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn, v;
   napi_create_function(env, "hash", NAPI_AUTO_LENGTH, js_hash, NULL, &fn);
@@ -826,6 +1045,20 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmTableBytes", fn);
   napi_create_function(env, "groth16Verify", NAPI_AUTO_LENGTH, js_g16_verify, NULL, &fn);
   napi_set_named_property(env, exports, "groth16Verify", fn);
+  napi_create_function(env, "lightKeyDecode", NAPI_AUTO_LENGTH, js_lk_decode, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyDecode", fn);
+  napi_create_function(env, "lightKeyLoad", NAPI_AUTO_LENGTH, js_lk_load, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyLoad", fn);
+  napi_create_function(env, "lightKeyInfo", NAPI_AUTO_LENGTH, js_lk_info, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyInfo", fn);
+  napi_create_function(env, "lightKeyProve", NAPI_AUTO_LENGTH, js_lk_prove, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyProve", fn);
+  napi_create_function(env, "lightKeyVerify", NAPI_AUTO_LENGTH, js_lk_verify, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyVerify", fn);
+  napi_create_function(env, "lightKeyTables", NAPI_AUTO_LENGTH, js_lk_tables, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyTables", fn);
+  napi_create_function(env, "lightKeyVk", NAPI_AUTO_LENGTH, js_lk_vk, NULL, &fn);
+  napi_set_named_property(env, exports, "lightKeyVk", fn);
   napi_create_function(env, "bn254Pairing", NAPI_AUTO_LENGTH, js_bn254_pairing, NULL, &fn);
   napi_set_named_property(env, exports, "bn254Pairing", fn);
   napi_create_function(env, "msmAlgorithm", NAPI_AUTO_LENGTH, js_msm_algorithm, NULL, &fn);

@@ -7,6 +7,7 @@
  * copies per backend (msm_field.h), the backend being a compile-time choice there. */
 #ifndef REFRACT_FQ_OPS_H
 #define REFRACT_FQ_OPS_H
+#include <string.h>
 #include "fq.h"
 #include "fq_inv.h"
 
@@ -51,6 +52,46 @@ FR_INLINE void fq_from_mont(fq_t *r, const fq_t *a) {
 FR_INLINE void fq2_mul_fq(fq2_t *r, const fq2_t *a, const fq_t *b) {
   fq_mul(&r->c0, &a->c0, b);
   fq_mul(&r->c1, &a->c1, b);
+}
+
+/* Point conversions shared by the Groth16 provers (groth16.c: Refract's keys; lightkey.c: Light's). */
+/* Jacobian (X, Y, Z) G1, Montgomery → affine Montgomery (x, y); 0 (aff zeroed) for infinity. */
+static inline int g1_jac_to_aff(uint8_t aff[64], const uint8_t jac[96]) {
+  fq_t X, Y, Z, zi, zi2, zi3, x, y;
+  memcpy(&X, jac, 32);
+  memcpy(&Y, jac + 32, 32);
+  memcpy(&Z, jac + 64, 32);
+  if (fq_is_zero(&Z)) {
+    memset(aff, 0, 64);
+    return 0;
+  }
+  fq_inv(&zi, &Z);
+  fq_mul(&zi2, &zi, &zi);
+  fq_mul(&zi3, &zi2, &zi);
+  fq_mul(&x, &X, &zi2);
+  fq_mul(&y, &Y, &zi3);
+  memcpy(aff, &x, 32);
+  memcpy(aff + 32, &y, 32);
+  return 1;
+}
+
+static inline int g2_jac_to_aff(uint8_t aff[128], const uint8_t jac[192]) {
+  fq2_t X, Y, Z, zi, zi2, zi3, x, y;
+  memcpy(&X, jac, 64);
+  memcpy(&Y, jac + 64, 64);
+  memcpy(&Z, jac + 128, 64);
+  if (fq2_is_zero(&Z)) {
+    memset(aff, 0, 128);
+    return 0;
+  }
+  fq2_inv(&zi, &Z);
+  fq2_mul(&zi2, &zi, &zi);
+  fq2_mul(&zi3, &zi2, &zi);
+  fq2_mul(&x, &X, &zi2);
+  fq2_mul(&y, &Y, &zi3);
+  memcpy(aff, &x, 64);
+  memcpy(aff + 64, &y, 64);
+  return 1;
 }
 
 #endif

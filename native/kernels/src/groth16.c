@@ -128,45 +128,6 @@ static int fr_root_of_unity(uint64_t out[4], unsigned power) {
 /* ---------------------------------------------------------------------------------------------
  * Fq / Fq2 for the few point operations outside the MSMs: fq_ops.h */
 
-/* Jacobian (X, Y, Z) G1, Montgomery → affine Montgomery (x, y); 0 (aff zeroed) for infinity. */
-static int g1_jac_to_aff(uint8_t aff[64], const uint8_t jac[96]) {
-  fq_t X, Y, Z, zi, zi2, zi3, x, y;
-  memcpy(&X, jac, 32);
-  memcpy(&Y, jac + 32, 32);
-  memcpy(&Z, jac + 64, 32);
-  if (fq_is_zero(&Z)) {
-    memset(aff, 0, 64);
-    return 0;
-  }
-  fq_inv(&zi, &Z);
-  fq_mul(&zi2, &zi, &zi);
-  fq_mul(&zi3, &zi2, &zi);
-  fq_mul(&x, &X, &zi2);
-  fq_mul(&y, &Y, &zi3);
-  memcpy(aff, &x, 32);
-  memcpy(aff + 32, &y, 32);
-  return 1;
-}
-
-static int g2_jac_to_aff(uint8_t aff[128], const uint8_t jac[192]) {
-  fq2_t X, Y, Z, zi, zi2, zi3, x, y;
-  memcpy(&X, jac, 64);
-  memcpy(&Y, jac + 64, 64);
-  memcpy(&Z, jac + 128, 64);
-  if (fq2_is_zero(&Z)) {
-    memset(aff, 0, 128);
-    return 0;
-  }
-  fq2_inv(&zi, &Z);
-  fq2_mul(&zi2, &zi, &zi);
-  fq2_mul(&zi3, &zi2, &zi);
-  fq2_mul(&x, &X, &zi2);
-  fq2_mul(&y, &Y, &zi3);
-  memcpy(aff, &x, 64);
-  memcpy(aff + 64, &y, 64);
-  return 1;
-}
-
 /* 1 when the 64-byte affine Montgomery G1 point is infinity (all zero) or on y² = x³ + 3 with
  * coordinates < q. */
 static int g1_valid(const uint8_t p[64], const fq_t *three) {

@@ -45,9 +45,9 @@ import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfi
 import { resolveRateLimit } from './options.ts';
 import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
 import { JOB_ID_PATTERN } from '../../prover/bullmq.ts';
-import { getCircuit } from '../../prover/circuits.ts';
+import { keyShape } from '../../prover/lightKeys.ts';
 import { ProverError, type ProverErrorCode } from '../../prover/errors.ts';
-import type { AsyncJobStatus, ProofService } from '../../prover/proofService.ts';
+import { OWN_CIRCUIT_WARNING, type AsyncJobStatus, type ProofService } from '../../prover/proofService.ts';
 import { fromProverRequest } from '../../prover/witness.ts';
 
 /** HTTP status and reference-prover error code of a ProverError code (table in the module comment). */
@@ -116,14 +116,14 @@ function flag(req: FastifyRequest, name: string, param: string): boolean {
 
 /** Rough time of one proof by input count (snarkjs, spec prover.md §6.1), for the 202's `estimated_time`. */
 function estimatedTime(circuitId: string): string {
-  const c = getCircuit(circuitId);
+  const c = keyShape(circuitId);
   const n = c.nAccounts + c.nAddresses;
   return n <= 1 ? '1-3 seconds' : n <= 4 ? '3-10 seconds' : '10-30 seconds';
 }
 
 /** The status route's body and HTTP status for a job (module comment). */
 function statusBody(j: AsyncJobStatus): { status: number; body: Record<string, unknown> } {
-  const circuit_type = getCircuit(j.circuitId).kind;
+  const circuit_type = keyShape(j.circuitId).kind;
   const created_at = new Date(j.createdAt).toISOString();
   if (j.state === 'completed' && j.proof) {
     const t = j.proof.timings;
@@ -252,7 +252,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
         const inputs = fromProverRequest(body);
         if (flag(req, 'x-async', 'async')) {
           const sub = await service.submit(inputs);
-          const circuitType = getCircuit(sub.circuitId).kind;
+          const circuitType = keyShape(sub.circuitId).kind;
           return sendJson(reply, 202, {
             job_id: sub.jobId,
             status: sub.deduplicated ? 'already_queued' : 'queued',
@@ -267,6 +267,7 @@ export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions
           });
         }
         const proof = await service.prove(inputs);
+        if (proof.keys === 'own') reply.header('x-refract-warning', OWN_CIRCUIT_WARNING);
         return reply.code(200).type('application/json; charset=utf-8').send(JSON.stringify(proof.gnark));
       } catch (e) {
         return sendProverError(req, reply, e);

@@ -1,0 +1,373 @@
+/**
+ * Light Protocol's proving keys (gnark v0.8.0 `.key` files from `@lightprotocol/zk-compression-cli`)
+ * as Refract uses them: the pinned key table, the conversion of a key into Refract's resident form
+ * and the witness vector of each circuit. Facts from /work/shared/spec/light-keys.md (§ below).
+ *
+ * Conversion (`convertLightKey`, once per key): the addon's `lightKeyDecode` parses the header, the
+ * proving key and the verifying key (§1, §2; compressed points decompressed), this module parses the
+ * R1CS (one CBOR object, §3.1) into a flat table, and the three are written as one resident file
+ * (`<keysDir>/light/<name>.lkr`, layout in native/kernels/src/lightkey.h) that a prover thread reads
+ * with one `readFile` and loads with `lightKeyLoad` (no square roots, no CBOR at start).
+ */
+import { createHash } from 'node:crypto';
+import type { Bytes32 } from '../types.ts';
+import { ProverError } from './errors.ts';
+import { BN254_R, beToBigint, toHex32, writeLe32 } from './proofEncoding.ts';
+import { v2PublicInputHash, type ValidityProofInputs } from './witness.ts';
+import { poseidon2, poseidon3 } from '../merkle/poseidon.ts';
+import { LIGHT_CLI_PACKAGES, LIGHT_KEYS, lightKeyFor, type LightCliVersion, type LightKeySpec } from './lightKeyTable.ts';
+
+export * from './lightKeyTable.ts';
+
+/** sha256 of bytes, hex. */
+export function sha256Hex(b: Uint8Array): string {
+  return createHash('sha256').update(b).digest('hex');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Minimal CBOR (RFC 8949) reader for the R1CS object (§3.1): uints (numbers, or bigint above
+// 2^53), negative ints, byte and text strings, arrays, maps (plain objects keyed by String(key)),
+// simple values; definite lengths only (fxamacker's deterministic encoding).
+
+type Cbor = number | bigint | string | Uint8Array | boolean | null | undefined | Cbor[] | { [k: string]: Cbor };
+
+class CborReader {
+  off: number;
+  constructor(
+    private readonly b: Uint8Array,
+    off: number,
+    private readonly what: string,
+  ) {
+    this.off = off;
+  }
+  private fail(msg: string): never {
+    throw new ProverError('keys_missing', `${this.what}: R1CS CBOR at byte ${this.off}: ${msg}`);
+  }
+  private arg(ai: number): number | bigint {
+    const b = this.b;
+    if (ai < 24) return ai;
+    const need = ai === 24 ? 1 : ai === 25 ? 2 : ai === 26 ? 4 : ai === 27 ? 8 : -1;
+    if (need < 0) this.fail(`unsupported additional info ${ai} (indefinite length?)`);
+    if (this.off + need > b.length) this.fail('truncated');
+    let v = 0n;
+    for (let i = 0; i < need; i++) v = (v << 8n) | BigInt(b[this.off + i]!);
+    this.off += need;
+    return v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  }
+  private len(ai: number): number {
+    const v = this.arg(ai);
+    if (typeof v !== 'number' || v > 134_217_728) this.fail(`length ${v} too large`);
+    return v;
+  }
+  read(): Cbor {
+    if (this.off >= this.b.length) this.fail('truncated');
+    const ib = this.b[this.off++]!;
+    const mt = ib >> 5;
+    const ai = ib & 31;
+    switch (mt) {
+      case 0:
+        return this.arg(ai);
+      case 1: {
+        const v = this.arg(ai);
+        return typeof v === 'number' ? -1 - v : -1n - v;
+      }
+      case 2:
+      case 3: {
+        const n = this.len(ai);
+        if (this.off + n > this.b.length) this.fail('truncated string');
+        const s = this.b.subarray(this.off, this.off + n);
+        this.off += n;
+        return mt === 2 ? s : Buffer.from(s).toString('utf8');
+      }
+      case 4: {
+        const n = this.len(ai);
+        const a: Cbor[] = new Array(n);
+        for (let i = 0; i < n; i++) a[i] = this.read();
+        return a;
+      }
+      case 5: {
+        const n = this.len(ai);
+        const o: { [k: string]: Cbor } = {};
+        for (let i = 0; i < n; i++) {
+          const k = this.read();
+          o[String(k)] = this.read();
+        }
+        return o;
+      }
+      case 6:
+        this.arg(ai);
+        return this.read();
+      default:
+        if (ai === 20) return false;
+        if (ai === 21) return true;
+        if (ai === 22) return null;
+        if (ai === 23) return undefined;
+        return this.fail(`unsupported simple/float value ${ai}`);
+    }
+  }
+}
+
+/** The R1CS facts a proof needs, in the resident layout's order (lightkey.h r1cs blob). */
+export interface LightR1csSummary {
+  nbPublic: number;
+  nbSecret: number;
+  nbInternal: number;
+  constraints: number;
+  coefficients: number;
+  hints: number;
+  gnarkVersion: string;
+}
+
+const NBITS_ID = 2224041163;
+
+/**
+ * Parses gnark v0.8.0's R1CS CBOR (§3.1) at `offset` of a key file into the resident R1CS blob
+ * (u32 LE; layout in lightkey.h). Hints are deduplicated by their output wires (MHints repeats
+ * each hint once per output wire).
+ * @throws ProverError `keys_missing` naming `what` for malformed CBOR, a non-0.8.0 system, a
+ *   BSB22 commitment, a constant term (VID 0xFFFFFFFF) or a hint other than bits.NBits
+ */
+export function r1csBlob(key: Uint8Array, offset: number, what: string): { blob: Uint8Array; summary: LightR1csSummary } {
+  const rd = new CborReader(key, offset, what);
+  const cs = rd.read() as { [k: string]: Cbor };
+  if (rd.off !== key.length) throw new ProverError('keys_missing', `${what}: ${key.length - rd.off} bytes after the R1CS (not a Light key file)`);
+  const fail = (m: string): never => {
+    throw new ProverError('keys_missing', `${what}: ${m}`);
+  };
+  if (!cs || typeof cs !== 'object' || Array.isArray(cs)) fail('R1CS is not a CBOR map');
+  const version = cs.GnarkVersion;
+  if (version !== '0.8.0') fail(`R1CS GnarkVersion ${JSON.stringify(version)}, expected "0.8.0"`);
+  const pub = cs.Public as Cbor[];
+  const sec = cs.Secret as Cbor[];
+  const nInt = cs.NbInternalVariables as number;
+  const cons = cs.Constraints as Cbor[];
+  const coefs = cs.Coefficients as Cbor[];
+  const hintsMap = (cs.MHints ?? {}) as { [k: string]: Cbor };
+  if (!Array.isArray(pub) || !Array.isArray(sec) || typeof nInt !== 'number' || !Array.isArray(cons) || !Array.isArray(coefs)) {
+    fail('R1CS lacks Public / Secret / NbInternalVariables / Constraints / Coefficients');
+  }
+  const ci = cs.CommitmentInfo as { [k: string]: Cbor } | null | undefined;
+  if (ci && ci.Committed !== null && ci.Committed !== undefined && Array.isArray(ci.Committed) && ci.Committed.length > 0) {
+    fail('R1CS has a BSB22 commitment (not supported; Light 0.27.0 keys have none)');
+  }
+  const out: number[] = [pub.length, sec.length, nInt, cons.length, coefs.length, 0];
+  for (const c of coefs) {
+    if (!Array.isArray(c) || c.length !== 4) fail('coefficient is not 4 uint64 limbs');
+    for (const limb of c as Cbor[]) {
+      const v = typeof limb === 'number' ? BigInt(limb) : (limb as bigint);
+      if (typeof v !== 'bigint' || v < 0n || v >= 1n << 64n) fail('coefficient limb is not a uint64');
+      out.push(Number(v & 0xffffffffn), Number(v >> 32n));
+    }
+  }
+  const terms = (lst: Cbor, where: string): number[] => {
+    if (!Array.isArray(lst)) fail(`${where} is not an array of terms`);
+    const r: number[] = [];
+    for (const t of lst as Cbor[]) {
+      const o = t as { CID?: Cbor; VID?: Cbor };
+      if (typeof o?.CID !== 'number' || typeof o.VID !== 'number') fail(`${where}: term is not {CID, VID}`);
+      if (o.VID === 0xffffffff) fail(`${where}: constant term (VID 0xFFFFFFFF) not supported`);
+      r.push(o.CID as number, o.VID as number);
+    }
+    return r;
+  };
+  cons.forEach((c, i) => {
+    const o = c as { L?: Cbor; R?: Cbor; O?: Cbor };
+    const l = terms(o?.L, `constraint ${i} L`);
+    const r = terms(o?.R, `constraint ${i} R`);
+    const oo = terms(o?.O, `constraint ${i} O`);
+    out.push(l.length / 2, r.length / 2, oo.length / 2, ...l, ...r, ...oo);
+  });
+  const seen = new Set<string>();
+  let nHints = 0;
+  for (const h of Object.values(hintsMap)) {
+    const o = h as { ID?: Cbor; Inputs?: Cbor; Wires?: Cbor };
+    if (typeof o?.ID !== 'number' || !Array.isArray(o.Wires) || !Array.isArray(o.Inputs)) fail('hint is not {ID, Inputs, Wires}');
+    if (o.ID !== NBITS_ID) fail(`hint id ${o.ID} is not gnark's bits.NBits (${NBITS_ID}); unsupported key`);
+    const wires = o.Wires as number[];
+    const k = wires.join(',');
+    if (seen.has(k)) continue;
+    seen.add(k);
+    nHints++;
+    out.push(o.ID as number, wires.length, ...wires, (o.Inputs as Cbor[]).length);
+    (o.Inputs as Cbor[]).forEach((inp, j) => {
+      const t = terms(inp, `hint ${k} input ${j}`);
+      out.push(t.length / 2, ...t);
+    });
+  }
+  out[5] = nHints;
+  const blob = new Uint8Array(out.length * 4);
+  const dv = new DataView(blob.buffer);
+  for (let i = 0; i < out.length; i++) dv.setUint32(i * 4, out[i]! >>> 0, true);
+  return {
+    blob,
+    summary: { nbPublic: pub.length, nbSecret: sec.length, nbInternal: nInt, constraints: cons.length, coefficients: coefs.length, hints: nHints, gnarkVersion: '0.8.0' },
+  };
+}
+
+/** What `lightKeyDecode` in the addon returns. */
+export interface LightKeyDecoded {
+  header: number[];
+  points: Uint8Array;
+  vk: Uint8Array;
+  r1csOffset: number;
+}
+
+/** The addon functions this module needs (native/kernels/src/binding.c). */
+export interface LightKeyAddon {
+  lightKeyDecode(key: Uint8Array): LightKeyDecoded;
+}
+
+/**
+ * Converts a Light `.key` file into Refract's resident form ("RFLKEY01" ‖ u64 LE lengths ‖ points ‖
+ * vk ‖ r1cs; lightkey.h). Checks the header against the file name's shape (§1).
+ * @param key the file's bytes; `spec` its pinned entry (the caller checks the sha256 first)
+ * @returns the resident bytes and the R1CS summary
+ * @throws ProverError `keys_missing` naming the file for a malformed, truncated or foreign file
+ */
+export function convertLightKey(addon: LightKeyAddon, key: Uint8Array, s: LightKeySpec, path: string): { resident: Uint8Array; summary: LightR1csSummary } {
+  let d: LightKeyDecoded;
+  try {
+    d = addon.lightKeyDecode(key);
+  } catch (e) {
+    throw new ProverError('keys_missing', `${path} (${s.file}): not a gnark v0.8.0 BN254 Light key: ${(e as Error).message}`);
+  }
+  const want = [s.nAccounts ? s.stateTreeHeight : 0, s.nAccounts, s.nAddresses ? s.addressTreeHeight : 0, s.nAddresses];
+  if (d.header.join(',') !== want.join(',')) {
+    throw new ProverError('keys_missing', `${path}: header (${d.header.join(',')}) is not ${s.file}'s (${want.join(',')})`);
+  }
+  const { blob, summary } = r1csBlob(key, d.r1csOffset, path);
+  const resident = new Uint8Array(32 + d.points.length + d.vk.length + blob.length);
+  resident.set(Buffer.from('RFLKEY01', 'ascii'), 0);
+  const dv = new DataView(resident.buffer);
+  dv.setBigUint64(8, BigInt(d.points.length), true);
+  dv.setBigUint64(16, BigInt(d.vk.length), true);
+  dv.setBigUint64(24, BigInt(blob.length), true);
+  resident.set(d.points, 32);
+  resident.set(d.vk, 32 + d.points.length);
+  resident.set(blob, 32 + d.points.length + d.vk.length);
+  return { resident, summary };
+}
+
+/** A non-negative integer < 2^256 as 32 bytes big-endian. */
+function be32(v: bigint): Uint8Array {
+  const b = new Uint8Array(32);
+  for (let i = 31; i >= 0; i--, v >>= 8n) b[i] = Number(v & 0xffn);
+  return b;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Witness vectors (§5): [public without ONE | secret], each value 32 bytes little-endian.
+
+const TWO_248 = 1n << 248n;
+
+function fe(b: Bytes32, what: string): bigint {
+  if (!(b instanceof Uint8Array) || b.length !== 32) throw new ProverError('invalid_input', `${what}: expected 32 bytes`);
+  const v = beToBigint(b);
+  if (v >= BN254_R) throw new ProverError('invalid_input', `${what}: ${toHex32(v)} is not < the BN254 scalar field modulus`);
+  return v;
+}
+
+/** A circuit's witness: the key it needs, the inputs in order, and the public inputs (BE hex). */
+export interface LightWitness {
+  key: LightKeySpec;
+  /** (nbPub − 1 + nbSec) × 32 bytes, LE, in gnark's order. */
+  inputs: Uint8Array;
+  /** The public inputs the verifier takes, in order (§7), as bigints. */
+  publics: bigint[];
+}
+
+/**
+ * The witness vector of the Light circuit serving `inputs` (§5.1 table), with publicInputHash for
+ * v2 (§5.3: checked against a given `publicInputHash`).
+ * @throws ProverError `unsupported_shape` when Light ships no key for the shape (message names the
+ *   missing file), `invalid_input` for wrong lengths, values ≥ r, indices ≥ 2^h, a missing v1
+ *   nextIndex, an address outside (low, high), or a publicInputHash that does not match;
+ *   `witness_failed` naming the input (`accounts[i]` / `addresses[i]`), the circuit and the key file
+ *   when a path does not fold to its root (wrong root, sibling, leaf or nextIndex)
+ */
+export function lightWitness(inputs: ValidityProofInputs): LightWitness {
+  const version = inputs.version ?? 1;
+  const { accounts, addresses } = inputs;
+  const key = lightKeyFor(accounts.length, addresses.length, version);
+  if (!key) {
+    const kind = addresses.length === 0 ? 'inclusion' : accounts.length === 0 ? 'non-inclusion' : 'combined';
+    throw new ProverError(
+      'unsupported_shape',
+      `Light ships no proving key for ${kind} with ${accounts.length} account(s) and ${addresses.length} address(es) (v${version}); ` +
+        `keys exist for: ${LIGHT_KEYS.filter((k) => k.version === version).map((k) => k.name).join(', ')}`,
+    );
+  }
+  const sh = key.stateTreeHeight;
+  const ah = key.addressTreeHeight;
+  const vals: bigint[] = [];
+  const path = (p: Bytes32[], h: number, w: string): bigint[] => {
+    if (!Array.isArray(p) || p.length !== h) throw new ProverError('invalid_input', `${w}.pathElements: expected ${h} elements for ${key.file}, got ${Array.isArray(p) ? p.length : typeof p}`);
+    return p.map((e, i) => fe(e, `${w}.pathElements[${i}]`));
+  };
+  const idx = (n: number, h: number, w: string): bigint => {
+    if (!Number.isSafeInteger(n) || n < 0 || n >= 2 ** h) throw new ProverError('invalid_input', `${w}: ${n} is not an integer in [0, 2^${h}) for ${key.file}`);
+    return BigInt(n);
+  };
+  const accRoots = accounts.map((a, i) => fe(a.root, `accounts[${i}].root`));
+  const accLeaves = accounts.map((a, i) => fe(a.leaf, `accounts[${i}].leaf`));
+  const accIdx = accounts.map((a, i) => idx(a.leafIndex, sh, `accounts[${i}].leafIndex`));
+  const accPath = accounts.flatMap((a, i) => path(a.pathElements, sh, `accounts[${i}]`));
+  const adRoots = addresses.map((a, i) => fe(a.root, `addresses[${i}].root`));
+  const adValues = addresses.map((a, i) => fe(a.value, `addresses[${i}].value`));
+  const adLow = addresses.map((a, i) => fe(a.lowValue, `addresses[${i}].lowValue`));
+  const adHigh = addresses.map((a, i) => fe(a.highValue, `addresses[${i}].highValue`));
+  addresses.forEach((_, i) => {
+    const lo = adLow[i]!, v = adValues[i]!, hi = adHigh[i]!;
+    const ok = (x: bigint, y: bigint) => x < y && y - x <= TWO_248 && x < TWO_248 && y < TWO_248;
+    if (!ok(lo, v) || !ok(v, hi)) {
+      throw new ProverError('invalid_input', `addresses[${i}]: value ${toHex32(v)} is not strictly between low ${toHex32(lo)} and high ${toHex32(hi)} (< 2^248) for ${key.file}`);
+    }
+  });
+  const adNext =
+    version === 1
+      ? addresses.map((a, i) => {
+          if (a.nextIndex === undefined) throw new ProverError('invalid_input', `addresses[${i}].nextIndex is required by ${key.file} (legacy leaf Poseidon3(low, nextIndex, high))`);
+          return idx(a.nextIndex, 53, `addresses[${i}].nextIndex`);
+        })
+      : [];
+  const adIdx = addresses.map((a, i) => idx(a.lowLeafIndex, ah, `addresses[${i}].lowLeafIndex`));
+  const adPath = addresses.flatMap((a, i) => path(a.pathElements, ah, `addresses[${i}]`));
+  // The circuit's Merkle check, done here first so that a bad input is named (the solver would only
+  // say which constraint fails): bit k of the index = 1 → Poseidon2(sibling, node) (§5.2)
+  const fold = (leaf: Bytes32, index: number, path: Bytes32[]): Bytes32 => {
+    let h = leaf;
+    for (let k = 0; k < path.length; k++) h = Math.floor(index / 2 ** k) % 2 === 1 ? poseidon2(path[k]!, h) : poseidon2(h, path[k]!);
+    return h;
+  };
+  const hex = (b: Bytes32) => toHex32(beToBigint(b));
+  accounts.forEach((a, i) => {
+    const got = fold(a.leaf, a.leafIndex, a.pathElements);
+    if (beToBigint(got) !== accRoots[i]) {
+      throw new ProverError('witness_failed', `accounts[${i}]: leaf ${hex(a.leaf)} at index ${a.leafIndex} with its ${sh} path elements folds to root ${hex(got)}, not the given root ${hex(a.root)} (circuit ${key.name}, ${key.file})`, { circuit: key.name, input: `accounts[${i}]` });
+    }
+  });
+  addresses.forEach((a, i) => {
+    const leaf = version === 1 ? poseidon3(a.lowValue, be32(BigInt(a.nextIndex!)), a.highValue) : poseidon2(a.lowValue, a.highValue);
+    const got = fold(leaf, a.lowLeafIndex, a.pathElements);
+    if (beToBigint(got) !== adRoots[i]) {
+      const what = version === 1 ? 'Poseidon3(low, nextIndex, high)' : 'Poseidon2(low, high)';
+      throw new ProverError('witness_failed', `addresses[${i}]: the low element's leaf ${what} at index ${a.lowLeafIndex} with its ${ah} path elements folds to root ${hex(got)}, not the given root ${hex(a.root)} (circuit ${key.name}, ${key.file})`, { circuit: key.name, input: `addresses[${i}]` });
+    }
+  });
+  let publics: bigint[];
+  if (version === 1) {
+    publics = [...accRoots, ...accLeaves, ...adRoots, ...adValues];
+    vals.push(...publics, ...accIdx, ...accPath, ...adLow, ...adHigh, ...adNext, ...adIdx, ...adPath);
+  } else {
+    const pih = beToBigint(v2PublicInputHash(inputs));
+    if (inputs.publicInputHash !== undefined) {
+      const given = fe(inputs.publicInputHash, 'publicInputHash');
+      if (given !== pih) throw new ProverError('invalid_input', `publicInputHash ${toHex32(given)} does not match the inputs (${toHex32(pih)}) for ${key.file}`);
+    }
+    publics = [pih];
+    vals.push(pih, ...accRoots, ...accLeaves, ...accIdx, ...accPath, ...adRoots, ...adValues, ...adLow, ...adHigh, ...adIdx, ...adPath);
+  }
+  const buf = new Uint8Array(vals.length * 32);
+  vals.forEach((v, i) => writeLe32(buf, i * 32, v));
+  return { key, inputs: buf, publics };
+}

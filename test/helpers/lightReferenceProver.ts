@@ -1,0 +1,84 @@
+/**
+ * Light's own prover (`package/bin/prover-linux-x64` of CLI 0.27.0, gnark v0.8.0) as a reference:
+ * started on 127.0.0.1 only (`start --run-mode local-rpc`, which loads the 18 keys of the package;
+ * light-keys §6, §9.6), on free ports, stopped by its pid. For the differential test and bench:prove-light.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** A running reference prover. */
+export interface ReferenceProver {
+  url: string;
+  child: ChildProcess;
+  /** Peak RSS of the process so far, bytes (from /proc, sampled by `rss()`). */
+  rss(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Light's prover from an unpacked CLI 0.27.0 `package/` directory and waits for /health.
+ * @throws Error when it does not answer within `timeoutMs`
+ */
+export async function startReferenceProver(pkgDir: string, timeoutMs = 120_000): Promise<ReferenceProver> {
+  const bin = path.join(pkgDir, 'bin', 'prover-linux-x64');
+  chmodSync(bin, 0o755);
+  const port = await freePort();
+  const metrics = await freePort();
+  const child = spawn(bin, ['start', '--keys-dir', `${path.join(pkgDir, 'bin', 'proving-keys')}/`, '--prover-address', `127.0.0.1:${port}`, '--metrics-address', `127.0.0.1:${metrics}`, '--run-mode', 'local-rpc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out = (out + d).slice(-4000)));
+  child.stderr!.on('data', (d) => (out = (out + d).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Light's prover exited (${child.exitCode}): ${out}`);
+    try {
+      const r = await fetch(`${url}/health`);
+      if (r.ok) break;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() > end) {
+      child.kill('SIGKILL');
+      throw new Error(`Light's prover did not answer /health within ${timeoutMs} ms: ${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const { readFileSync } = await import('node:fs');
+  let peak = 0;
+  const rss = () => {
+    try {
+      const m = readFileSync(`/proc/${child.pid}/status`, 'utf8').match(/VmHWM:\s+(\d+) kB/);
+      if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+    } catch {
+      /* exited */
+    }
+    return peak;
+  };
+  return {
+    url,
+    child,
+    rss,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await new Promise((r) => {
+        const t = setTimeout(() => (child.kill('SIGKILL'), r(undefined)), 5000);
+        child.once('exit', () => (clearTimeout(t), r(undefined)));
+      });
+    },
+  };
+}

@@ -1,0 +1,175 @@
+/**
+ * Proofs with Light Protocol's own proving keys (CLI 0.27.0 + 0.18.0): every one of the 24 keys
+ * proves valid inputs, and the proof passes Light's on-chain equation in an independent
+ * implementation (@noble/curves, test/helpers/lightVerify.ts) with the verifying key taken from the
+ * released program where it is at a known offset (the 18 keys of 0.27.0), else from the key; one
+ * byte changed, or A not negated, fails. Bad keys and bad inputs give errors naming the file / the
+ * circuit, never a proof.
+ */
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nativeAddon } from '../src/native.ts';
+import { ProverError } from '../src/prover/errors.ts';
+import { residentFile, setupLightKeys } from '../src/prover/lightKeySetup.ts';
+import { convertLightKey, LIGHT_KEYS, lightKeyByName, lightWitness, type LightKeyAddon } from '../src/prover/lightKeys.ts';
+import { LightProver } from '../src/prover/lightProver.ts';
+import { compressGnarkProof, negateG1, parseHex, toHex32 } from '../src/prover/proofEncoding.ts';
+import { lightInputsFor, seeded } from './helpers/lightInputs.ts';
+import { ensureLightKeys, LIGHT_TEST_KEYS } from './helpers/lightKeys.ts';
+import { PINOCCHIO_VK_OFFSETS, pinocchioProgram, verifyOnChain, vkFromAddonLayout, vkFromProgram, type NobleVk } from './helpers/lightVerify.ts';
+import { REPO_ROOT } from './helpers/proverFixtures.ts';
+
+let pkgDir: string;
+let so: Uint8Array;
+let prover: LightProver;
+const addon = nativeAddon as unknown as LightKeyAddon & { lightKeyLoad(b: Uint8Array): unknown; lightKeyVk(h: unknown): Uint8Array };
+
+function vkOf(name: string, nPublics: number): NobleVk {
+  if (PINOCCHIO_VK_OFFSETS[name]) return vkFromProgram(so, name, nPublics + 1);
+  const h = addon.lightKeyLoad(readFileSync(residentFile(LIGHT_TEST_KEYS, lightKeyByName(name)!)));
+  return vkFromAddonLayout(addon.lightKeyVk(h));
+}
+
+function proverError(e: unknown): ProverError {
+  expect(e).toBeInstanceOf(ProverError);
+  return e as ProverError;
+}
+
+beforeAll(async () => {
+  pkgDir = await ensureLightKeys();
+  so = pinocchioProgram(pkgDir);
+  prover = new LightProver({ keysDir: LIGHT_TEST_KEYS, size: 2 });
+}, 3_600_000);
+
+afterAll(async () => {
+  await prover?.close();
+});
+
+describe('Light keys: every circuit proves and verifies on-chain style', () => {
+  for (const k of LIGHT_KEYS) {
+    it(`${k.name}`, async () => {
+      const p = await prover.prove(lightInputsFor(k, 2));
+      expect(p.key.name).toBe(k.name);
+      const vk = vkOf(k.name, p.publics.length);
+      expect(verifyOnChain(vk, p.compressedProof, p.publics)).toBe(true);
+      // one byte changed in each part, wrong public input, A not negated: all fail
+      for (const part of ['a', 'b', 'c'] as const) {
+        const bad = { ...p.compressedProof, [part]: Uint8Array.from(p.compressedProof[part]) };
+        bad[part][bad[part].length - 1]! ^= 1;
+        expect(verifyOnChain(vk, bad, p.publics)).toBe(false);
+      }
+      expect(verifyOnChain(vk, p.compressedProof, p.publics.map((x, i) => (i === 0 ? x + 1n : x)))).toBe(false);
+      const [x, y] = negateG1(parseHex(p.gnark.ar[0]), parseHex(p.gnark.ar[1]));
+      const notNegated = compressGnarkProof({ ...p.gnark, ar: [toHex32(x), toHex32(y)] });
+      expect(verifyOnChain(vk, notNegated, p.publics)).toBe(false);
+      // Light's prover JSON: 0x + 64 lowercase hex, uncompressed
+      for (const v of [...p.gnark.ar, ...p.gnark.bs.flat(), ...p.gnark.krs]) expect(v).toMatch(/^0x[0-9a-f]{64}$/);
+    }, 600_000);
+  }
+});
+
+describe('Light keys: bad key files', () => {
+  const dir = path.join(REPO_ROOT, '.refract-test-keys', 'light-bad');
+  const src = () => path.join(pkgDir, 'bin', 'proving-keys', 'mainnet_inclusion_26_1.key');
+
+  it('wrong hash, truncated, foreign: setup names the file and the circuit', async () => {
+    for (const [what, mutate] of [
+      ['one byte changed', (b: Buffer) => (b[5000]! ^= 1, b)],
+      ['truncated', (b: Buffer) => b.subarray(0, 1_000_000)],
+      ['foreign', () => Buffer.from('not a gnark key at all\n'.repeat(100))],
+    ] as const) {
+      const d = path.join(dir, what.replace(/ /g, '-'));
+      mkdirSync(d, { recursive: true });
+      writeFileSync(path.join(d, 'mainnet_inclusion_26_1.key'), mutate(Buffer.from(readFileSync(src()))));
+      const e = proverError(await setupLightKeys({ keysDir: path.join(d, 'keys'), sourceDir: d, names: ['mainnet_inclusion_26_1'] }).catch((x: unknown) => x));
+      expect(e.code).toBe('keys_missing');
+      expect(e.message).toContain(path.join(d, 'mainnet_inclusion_26_1.key'));
+      expect(e.message).toContain('mainnet_inclusion_26_1');
+      expect(e.message).toContain('not the pinned');
+    }
+  });
+
+  it('a truncated or foreign file that got past the hash check: the decoder names the file, no crash', () => {
+    const spec = lightKeyByName('mainnet_inclusion_26_1')!;
+    const full = readFileSync(src());
+    for (const bytes of [full.subarray(0, 500_000), full.subarray(0, full.length - 10), Buffer.alloc(4096, 0xab), full.subarray(0, 10)]) {
+      const e = proverError((() => { try { convertLightKey(addon, new Uint8Array(bytes), spec, '/x/foreign.key'); } catch (x) { return x; } })());
+      expect(e.code).toBe('keys_missing');
+      expect(e.message).toContain('/x/foreign.key');
+    }
+  });
+
+  it('a directory without some keys: only those are missing', async () => {
+    const d = path.join(dir, 'partial');
+    rmSync(d, { recursive: true, force: true }); // a fresh keys directory every run
+    mkdirSync(d, { recursive: true });
+    copyFileSync(src(), path.join(d, 'mainnet_inclusion_26_1.key'));
+    const r = await setupLightKeys({ keysDir: path.join(d, 'keys'), sourceDir: d, names: ['mainnet_inclusion_26_1', 'inclusion_32_1'] });
+    expect(r.map((x) => `${x.name}:${x.status}`)).toEqual(['mainnet_inclusion_26_1:converted', 'inclusion_32_1:missing']);
+    const again = await setupLightKeys({ keysDir: path.join(d, 'keys'), sourceDir: d, names: ['mainnet_inclusion_26_1'] });
+    expect(again[0]!.status).toBe('cached');
+  });
+});
+
+describe('Light keys: inputs that do not satisfy the circuit', () => {
+  const k = lightKeyByName('mainnet_inclusion_26_1')!;
+
+  it('wrong root: witness_failed naming the circuit and constraint, never a proof; the pool keeps working', async () => {
+    const inputs = lightInputsFor(k, 3);
+    inputs.accounts[0]!.root = seeded(99);
+    const e = proverError(await prover.prove(inputs).catch((x: unknown) => x));
+    expect(e.code).toBe('witness_failed');
+    expect(e.message).toMatch(/^accounts\[0\]: leaf 0x[0-9a-f]{64} at index \d+ with its 26 path elements folds to root 0x[0-9a-f]{64}, not the given root 0x[0-9a-f]{64} \(circuit mainnet_inclusion_26_1, mainnet_inclusion_26_1\.key\)/);
+    const ok = await prover.prove(lightInputsFor(k, 4));
+    expect(verifyOnChain(vkOf(k.name, ok.publics.length), ok.compressedProof, ok.publics)).toBe(true);
+  }, 120_000);
+
+  it('a path that does not fold, a wrong nextIndex, a wrong v2 publicInputHash', async () => {
+    const a = lightInputsFor(k, 5);
+    a.accounts[0]!.pathElements[7] = seeded(1234);
+    expect(proverError(await prover.prove(a).catch((x: unknown) => x)).code).toBe('witness_failed');
+    const ni = lightInputsFor(lightKeyByName('non-inclusion_26_1')!, 5);
+    ni.addresses[0]!.nextIndex = ni.addresses[0]!.nextIndex! + 1;
+    const e = proverError(await prover.prove(ni).catch((x: unknown) => x));
+    expect(e.code).toBe('witness_failed');
+    expect(e.message).toContain('non-inclusion_26_1');
+    const v2 = { ...lightInputsFor(lightKeyByName('inclusion_32_1')!, 5), publicInputHash: seeded(5) };
+    const e2 = proverError((() => { try { lightWitness(v2); } catch (x) { return x; } })());
+    expect(e2.code).toBe('invalid_input');
+    expect(e2.message).toContain('publicInputHash');
+  }, 120_000);
+
+  it('the C solver itself refuses a witness that does not satisfy the circuit (no proof, no crash)', () => {
+    const w = lightWitness(lightInputsFor(k, 30));
+    const bad = Uint8Array.from(w.inputs);
+    bad[0]! ^= 1; // the root (public input 0), LE
+    const h = (addon as unknown as { lightKeyLoad(b: Uint8Array): unknown }).lightKeyLoad(readFileSync(residentFile(LIGHT_TEST_KEYS, k)));
+    const out = new Uint8Array(256);
+    let err: { code?: string; message?: string } | undefined;
+    try {
+      (addon as unknown as { lightKeyProve(h: unknown, i: Uint8Array, o: Uint8Array, rs: null, t: Float64Array): void }).lightKeyProve(h, bad, out, null, new Float64Array(4));
+    } catch (e) {
+      err = e as { code?: string; message?: string };
+    }
+    expect(err?.code).toBe('ERR_LIGHT_INPUT');
+    expect(err?.message).toMatch(/constraint #\d+ is not satisfied/);
+    expect(out.every((b) => b === 0)).toBe(true);
+  });
+
+  it('a shape Light ships no key for: unsupported_shape listing the keys', () => {
+    const inputs = { accounts: Array.from({ length: 5 }, () => lightInputsFor(k, 1).accounts[0]!), addresses: [] };
+    const e = proverError((() => { try { lightWitness(inputs); } catch (x) { return x; } })());
+    expect(e.code).toBe('unsupported_shape');
+    expect(e.message).toContain('mainnet_inclusion_26_4');
+  });
+
+  it('a value ≥ r and a path index ≥ 2^26: invalid_input', () => {
+    const a = lightInputsFor(k, 6);
+    a.accounts[0]!.leaf = new Uint8Array(32).fill(0xff);
+    expect(proverError((() => { try { lightWitness(a); } catch (x) { return x; } })()).code).toBe('invalid_input');
+    const b = lightInputsFor(k, 6);
+    b.accounts[0]!.leafIndex = 2 ** 26;
+    expect(proverError((() => { try { lightWitness(b); } catch (x) { return x; } })()).code).toBe('invalid_input');
+  });
+});
