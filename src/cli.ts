@@ -1,11 +1,12 @@
 /**
  * The `refract` command line (commander): index, start, setup, prover, simulate.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { runIndexCommand } from './commands/indexFiles.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
 import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
-import { grpcXToken, loadConfig, parseRateLimit } from './config/config.ts';
+import { grpcXToken, loadConfig, LOG_FORMATS, parseRateLimit } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -19,11 +20,32 @@ const positive = (name: string) => (v: string) => {
   return n;
 };
 const collect = (v: string, prev: string[] = []) => [...prev, v];
-/** On SIGTERM or SIGINT (once): `close()`, then exit 0. For the long-running commands (start, prover, simulate). */
-const exitOnSignal = (close: () => Promise<unknown>) => {
-  const stop = () => void close().then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+/**
+ * Signal handling for the long-running commands (start, prover, simulate), installed before the
+ * command starts: the returned function hands over its `close()`. On SIGTERM or SIGINT: `close()`,
+ * then exit 0. A signal during startup (before the hand-over) is kept and acted on as soon as the
+ * command is up, so a Ctrl-C right after the first log lines is still a clean stop; a second signal
+ * while stopping or starting exits at once (130 for SIGINT, 143 for SIGTERM).
+ */
+const exitOnSignal = () => {
+  let close: (() => Promise<unknown>) | null = null;
+  let pending = false;
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    void close!().then(() => process.exit(0));
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping || pending) process.exit(signal === 'SIGINT' ? 130 : 143);
+    if (close) stop();
+    else pending = true;
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return (c: () => Promise<unknown>) => {
+    close = c;
+    if (pending) stop();
+  };
 };
 /** `--rate-limit`: `off` or `<rps>[,<burst>]` (config.ts parseRateLimit), else a usage error naming the flag. */
 const rateLimitArg = (v: string) => {
@@ -34,7 +56,21 @@ const rateLimitArg = (v: string) => {
   }
 };
 
-const program = new Command('refract').description('Indexer and Groth16 proving daemon for Light Protocol ZK-compressed state').showHelpAfterError();
+/** The package version (package.json), for `refract --version`. */
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** `--log-format`: how the process and its threads and children log (src/log.ts), through REFRACT_LOG_FORMAT. */
+const logFormatOption = () => new Option('--log-format <format>', 'auto (human-readable on a terminal, JSON otherwise), pretty or json ($REFRACT_LOG_FORMAT)').choices(LOG_FORMATS);
+
+const program = new Command('refract')
+  .description('Indexer and Groth16 proving daemon for Light Protocol ZK-compressed state')
+  .version(VERSION, '-V, --version', 'print the version')
+  // A usage error is the error and one line, not the whole help (inherited by every command).
+  .showHelpAfterError('(run with --help for usage)');
+// --log-format sets REFRACT_LOG_FORMAT before the command runs, so worker threads and `refract setup` children log alike.
+program.hook('preAction', (_program, command) => {
+  const f = command.opts().logFormat as string | undefined;
+  if (f) process.env.REFRACT_LOG_FORMAT = f;
+});
 
 program
   .command('index')
@@ -75,6 +111,9 @@ program
   .option('--ptau <file>', 'powers of tau for building missing keys (default: the INSECURE dev ptau if present, else the public Hermez file (downloaded from $REFRACT_PTAU_URL, verified), else a generated INSECURE one)')
   .option('--no-prover', 'no validity proofs (getValidityProof answers "Prover not available")')
   .option('--no-build-keys', 'do not build missing keys in the background')
+  .option('--no-light-keys', "prove with Refract's own circuit keys only (their proofs do NOT verify on chain; default: Light's keys, converted in the background)")
+  .option('--light-keys-source <dir>', "the background conversion takes Light's .key files from DIR (e.g. an installed Light CLI's bin/proving-keys) instead of fetching the CLI packages from the npm registry")
+  .option('--own-circuits', "with Light's keys: prove shapes Light ships no key for with Refract's own circuits (marked: such proofs do NOT verify on chain)")
   .option('--circuits <ids>', `serve (and build) only these comma-separated circuit ids (default: every v1 circuit and ${DEFAULT_V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--prover-threads <n>', 'prover worker threads (default: cores)', positive('--prover-threads'))
   .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
@@ -91,6 +130,7 @@ program
   .option('--prover-api-key <key>', 'API key for --prover-url (sent as Authorization: Bearer)')
   .option('--rate-limit <spec>', 'off, or <rps>[,<burst>] (burst default 2×rps): per API key, or per client IP while no key is configured (default: off while no key is configured, 100,200 per key once keys are)', rateLimitArg)
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+  .addOption(logFormatOption())
   .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
   .option('--no-tree-sync', 'take trees from config/trees.json and config `trees` only (no getProgramAccounts at start)')
   .option('--tree-owner <pubkey>', 'keep only trees of this owner (default 24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs, Photon\'s expected tree owner)')
@@ -116,6 +156,9 @@ program
         keysDir: o.keys,
         ptau: o.ptau,
         prover: o.prover === false ? false : undefined,
+        lightKeys: o.lightKeys === false ? false : undefined,
+        ownCircuits: o.ownCircuits ? true : undefined,
+        lightKeysSource: o.lightKeysSource,
         proverThreads: o.proverThreads,
         proverCurve: o.proverCurve,
         proverKernels: o.proverKernels,
@@ -131,6 +174,7 @@ program
         minContextWaitMs: o.minContextWaitMs,
       },
     });
+    const onStop = exitOnSignal();
     const { startDaemon } = await import('./commands/start.ts');
     const daemon = await startDaemon(config, {
       simulatorFallback: o.simulator !== false && !o.rpcUrl,
@@ -144,7 +188,7 @@ program
         proverApiKey: o.proverApiKey,
       },
     });
-    exitOnSignal(() => daemon.stop());
+    onStop(() => daemon.stop());
   });
 
 const snapshotCommand = program.command('snapshot').description('store snapshots, to seed a replica (restore one with `refract start --snapshot`)');
@@ -176,17 +220,29 @@ program
   .option('--table-mb <n>', 'native prover: write the fixed-base table files of the circuits whose tables fit this many MiB (default 96; $REFRACT_PROVER_TABLE_MB; 0 = none)', int('--table-mb'))
   .option('--table-files <dir>', 'native prover: where the table files go, or "off" (default: the keys directory; $REFRACT_PROVER_TABLE_FILES)')
   .option('--exit-on-stdin-close', 'exit when standard input closes (used by `refract start`\'s background setup, so it dies with its parent)')
+  .option('--light-keys [dir]', "convert Light Protocol's proving keys (the .key files in DIR, or without DIR the @lightprotocol/zk-compression-cli 0.27.0 and 0.18.0 packages fetched from the npm registry, integrity-checked) into <keys>/light/, instead of building Refract's own circuits")
   .action(async (o) => {
-    // Through process.exit, so the circom compilers it started are killed with it (snark.ts).
-    process.once('SIGTERM', () => process.exit(143));
-    process.once('SIGINT', () => process.exit(130));
+    // Through process.exit, so the circom compilers it started are killed with it (snark.ts). A signal
+    // is a normal stop: what is finished is kept (keys, compiled circuits, the dev ptau's finished
+    // stages) and the next run resumes. Run by `refract start` (--exit-on-stdin-close), it exits
+    // 130/143 so the daemon tells a stop from a finished setup; run by hand, 0.
+    const stopped = (signal: NodeJS.Signals, code: number) => () => {
+      if (!o.exitOnStdinClose) process.stderr.write(`refract setup: stopped (${signal}); finished keys, compiled circuits and finished powers-of-tau stages are kept: run the same command again to resume\n`);
+      process.exit(o.exitOnStdinClose ? code : 0);
+    };
+    process.once('SIGTERM', stopped('SIGTERM', 143));
+    process.once('SIGINT', stopped('SIGINT', 130));
     if (o.exitOnStdinClose) {
       process.stdin.on('end', () => process.exit(1));
       process.stdin.on('error', () => process.exit(1));
       process.stdin.resume();
     }
-    const { runSetupCommand } = await import('./commands/setup.ts');
+    const { runSetupCommand, runLightSetupCommand } = await import('./commands/setup.ts');
     try {
+      if (o.lightKeys !== undefined) {
+        await runLightSetupCommand({ keys: o.keys, source: typeof o.lightKeys === 'string' ? o.lightKeys : undefined, force: !!o.force, progress: o.progress });
+        process.exit(0);
+      }
       await runSetupCommand({ keys: o.keys, ptau: o.ptau, insecurePtau: !!o.insecurePtau, circuits: o.circuits, devPtauPower: o.devPtauPower, force: !!o.force, progress: o.progress, tableMb: o.tableMb, tableFiles: o.tableFiles });
     } catch (e) {
       process.stderr.write(`refract setup: ${(e as Error).message}\n`);
@@ -212,9 +268,11 @@ program
   .option('--warm <ids>', 'comma-separated circuits to load at start', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--events', 'print one JSON line per job event on stdout')
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+  .addOption(logFormatOption())
   .action(async (o) => {
     const redisUrl = o.redisUrl ?? process.env.REFRACT_REDIS_URL ?? process.env.REDIS_URL;
     if (!redisUrl) program.error('prover: give --redis-url URL (or set REDIS_URL)');
+    const onStop = exitOnSignal();
     const { runProverCommand } = await import('./commands/prover.ts');
     let node;
     try {
@@ -223,7 +281,7 @@ program
       process.stderr.write(`refract prover: ${(e as Error).message}\n`);
       process.exit(1);
     }
-    exitOnSignal(() => node.close());
+    onStop(() => node.close());
   });
 
 /** `refract simulate --profile`: default or sparse. */
@@ -243,7 +301,7 @@ program
   .option('--replay-only', 'serve empty blocks after the replay instead of generating')
   .option('--seed <n>', 'generator seed', int('--seed'), 1)
   .option('--keep-slots <n>', 'newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
-  .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched state tree HLKs5 and the batched address tree EzKE8 beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
+  .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched state tree bmt1 and the batched address tree amt2 (trees the official client knows on a local URL) beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
   .option('--history-slots <n>', 'sparse: slots of history at start, the tip then (default 2000000)', positive('--history-slots'))
   .option('--light-every <n>', 'sparse: about one slot in N holds Light transactions (default 50)', positive('--light-every'))
   .option('--padding-txs <n>', 'sparse: non-Light transactions (votes, transfers) per block, derived when asked, never stored (default 1000: about 1.1 MB of getBlock JSON, like a mainnet block)', int('--padding-txs'))
@@ -251,12 +309,14 @@ program
   .option('--rps <n>', 'rate limit: N requests per second (a token bucket; each request of a batch counts), else HTTP 429 with Retry-After (default: none)', positive('--rps'))
   .option('--no-transaction-index', 'getTransaction without agave 4.x\'s transactionIndex (an older node)')
   .option('--grpc-port <n>', 'also serve Yellowstone gRPC (the Geyser Subscribe service: Light transactions, slots, blocks meta, fromSlot replay of the newest 150 slots) on this port; 0 = any free port (default: none). Faults for tests: POST /geyser/faults on --port, e.g. {"dropAfter":1}, {"skip":{"kind":"block"}}, {"stall":{"after":1,"ms":8000}}, {"replayUnavailable":true}, {"replayStartsLater":3} (src/sim/geyser.ts)', int('--grpc-port'))
+  .addOption(logFormatOption())
   .option('--hide-program-signatures <n>', 'fault switch for tests: one Light transaction in N is left out of getSignaturesForAddress of the account-compression program (default: none)', positive('--hide-program-signatures'))
   .action(async (o) => {
     const sparseOnly = ['historySlots', 'lightEvery', 'paddingTxs', 'skipEvery'].filter((k) => o[k] !== undefined);
     if (o.profile !== 'sparse' && sparseOnly.length) program.error('simulate: --history-slots, --light-every, --padding-txs and --skip-every need --profile sparse');
     if (o.profile === 'sparse' && (o.replay || o.replayOnly || o.keepSlots !== undefined)) program.error('simulate: --replay, --replay-only and --keep-slots are for the default profile, not --profile sparse');
     if (o.skipEvery === 1) program.error('simulate: --skip-every must be 0 (no skipped slots) or at least 2');
+    const onStop = exitOnSignal();
     const { startSimulator } = await import('./sim/simulator.ts');
     const { DEFAULT_SIM_V2_WEIGHT } = await import('./sim/generator.ts');
     const { createLogger } = await import('./log.ts');
@@ -296,7 +356,7 @@ program
       log.info({ grpcUrl: g.url }, 'Yellowstone gRPC listening');
       geyser = g;
     }
-    exitOnSignal(async () => {
+    onStop(async () => {
       await geyser?.close();
       await sim.close();
     });

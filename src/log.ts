@@ -1,10 +1,25 @@
 /**
  * Structured logging (pino). Level from REFRACT_LOG_LEVEL (default `info`); logs go to stderr so
- * stdout stays free for command output.
+ * stdout stays free for command output. Format (config.ts `logFormat`, `REFRACT_LOG_FORMAT` /
+ * `--log-format`): `pretty` — one human-readable line per event (pino-pretty, synchronous, colours);
+ * `json` — pino's JSON lines, for log shippers; `auto` (default) — pretty when stderr is a terminal,
+ * JSON otherwise (pipes, files, systemd, containers without a TTY). Worker threads decide the same way
+ * (the variable and fd 2 are theirs too), so one terminal never mixes the two.
  */
+import { isatty } from 'node:tty';
 import { pino, type Logger } from 'pino';
+import pretty from 'pino-pretty';
+import { logFormat } from './config/config.ts';
+
+/** True when log lines go out human-readable (see the module comment). */
+export function prettyLogs(env: Record<string, string | undefined> = process.env): boolean {
+  const f = logFormat(env);
+  return f === 'pretty' || (f === 'auto' && isatty(2));
+}
 
 /** Creates the process logger (`name` becomes the `name` field of every line). */
 export function createLogger(name = 'refract', level = process.env.REFRACT_LOG_LEVEL ?? 'info'): Logger {
-  return pino({ name, level }, pino.destination(2));
+  if (!prettyLogs()) return pino({ name, level }, pino.destination(2));
+  const stream = pretty({ destination: 2, sync: true, colorize: isatty(2), singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name' });
+  return pino({ name, level }, stream);
 }

@@ -16,6 +16,8 @@ export class Metrics {
   readonly indexerSlot = new Gauge({ name: 'refract_indexer_slot', help: 'Last slot committed to the store', registers: [this.registry] });
   readonly chainTipSlot = new Gauge({ name: 'refract_chain_tip_slot', help: 'Latest slot reported by the Solana RPC (getSlot, confirmed)', registers: [this.registry] });
   readonly indexerLag = new Gauge({ name: 'refract_indexer_lag_slots', help: 'Chain tip slot minus the last indexed slot', registers: [this.registry] });
+  readonly chainNodeState = new Gauge({ name: 'refract_chain_node_state', help: 'The Solana node as the daemon sees it: 1 for the current state (ok, unreachable, or store_ahead: the store is past the node\'s tip, a restarted node or another chain), 0 for the others. Checked every few seconds while ingest runs', labelNames: ['state'] as const, registers: [this.registry] });
+  readonly storeAheadSlots = new Gauge({ name: 'refract_store_ahead_slots', help: 'Last indexed slot minus the node\'s tip when the store is ahead of the node (a restarted node or another chain), else 0', registers: [this.registry] });
   readonly ingestRunning = new Gauge({ name: 'refract_ingest_running', help: '1 while the ingest loop runs; 0 when ingest is off or the loop stopped with an error (see GET /health ingestError). refract_indexer_lag_slots is not updated once the loop has stopped, so alert on this', registers: [this.registry] });
   readonly ingestBlocks = new Counter({ name: 'refract_ingest_blocks_total', help: 'Blocks committed', registers: [this.registry] });
   readonly ingestTransactions = new Counter({ name: 'refract_ingest_transactions_total', help: 'Transactions stored (new)', registers: [this.registry] });
@@ -33,6 +35,7 @@ export class Metrics {
   readonly backfillRequests = new Counter({ name: 'refract_backfill_requests_total', help: 'HTTP requests the backfill and gap healing sent, by method (a JSON-RPC batch of getTransaction counts once, as getTransaction[batch])', labelNames: ['method'], registers: [this.registry] });
   readonly backfillRateLimited = new Counter({ name: 'refract_backfill_rate_limited_total', help: 'Rate-limited answers (HTTP 429 or a -32xxx rate-limit error) the backfill met; each paused requests (Retry-After) and lowered the request rate', registers: [this.registry] });
   readonly sequenceGaps = new Counter({ name: 'refract_sequence_gaps_total', help: 'Gaps in a tree\'s numbered changes (changelog seq, queue indices, batch sequence numbers) by outcome: held (nothing after it committed), healed (missing transactions found through the tree\'s signature listing), accepted (numbers of rejected transactions), released (a held gap cleared), observed (a file import indexed past it)', labelNames: ['tree', 'stream', 'outcome'], registers: [this.registry] });
+  readonly storeSelfCheck = new Gauge({ name: 'refract_store_self_check_disagreements', help: 'Disagreements the startup self-check found between a tree\'s counters and what the store holds (input/output/address queue elements vs accounts and queue positions, leaves vs indexed elements), by check; any makes GET /health degraded', labelNames: ['check'], registers: [this.registry] });
   readonly sequenceHeld = new Gauge({ name: 'refract_sequence_held', help: '1 while ingest is held at a gap in this tree\'s numbers (GET /health degraded)', labelNames: ['tree'], registers: [this.registry] });
   readonly ingestSource = new Gauge({ name: 'refract_ingest_source', help: '1 for the source the indexer follows the chain with now: grpc (Yellowstone) or rpc (the getBlock poller)', labelNames: ['source'], registers: [this.registry] });
   readonly ingestSourceChanges = new Counter({ name: 'refract_ingest_source_changes_total', help: 'Changes of the live source by the source taken and why: start, recovered (back on gRPC), or the gRPC fault that made it fall back to the RPC poller (connect, replay-unavailable, stream-error, stream-closed, silence, gap, fork, late-transaction, lagging, decode, backlog)', labelNames: ['source', 'reason'], registers: [this.registry] });
@@ -66,6 +69,8 @@ export class Metrics {
       this.set(nativeAddon?.groth16TableSets?.().bytes ?? 0);
     },
   });
+  readonly proofsOwnCircuit = new Counter({ name: 'refract_proofs_own_circuit_total', help: "Proofs made with Refract's own circuit keys while Light's keys are in use (--own-circuits): Light's on-chain verifier rejects them", labelNames: ['circuit'], registers: [this.registry] });
+  readonly lightKeyReady = new Gauge({ name: 'refract_prover_light_key_ready', help: "1 when Light's proving key of a circuit is converted and usable, else 0", labelNames: ['circuit'], registers: [this.registry] });
   readonly proverReady = new Gauge({ name: 'refract_prover_circuit_ready', help: '1 when the proving keys of a circuit are ready in this process, else 0', labelNames: ['circuit'], registers: [this.registry] });
 
   /** Where `refract_proof_queue_depth` / `refract_proof_active_jobs` / worker heap gauges read from at scrape time. */

@@ -17,7 +17,7 @@ describe('REFRACT_API_KEYS with refract start', () => {
   beforeAll(async () => {
     // An external prover URL registers POST /prove without a proving pool; nothing is proved here
     // (a right key gets past the key check to the body check).
-    d = await startRefract(['--db', await slotZeroDb(), '--prover-url', 'http://127.0.0.1:9'], { REFRACT_API_KEYS: 'k1,k2' });
+    d = await startRefract(['--db', await slotZeroDb(), '--prover-url', 'http://127.0.0.1:9'], { REFRACT_API_KEYS: 'k1,k2', REFRACT_HTTP_ERRORS_AS_200: '0' }); // the HTTP statuses of docs/api.md#errors (not the default)
   });
   afterAll(async () => {
     await d?.stop();

@@ -3,14 +3,14 @@
  * thread count or queue bound is a usage error naming the flag (exit code 1), not a daemon that
  * times out every proof or whose timers fire at once.
  */
-import { spawnSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { runCommand } from './helpers/runCommand.ts';
 
 const run = (...args: string[]) => {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  return spawnSync(process.execPath, [REFRACT_BIN, ...args], { encoding: 'utf8', env, timeout: 30_000 });
+  return runCommand(process.execPath, [REFRACT_BIN, ...args], { env, timeoutMs: 30_000 });
 };
 
 describe('refract CLI values', () => {
@@ -20,8 +20,8 @@ describe('refract CLI values', () => {
     ['start', '--prover-threads', '-1'],
     ['prover', '--lock-duration-ms', '99999999999'],
     ['prover', '--stalled-interval-ms', '1.5'],
-  ])('refract %s %s %s → usage error naming the flag', (cmd, flag, value) => {
-    const r = run(cmd, flag, value);
+  ])('refract %s %s %s → usage error naming the flag', async (cmd, flag, value) => {
+    const r = await run(cmd, flag, value);
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${flag} must be an integer from 1 to 2147483647`);
   });

@@ -3,19 +3,19 @@
  * counts the outputs, rejections, Light transactions that yielded no event, root mismatches and held-back
  * batch events. Fixture files are read in place; altered copies go to a temporary directory.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
+import { runCommand } from './helpers/runCommand.ts';
 
-function index(...dirs: string[]) {
+async function index(...dirs: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, REFRACT_LOG_LEVEL: 'error' };
   delete env.NODE_OPTIONS;
   const args = [REFRACT_BIN, 'index', '--db', tempDir('refract-cli-v2-'), '--no-progress', ...dirs.flatMap((d) => ['--transactions', d])];
-  const r = spawnSync(process.execPath, args, { encoding: 'utf8', env, timeout: 60_000 });
+  const r = await runCommand(process.execPath, args, { env, timeoutMs: 60_000 });
   expect(r.status, r.stderr).toBe(0);
   return JSON.parse(r.stdout);
 }
@@ -36,27 +36,27 @@ const innerOf = (json: any): { data: string }[] => (json.meta.innerInstructions 
 const hexOf = (data: string) => Buffer.from(bs58.decode(data)).toString('hex');
 
 describe('refract index over v2 fixtures', () => {
-  it('batched_tree_transactions: 100 outputs, nothing rejected or unparsed, 15 batch events applied', () => {
-    const s = index(txDir('batched_tree_transactions'));
+  it('batched_tree_transactions: 100 outputs, nothing rejected or unparsed, 15 batch events applied', async () => {
+    const s = await index(txDir('batched_tree_transactions'));
     expect(s).toMatchObject({ transactions: 115, outputs: 100, outputsInserted: 100, accountsSpent: 50, rejected: 0, unparsedLightTransactions: 0, rootMismatches: 0, batchEventsHeld: 0 });
   });
 
-  it('the small v2 folders index their outputs (none did before: they reported 0 outputs, 0 rejected)', () => {
+  it('the small v2 folders index their outputs (none did before: they reported 0 outputs, 0 rejected)', async () => {
     // The other folders are covered in process by test/golden.v2.test.ts.
     const expected: Record<string, number> = { four_cpi_events: 4, index_compress_and_close_with_tlv: 5 };
     for (const [name, outputs] of Object.entries(expected)) {
-      expect([name, index(txDir(name))]).toMatchObject([name, { outputs, rejected: 0, unparsedLightTransactions: 0, rootMismatches: 0 }]);
+      expect([name, await index(txDir(name))]).toMatchObject([name, { outputs, rejected: 0, unparsedLightTransactions: 0, rootMismatches: 0 }]);
     }
   });
 
-  it('a light-system transaction whose insert_into_queues data is cut short is counted as unparsed, by program', () => {
+  it('a light-system transaction whose insert_into_queues data is cut short is counted as unparsed, by program', async () => {
     const dir = alteredCopy('four_cpi_events', (json) => {
       for (const ix of innerOf(json)) if (hexOf(ix.data).startsWith('b48f9f99232ef8a3')) ix.data = bs58.encode(bs58.decode(ix.data).subarray(0, 11));
     });
-    expect(index(dir)).toMatchObject({ outputs: 0, rejected: 0, unparsedLightTransactions: 1, unparsedByProgram: { 'light-system': 1 } });
+    expect(await index(dir)).toMatchObject({ outputs: 0, rejected: 0, unparsedLightTransactions: 1, unparsedByProgram: { 'light-system': 1 } });
   });
 
-  it('a batch event whose new_root was altered is refused (root mismatch) and the later events are held back', () => {
+  it('a batch event whose new_root was altered is refused (root mismatch) and the later events are held back', async () => {
     let altered = 0;
     const dir = alteredCopy('batch_append_nullify', (json) => {
       for (const ix of innerOf(json)) {
@@ -70,6 +70,6 @@ describe('refract index over v2 fixtures', () => {
       }
     });
     expect(altered).toBe(1);
-    expect(index(dir)).toMatchObject({ rejected: 1, rootMismatches: 1, batchEventsHeld: 2 });
+    expect(await index(dir)).toMatchObject({ rejected: 1, rootMismatches: 1, batchEventsHeld: 2 });
   });
 });

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEV_PTAU } from './helpers/proverFixtures.ts';
+import { ensureDevPtau } from './helpers/proverFixtures.ts';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { postRpc, runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 import { PHOTON_DIR, tempDir } from './helpers/photon.ts';
@@ -58,7 +58,7 @@ describe('--port 0', () => {
 
 describe('stopping refract start while its background key setup runs', () => {
   it('logs the setup as stopped with the daemon (it resumes next start), not as failed', async () => {
-    const d = await startRefract(['--keys', tempDir(), '--circuits', 'inclusion_26_1', '--ptau', DEV_PTAU], { REFRACT_LOG_LEVEL: 'info' });
+    const d = await startRefract(['--keys', tempDir(), '--circuits', 'inclusion_26_1', '--ptau', await ensureDevPtau()], { REFRACT_LOG_LEVEL: 'info' });
     // Wait until the setup child is at work, then stop the daemon.
     const until = Date.now() + 60_000;
     while (!/"state":"running"/.test(await (await fetch(`${d.url}/health`)).text()) && Date.now() < until) await new Promise((r) => setTimeout(r, 200));

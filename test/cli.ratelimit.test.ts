@@ -44,11 +44,13 @@ let tight: RefractDaemon;
 const bad: Awaited<ReturnType<typeof runRefract>>[] = [];
 beforeAll(async () => {
   for (const [env, args] of BAD) bad.push(await runRefract(['start', '--no-ingest', '--no-prover', '--db', tempDir(), '--host', '127.0.0.1', '--port', '0', ...args], env));
-  open = await startRefract(['--db', await slotZeroDb(), ...PROVE_ROUTE]);
-  perIp = await startRefract(['--db', await slotZeroDb(), ...PROVE_ROUTE], { REFRACT_RATE_LIMIT: '1,5' });
-  off = await startRefract(['--db', await slotZeroDb(), '--rate-limit', 'off', ...PROVE_ROUTE], { REFRACT_API_KEYS: 'k1' });
+  // The HTTP statuses of docs/api.md#errors (429, 401, 400), which this file checks: not the default (HTTP 200 for JSON-RPC errors).
+  const STATUSES = { REFRACT_HTTP_ERRORS_AS_200: '0' };
+  open = await startRefract(['--db', await slotZeroDb(), ...PROVE_ROUTE], STATUSES);
+  perIp = await startRefract(['--db', await slotZeroDb(), ...PROVE_ROUTE], { ...STATUSES, REFRACT_RATE_LIMIT: '1,5' });
+  off = await startRefract(['--db', await slotZeroDb(), '--rate-limit', 'off', ...PROVE_ROUTE], { ...STATUSES, REFRACT_API_KEYS: 'k1' });
   // The flag wins over the variable (flags > environment > config file).
-  tight = await startRefract(['--db', await slotZeroDb(), '--rate-limit', '0.2,3', ...PROVE_ROUTE], { REFRACT_API_KEYS: 'k1,k2', REFRACT_RATE_LIMIT: '1000' });
+  tight = await startRefract(['--db', await slotZeroDb(), '--rate-limit', '0.2,3', ...PROVE_ROUTE], { ...STATUSES, REFRACT_API_KEYS: 'k1,k2', REFRACT_RATE_LIMIT: '1000' });
 });
 afterAll(async () => {
   await Promise.all([open, perIp, off, tight].map((x) => x?.stop()));

@@ -9,7 +9,7 @@ import { PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { DEV_PTAU, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { DEV_PTAU, ensureDevPtau, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { setupCircuits } from '../src/prover/keySetup.ts';
 import { terminateCurve } from '../src/prover/snark.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
@@ -23,9 +23,9 @@ describe('daemon end to end on the simulator', () => {
   let url: string;
 
   beforeAll(async () => {
-    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: DEV_PTAU, ptauInsecure: true, circuits: ['inclusion_26_1'], log: () => {} });
+    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: ['inclusion_26_1'], log: () => {} });
     sim = await startSimulator({ port: 0, slotMs: 40, txsPerBlock: 4, replay: [txDir('e2e_mint_and_transfer_transactions')] });
-    const config = configSchema.parse({ db: tempDir(), rpcUrl: sim.url, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir: TEST_KEYS_DIR, proverThreads: 1 });
+    const config = configSchema.parse({ db: tempDir(), rpcUrl: sim.url, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir: TEST_KEYS_DIR, proverThreads: 1, lightKeys: false });
     // The test keys dir holds only the small circuits: no background build of the others.
     daemon = await startDaemon(config, { prover: { autoSetup: false, warm: ['inclusion_26_1'] } });
     const addr = daemon.app.server.address();

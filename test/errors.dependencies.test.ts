@@ -50,7 +50,7 @@ describe('getIndexerHealth with the Solana node down (refract start)', () => {
     const { port } = await startRefract(['--db', db, '--no-prover', '--rpc-url', rpcUrl]);
 
     const r = await postRpc(port, 'getIndexerHealth');
-    expect(r.status).toBe(503);
+    expect(r.status).toBe(200); // the daemon's default: JSON-RPC errors with HTTP 200 (docs/api.md#errors)
     expect(r.body.error.code).toBe(-32000);
     expect(r.body.error.message).toMatch(
       new RegExp(`^Solana RPC unavailable: getSlot: http://127\\.0\\.0\\.1:${closed}/… unreachable \\(.+\\)$`),

@@ -7,13 +7,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/photon.ts';
 import { freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
+import { jsonRpc, sleep } from './helpers/jsonRpc.ts';
 
 afterAll(killSpawned);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function call(port: number, method: string, params?: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }) });
-  return res.json();
-}
+const call = jsonRpc;
 async function until<T>(what: string, fn: () => Promise<T | null | undefined>, ms = 60_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {

@@ -25,6 +25,8 @@ import { decodeBlockJson } from '../src/solana/decode.ts';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
 import { tempDir } from './helpers/photon.ts';
 import { freePort } from './helpers/refractBin.ts';
+import { REQUIRE_TOOLS } from './helpers/required.ts';
+import { jsonRpc, sleep } from './helpers/jsonRpc.ts';
 
 const procs: ChildProcess[] = [];
 const logs = new Map<ChildProcess, () => string>();
@@ -32,7 +34,7 @@ const logs = new Map<ChildProcess, () => string>();
 /** Spawns `refract <args>` (REFRACT_* of this process dropped), stderr kept. */
 function refract(args: string[], env: Record<string, string> = {}): ChildProcess {
   const base: Record<string, string | undefined> = { ...process.env };
-  for (const k of Object.keys(base)) if (k.startsWith('REFRACT_')) delete base[k];
+  for (const k of Object.keys(base)) if (k.startsWith('REFRACT_') && k !== 'REFRACT_LIGHT_KEYS') delete base[k];
   delete base.NODE_OPTIONS;
   const c = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), stdio: ['ignore', 'ignore', 'pipe'], env: { ...base, REFRACT_LOG_LEVEL: 'info', ...env } });
   let err = '';
@@ -50,11 +52,7 @@ afterAll(async () => {
   await Promise.all(procs.map((c) => stop(c, 'SIGKILL')));
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function call(port: number, method: string, params?: unknown): Promise<any> {
-  const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }) });
-  return res.json();
-}
+const call = jsonRpc;
 const getJson = async (port: number, path: string, body?: unknown): Promise<any> =>
   (await fetch(`http://127.0.0.1:${port}${path}`, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
 const health = (port: number) => getJson(port, '/health');
@@ -146,6 +144,8 @@ describe('refract start following Yellowstone gRPC (through the binary)', () => 
 
   it('plain `refract start` with nothing at 127.0.0.1:8899 starts the built-in simulator and follows it over gRPC (when 8899 is free)', async (ctx) => {
     if (!(await portFree(8899))) {
+      // CI (REFRACT_REQUIRE_TOOLS=1): nothing else may hold the default port there, so this is a failure
+      expect(REQUIRE_TOOLS, '127.0.0.1:8899 is busy: the default path cannot be tested (REFRACT_REQUIRE_TOOLS=1)').toBe(false);
       console.log('127.0.0.1:8899 is busy (another process): the default path was not tested this run; the equivalent --rpc-url/--grpc-url path is');
       ctx.skip();
       return;
@@ -156,6 +156,7 @@ describe('refract start following Yellowstone gRPC (through the binary)', () => 
       await until('the daemon to answer', async () => (await fetch(`http://127.0.0.1:${port}/health`)).ok, 60_000, logs.get(child));
       if (!logs.get(child)!().includes('starting the built-in simulator')) {
         // Something took 8899 between the check and the daemon's own: it indexes that node by polling.
+        expect(REQUIRE_TOOLS, 'another process answered at 127.0.0.1:8899 first (REFRACT_REQUIRE_TOOLS=1)').toBe(false);
         console.log('another process answered at 127.0.0.1:8899 first: the default path was not tested this run');
         return;
       }

@@ -1,6 +1,6 @@
 /**
  * Yellowstone messages ↔ Refract's types: a transaction converted from a Yellowstone message equals the
- * same transaction decoded from getBlock JSON (decode.ts), for real fixtures (../shared/photon: a mainnet
+ * same transaction decoded from getBlock JSON (decode.ts), for real fixtures (test/fixtures/photon: a mainnet
  * block with votes, the Light getTransaction cases) and made ones (failed, v0 with loaded addresses,
  * no inner instructions); the Yellowstone messages the simulator's server makes agree with the
  * Yellowstone client's own (agave) encoder; the TransactionError bincode table agrees with the client's

@@ -209,13 +209,13 @@ describe('@lightprotocol/stateless.js: edge values and errors (in-memory source)
     expect(balances.value.items[0]!.balance.toString()).toBe(U64_MAX.toString());
   });
 
-  it('errors reach the client as HTTP errors by default', async () => {
+  it('with HTTP error statuses (httpErrorsAs200 false: REFRACT_HTTP_ERRORS_AS_200=0) the client shows only the status, not the message', async () => {
     await expect(rpc.getValidityProofV0([{ hash: bn(h(1)), tree: new PublicKey(SMT1.tree), queue: new PublicKey(SMT1.queue) }], [])).rejects.toThrow(
       /HTTP error! status: 503/,
     );
   });
 
-  it('with httpErrorsAs200 the client surfaces the JSON-RPC error message', async () => {
+  it('with httpErrorsAs200 (the daemon\'s default) the client surfaces the JSON-RPC error message', async () => {
     const s = await listen(memoryContext(), { httpErrorsAs200: true });
     const client = createRpc('http://127.0.0.1:1', s.url, 'http://127.0.0.1:2');
     await expect(client.getValidityProofV0([{ hash: bn(h(1)), tree: new PublicKey(SMT1.tree), queue: new PublicKey(SMT1.queue) }], [])).rejects.toThrow(

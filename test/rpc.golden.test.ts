@@ -1,5 +1,5 @@
 /**
- * Golden checks of the response encoding against Photon's own snapshots (../shared/photon):
+ * Golden checks of the response encoding against Photon's own snapshots (test/fixtures/photon):
  * records are rebuilt from a snapshot, served through the real method handlers and HTTP server,
  * and the JSON text must equal the snapshot's (same keys, same order, same values).
  */
@@ -13,7 +13,7 @@ import { DEFAULT_METHOD_CONFIG } from '../src/rpc/context.ts';
 import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { buildServer } from '../src/rpc/http/server.ts';
 
-const SNAPSHOTS = fileURLToPath(new URL('../../shared/photon/snapshots/', import.meta.url));
+const SNAPSHOTS = fileURLToPath(new URL('./fixtures/photon/snapshots/', import.meta.url));
 const haveSnapshots = existsSync(SNAPSHOTS);
 const E2E = 'integration_tests__e2e_tests__e2e_mint_and_transfer_transactions';
 
@@ -80,7 +80,9 @@ function server(data: MemoryDataSource, over: Partial<RpcContext> = {}): Fastify
   return buildServer({ data, getSolanaSlot: async () => 0, config: { ...DEFAULT_METHOD_CONFIG }, ...over }, { logLevel: 'silent', rateLimit: false, env: {} });
 }
 
-describe.skipIf(!haveSnapshots)('responses equal Photon snapshots', () => {
+// the snapshots are part of the repository (test/fixtures/photon): never skipped
+describe('responses equal Photon snapshots', () => {
+  it('the snapshots are there', () => expect(haveSnapshots, SNAPSHOTS).toBe(true));
   for (const who of ['bob', 'charles'] as const) {
     it(`${who}: token accounts V1/V2, balances, proofs, validity proofs`, async () => {
       const v1 = snapshot(`${E2E}-${who}-accounts`);

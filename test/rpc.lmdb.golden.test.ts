@@ -1,7 +1,7 @@
 /**
  * End-to-end golden tests: the reference fixtures are indexed into LMDB stores the way Photon's
  * harness does it (slot 0, one fresh store per Photon test), served over HTTP (fastify.inject) by
- * the real method handlers on `LmdbDataSource`, and EVERY snapshot in ../shared/photon/snapshots is
+ * the real method handlers on `LmdbDataSource`, and EVERY snapshot in test/fixtures/photon/snapshots is
  * compared with the response.
  *
  * - Responses are compared as JSON text (same keys, same order, same values) wherever Photon's key
@@ -256,7 +256,7 @@ describe('new-address proofs on an empty amt1 tree (LMDB)', () => {
 });
 
 describe('coverage', () => {
-  it('every snapshot in ../shared/photon/snapshots was compared', () => {
+  it('every snapshot in test/fixtures/photon/snapshots was compared', () => {
     expect([...used].sort()).toEqual(readdirSync(join(PHOTON_DIR, 'snapshots')).filter((f) => f.endsWith('.snap')).sort());
   });
 });

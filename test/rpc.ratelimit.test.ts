@@ -2,7 +2,7 @@
  * Token-bucket rate limits: the in-memory bucket (with a fake clock), and the Redis bucket shared
  * by two server instances (a throwaway redis-server on a free port; skipped without the binary).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +13,7 @@ import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { MemoryRateLimiter } from '../src/rpc/http/rateLimit.ts';
 import { RedisRateLimiter } from '../src/rpc/http/rateLimitRedis.ts';
 import { buildServer } from '../src/rpc/http/server.ts';
+import { haveTool, REQUIRE_TOOLS, skipWithout } from './helpers/required.ts';
 
 function ctx() {
   const data = new MemoryDataSource();
@@ -86,7 +87,7 @@ describe('MemoryRateLimiter', () => {
   });
 });
 
-const haveRedis = spawnSync('redis-server', ['--version']).status === 0;
+const haveRedis = haveTool('redis-server');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -98,7 +99,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe.skipIf(!haveRedis)('RedisRateLimiter (shared by replicas)', () => {
+describe.skipIf(skipWithout(haveRedis, 'redis-server', REQUIRE_TOOLS))('RedisRateLimiter (shared by replicas)', () => {
   let proc: ChildProcess;
   let url: string;
 

@@ -2,7 +2,7 @@
  * Result schemas (src/rpc/resultSchemas.ts) against the golden responses, and openapi.json built from
  * them (issue 16 item 6):
  * - every method has a result schema, and nothing else is listed;
- * - every snapshot of the reference (../shared/photon/snapshots) validates against its method's
+ * - every snapshot of the reference (test/fixtures/photon/snapshots) validates against its method's
  *   schema (strict: an unknown key fails);
  * - every response the golden tests produce on LMDB — the legacy fixtures (e2e, lamport transfers, the
  *   getBlock fixture, an empty store) and the v2 fixtures (batched state tree before and after its batch
@@ -111,7 +111,7 @@ const SNAPSHOT_METHODS: readonly [RegExp, string, 'result' | 'items'][] = [
   [/get_multiple_new_address_proofs\.snap$/, 'getMultipleNewAddressProofs', 'result'],
 ];
 
-describe('the reference snapshots (../shared/photon/snapshots)', () => {
+describe('the reference snapshots (test/fixtures/photon/snapshots)', () => {
   const dir = join(PHOTON_DIR, 'snapshots');
   const files = readdirSync(dir).filter((f) => f.endsWith('.snap'));
 

@@ -1,6 +1,6 @@
 /**
  * The JSON-RPC API over batched (v2) state indexed from the reference's batched_tree_transactions
- * (../shared/photon, read in place): queued accounts are proved by index (getValidityProofV2 answers
+ * (test/fixtures/photon): queued accounts are proved by index (getValidityProofV2 answers
  * without a prover, compressedProof null), appended ones carry their leaf's proof, and a count no v2
  * circuit serves gets a specific error (proofs themselves: test/validityProof.v2.test.ts).
  */

@@ -2,13 +2,15 @@
  * `refract simulate` as a user runs it (bin/refract.mjs): `--replay` serves the fixture transactions
  * first, `--keep-slots` bounds the blocks kept, and older slots then answer as on a pruned node.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { txDir } from './helpers/photon.ts';
+import { runCommand } from './helpers/runCommand.ts';
+import { jsonRpc } from './helpers/jsonRpc.ts';
 
 const procs: ChildProcess[] = [];
 afterAll(() => {
@@ -33,10 +35,7 @@ function simulate(args: string[]): { child: ChildProcess; url: Promise<string>; 
 }
 
 type RpcReply = { result?: any; error?: { code: number; message: string } };
-async function call(url: string, method: string, params: unknown[] = []): Promise<RpcReply> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  return (await r.json()) as RpcReply;
-}
+const call = (url: string, method: string, params: unknown[] = []): Promise<RpcReply> => jsonRpc(url, method, params);
 
 describe('refract simulate', () => {
   it('--replay serves the fixtures first; with --keep-slots they are pruned once the window passes them', async () => {
@@ -70,8 +69,8 @@ describe('refract simulate', () => {
     expect(await sim.exit).toBe(0);
   }, 60_000);
 
-  it('--keep-slots 0 is a usage error naming the flag', () => {
-    const r = spawnSync(process.execPath, [REFRACT_BIN, 'simulate', '--port', '0', '--keep-slots', '0'], { encoding: 'utf8', timeout: 30_000 });
+  it('--keep-slots 0 is a usage error naming the flag', async () => {
+    const r = await runCommand(process.execPath, [REFRACT_BIN, 'simulate', '--port', '0', '--keep-slots', '0'], { timeoutMs: 30_000 });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('--keep-slots must be an integer from 1 to 2147483647');
   }, 60_000);

@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
 import { freePort, runRefract } from './helpers/refractBin.ts';
+import { jsonRpc } from './helpers/jsonRpc.ts';
 
 const ACP = 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq';
 const procs: ChildProcess[] = [];
@@ -16,10 +17,7 @@ afterAll(() => {
 });
 
 type RpcReply = { result?: any; error?: { code: number; message: string } };
-async function call(url: string, method: string, params: unknown[] = []): Promise<RpcReply> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
-  return (await r.json()) as RpcReply;
-}
+const call = (url: string, method: string, params: unknown[] = []): Promise<RpcReply> => jsonRpc(url, method, params);
 
 describe('refract simulate --profile sparse', () => {
   it('serves 20,000 slots of history at once: the program listing pages back through every Light transaction, newest first', async () => {

@@ -1,6 +1,6 @@
 /**
  * Issue 17 item 8: the generator speaks today's format. With a v2 weight it mixes instruction-based
- * (v2) transactions on the batched tree HLKs5 (outputs into its output queue 6L7Sz…, spends into its
+ * (v2) transactions on the batched tree bmt1 (outputs into its output queue oq1…, spends into its
  * input queue) and the forester's BatchAppend / BatchNullify events into the legacy stream. Indexed by
  * the real indexer: every transaction accepted, every batch event applied with zero root mismatches
  * (the generator's own height-32 Poseidon tree gives each event's new_root), queues as the generator
@@ -24,13 +24,14 @@ import { Store } from '../src/store/store.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
 
 const registry = loadTreeRegistry();
-const HLKS5 = registry.get(DEFAULT_V2_TREE)!;
-const EZKE8 = registry.get(DEFAULT_V2_ADDRESS_TREE)!;
+const BMT1 = registry.get(DEFAULT_V2_TREE)!;
+const AMT2 = registry.get(DEFAULT_V2_ADDRESS_TREE)!;
 const b58 = (b: Uint8Array) => bs58.encode(b);
 
-describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy ones', () => {
-  it('config/trees.json agrees with the generator defaults (StateV2 HLKs5, output queue 6L7Sz…)', () => {
-    expect(HLKS5).toMatchObject({ type: 'StateV2', queue: DEFAULT_V2_QUEUE, height: 32, rootHistoryCapacity: 20 });
+describe('generator: v2 transactions on the batched tree bmt1 beside the legacy ones', () => {
+  it('config/trees.json agrees with the generator defaults (StateV2 bmt1, output queue oq1…, 200 roots: a tree the official client knows)', () => {
+    expect(DEFAULT_V2_TREE).toBe('bmt1LryLZUMmF7ZtqESaw7wifBXLfXHQYoE4GAmrahU');
+    expect(BMT1).toMatchObject({ type: 'StateV2', queue: DEFAULT_V2_QUEUE, height: 32, rootHistoryCapacity: 200 });
   });
 
   it('indexes N generated blocks: both formats, batch events applied in order with zero root mismatches, queues and proofs as the generator says', async () => {
@@ -52,7 +53,7 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
           }
           if (ev.kind === 'batch') {
             seen[ev.event.kind]++;
-            if (ev.event.kind !== 'batchAddressAppend') expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % 20n));
+            if (ev.event.kind !== 'batchAddressAppend') expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % BigInt(BMT1.rootHistoryCapacity)));
           }
         }
       }
@@ -77,17 +78,17 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
     expect(g.seq).toBe(BigInt(seen.batchAppend + seen.batchNullify));
     store.read((r) => {
       // The indexer's batched tree and root are the generator's.
-      const t = r.batchTree(HLKS5.treeBytes)!;
+      const t = r.batchTree(BMT1.treeBytes)!;
       expect(t.seq).toBe(g.seq);
       expect(t.nextIndex).toBe(BigInt(g.nextIndex));
-      expect(t.rootIndex).toBe(Number(g.seq % 20n));
+      expect(t.rootIndex).toBe(Number(g.seq % BigInt(BMT1.rootHistoryCapacity)));
       expect(b58(t.root)).toBe(b58(g.root));
-      expect(b58(r.node(HLKS5.treeBytes, 1n)!.hash)).toBe(b58(g.root));
+      expect(b58(r.node(BMT1.treeBytes, 1n)!.hash)).toBe(b58(g.root));
       // Queues: outputs not yet appended wait in the output queue, spends not yet nullified in the input queue.
-      const outQ = [...r.outputQueue(HLKS5.treeBytes)];
+      const outQ = [...r.outputQueue(BMT1.treeBytes)];
       expect(outQ).toHaveLength(g.outputQueue);
       expect(outQ.every((q) => q.leafIndex >= g.nextIndex)).toBe(true);
-      expect([...r.inputQueue(HLKS5.treeBytes)]).toHaveLength(g.inputQueue);
+      expect([...r.inputQueue(BMT1.treeBytes)]).toHaveLength(g.inputQueue);
 
       // Every v2 output is stored; the live ones are proved by path once appended, by index before.
       let byPath = 0;
@@ -112,8 +113,8 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
     await store.close();
   });
 
-  it('config/trees.json agrees with the generator batched address tree (AddressV2 EzKE8…, queue = tree, height 40, 200 roots)', () => {
-    expect(EZKE8).toMatchObject({ type: 'AddressV2', queue: DEFAULT_V2_ADDRESS_TREE, height: 40, rootHistoryCapacity: 200 });
+  it('config/trees.json agrees with the generator batched address tree (AddressV2 amt2…, queue = tree, height 40, 200 roots)', () => {
+    expect(AMT2).toMatchObject({ type: 'AddressV2', queue: DEFAULT_V2_ADDRESS_TREE, height: 40, rootHistoryCapacity: 200 });
   });
 
   it('v2 new addresses in the batched address tree: queued with their indices, BatchAddressAppend events applied with zero root mismatches, proofs of fresh addresses against the generator root', async () => {
@@ -129,14 +130,14 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
         for (const ev of parseTransaction(tx, s).events) {
           if (ev.kind === 'batchPublicTransaction') {
             for (const a of ev.event.newAddresses) {
-              expect(b58(a.tree)).toBe(EZKE8.tree);
+              expect(b58(a.tree)).toBe(AMT2.tree);
               expect(a.queueIndex).toBe(BigInt(created.length));
               created.push(b58(a.address));
             }
           }
           if (ev.kind === 'batch' && ev.event.kind === 'batchAddressAppend') {
             appends++;
-            expect(b58(ev.event.merkleTreePubkey)).toBe(EZKE8.tree);
+            expect(b58(ev.event.merkleTreePubkey)).toBe(AMT2.tree);
             expect(ev.event.sequenceNumber).toBe(lastSeq + 1n);
             lastSeq = ev.event.sequenceNumber;
             expect(ev.event.rootIndex).toBe(Number(ev.event.sequenceNumber % 200n));
@@ -156,17 +157,17 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
     expect(g.seq).toBe(BigInt(appends));
     expect(g.nextIndex).toBe(1 + 10 * appends);
     store.read((r) => {
-      const t = r.batchTree(EZKE8.treeBytes)!;
+      const t = r.batchTree(AMT2.treeBytes)!;
       expect([t.seq, t.nextIndex]).toEqual([g.seq, BigInt(g.nextIndex)]);
-      expect(b58(r.node(EZKE8.treeBytes, 1n)!.hash)).toBe(b58(g.root));
+      expect(b58(r.node(AMT2.treeBytes, 1n)!.hash)).toBe(b58(g.root));
       // the queue holds the addresses not yet appended, in creation order
-      expect([...r.addressQueue(EZKE8.treeBytes)].map((q) => [Number(q.queueIndex), b58(q.address)])).toEqual(created.slice(10 * appends).map((a, i) => [10 * appends + i, a]));
+      expect([...r.addressQueue(AMT2.treeBytes)].map((q) => [Number(q.queueIndex), b58(q.address)])).toEqual(created.slice(10 * appends).map((a, i) => [10 * appends + i, a]));
       expect(g.queue).toBe(created.length - 10 * appends);
       // getMultipleNewAddressProofsV2's proof for a fresh address: 40 siblings folding to the generator's root
       for (const fill of [1, 77, 200]) {
         const fresh = new Uint8Array(32).fill(fill);
         fresh[0] = 0;
-        const p = getNewAddressProof(r, EZKE8, fresh);
+        const p = getNewAddressProof(r, AMT2, fresh);
         expect(p.proof).toHaveLength(40);
         expect(b58(p.root)).toBe(b58(g.root));
         let cur: Uint8Array = indexedLeafHashV2(p.lowerRangeAddress, p.higherRangeAddress);
@@ -177,7 +178,7 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
       }
       // an appended address is no longer absent: its low element is itself's predecessor and its range excludes it
       const appended = bs58.decode(created[0]!);
-      const p = getNewAddressProof(r, EZKE8, appended);
+      const p = getNewAddressProof(r, AMT2, appended);
       expect(Buffer.compare(Buffer.from(p.higherRangeAddress), Buffer.from(appended))).toBe(0);
     });
     await store.close();
@@ -215,21 +216,31 @@ describe('generator: v2 transactions on the batched tree HLKs5 beside the legacy
       return n;
     };
 
-    it('with a v2 weight it generates v2 transactions; after a replay that used HLKs5 it generates legacy ones only', async () => {
-      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5 });
+    // The reference fixtures' batched trees (not the generator's default bmt1 / amt2).
+    const HLKS5 = { v2Tree: 'HLKs5NJ8FXkJg8BrzJt56adFYYuwg5etzDtBbQYTsixu', v2Queue: '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU', v2RootHistoryCapacity: 20 };
+    const EZKE8 = { v2AddressTree: 'EzKE84aVTkCUhDHLELqyJaq1Y7UVVmqxXqZjVHwHY3rK' };
+
+    it('with a v2 weight it generates v2 transactions; after a replay that used its batched tree (HLKs5 here) it generates legacy ones only', async () => {
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, generatorBounds: HLKS5 });
       while (sim.slot() < 40) await new Promise((r) => setTimeout(r, 20));
       expect(await v2Count(1, 40)).toBeGreaterThan(10);
       await sim.close();
       const dir = txDir('batched_tree_transactions');
-      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [dir] });
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [dir], generatorBounds: HLKS5 });
       // The replay (115 transactions, HLKs5 only) fills the first slots; the generated ones follow.
       expect(await v2Count(1, 20)).toBeGreaterThan(0);
       while (sim.slot() < 240) await new Promise((r) => setTimeout(r, 20));
       expect(await v2Count(200, 240)).toBe(0);
     });
 
-    it('after a replay that used the batched address tree EzKE8 it generates legacy ones only', async () => {
-      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [txDir('batched_address_transactions')] });
+    it('a replay on HLKs5 leaves the default batched trees (bmt1, amt2) to the generator: v2 transactions go on after it', async () => {
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [txDir('batched_tree_transactions')] });
+      while (sim.slot() < 240) await new Promise((r) => setTimeout(r, 20));
+      expect(await v2Count(200, 240)).toBeGreaterThan(0);
+    });
+
+    it('after a replay that used its batched address tree (EzKE8 here) it generates legacy ones only', async () => {
+      sim = await startSimulator({ port: 0, slotMs: 1, txsPerBlock: 4, v2Weight: 5, replay: [txDir('batched_address_transactions')], generatorBounds: EZKE8 });
       while (sim.slot() < 200) await new Promise((r) => setTimeout(r, 20));
       expect(await v2Count(1, 10)).toBeGreaterThan(0);
       expect(await v2Count(150, 200)).toBe(0);

@@ -10,7 +10,9 @@
  * are served; GET /health shows per-circuit readiness under `prover`.
  */
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import { type Config, grpcXToken } from '../config/config.ts';
 import type { IngestEvent } from '../ingest/progress.ts';
 import { type GapReport, recordIngestEvent } from '../ingest/progress.ts';
@@ -27,6 +29,7 @@ import { buildServer } from '../rpc/http/server.ts';
 import type { RpcContext } from '../rpc/context.ts';
 import { SlotWatcher } from '../rpc/slotWatcher.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
+import { selfCheck } from '../state/selfCheck.ts';
 import { Store } from '../store/store.ts';
 import { DEFAULT_SIM_V2_WEIGHT } from '../sim/generator.ts';
 import { type GeyserServer, startGeyserServer } from '../sim/geyser.ts';
@@ -45,6 +48,101 @@ async function answers(url: string): Promise<boolean> {
     return res.ok;
   } catch {
     return false;
+  }
+}
+
+/** The URL a user on this machine reaches the API at: the bound host, or 127.0.0.1 for a wildcard bind. */
+export function apiUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${h.includes(':') ? `[${h}]` : h}:${port}`;
+}
+
+/**
+ * Opens the LMDB store at `db`; an error of the file system (permission, read-only, missing parent, no
+ * space) names the directory, which lmdb-js leaves out (`Permission denied: Attempting to setup locks`).
+ */
+function openStore(db: string, writemap: boolean): Store {
+  try {
+    return new Store({ path: db, writemap });
+  } catch (e) {
+    throw new Error(`cannot open the store at ${path.resolve(db)} (--db / REFRACT_DB): ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The Solana node's state as the daemon sees it. */
+export type NodeState = 'ok' | 'unreachable' | 'store_ahead';
+
+/**
+ * Watches the Solana node for `refract start`: every `intervalMs` a getSlot. `unreachable` when it
+ * fails; `store_ahead` when the store's last slot is more than `maxLag` slots past the node's tip (a
+ * node restarted from an earlier slot, e.g. a local validator or the simulator started again, or a
+ * node of another chain); else `ok`. Each change is logged once (warn, with both slots; back to ok:
+ * info) and shown by `refract_chain_node_state` / `refract_store_ahead_slots`, GET /health `chain`
+ * and GET /readiness (503 while not ok).
+ */
+class ChainWatch {
+  private state: { state: NodeState; nodeSlot: number | null; indexedSlot: number | null; detail?: string; since: string } | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    private readonly rpc: SolanaRpc,
+    private readonly indexedSlot: () => number | null,
+    private readonly maxLag: number,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    private readonly intervalMs = 3000,
+  ) {}
+
+  /** Checks now, then every `intervalMs`. */
+  start(): void {
+    void this.check();
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops checking. */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** What GET /health shows (null before the first check). */
+  view(): Record<string, unknown> | null {
+    return this.state && { ...this.state, ...(this.state.state === 'ok' ? {} : { reason: this.notReady() }) };
+  }
+
+  /** Why the daemon is not ready because of the node, or null. */
+  notReady(): string | null {
+    const s = this.state;
+    if (!s || s.state === 'ok') return null;
+    if (s.state === 'unreachable') return `the Solana node is unreachable (${s.detail}); indexed slot ${s.indexedSlot ?? 'none'}`;
+    return `the store (indexed slot ${s.indexedSlot}) is ahead of the Solana node's tip (slot ${s.nodeSlot}) by ${s.indexedSlot! - s.nodeSlot!} slots: the node restarted from an earlier slot, or it is another chain; indexing waits until the node passes slot ${s.indexedSlot}`;
+  }
+
+  private async check(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      const indexedSlot = this.indexedSlot();
+      let next: NonNullable<ChainWatch['state']>;
+      try {
+        const nodeSlot = Number(await this.rpc.getSlot());
+        const state: NodeState = indexedSlot !== null && indexedSlot - nodeSlot > this.maxLag ? 'store_ahead' : 'ok';
+        next = { state, nodeSlot, indexedSlot, since: new Date().toISOString() };
+      } catch (e) {
+        next = { state: 'unreachable', nodeSlot: null, indexedSlot, detail: (e as Error).message, since: new Date().toISOString() };
+      }
+      for (const st of ['ok', 'unreachable', 'store_ahead'] as const) this.metrics.chainNodeState.set({ state: st }, st === next.state ? 1 : 0);
+      this.metrics.storeAheadSlots.set(next.state === 'store_ahead' ? next.indexedSlot! - next.nodeSlot! : 0);
+      const prev = this.state;
+      if (prev?.state === next.state) next.since = prev.since;
+      this.state = next;
+      if (prev?.state === next.state || (!prev && next.state === 'ok')) return;
+      if (next.state === 'ok') this.log.info({ nodeSlot: next.nodeSlot, indexedSlot: next.indexedSlot }, `the Solana node is back: tip slot ${next.nodeSlot}, indexed slot ${next.indexedSlot ?? 'none'}; ready`);
+      else this.log.warn({ state: next.state, nodeSlot: next.nodeSlot, indexedSlot: next.indexedSlot }, `${this.notReady()}; /health says degraded and /readiness answers 503 until this changes`);
+    } finally {
+      this.running = false;
+    }
   }
 }
 
@@ -101,7 +199,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   /** Batch events refused for a root mismatch since start, per tree (GET /health: degraded). */
   const rootMismatches = new Map<string, number>();
   /** The signature backfill's progress (GET /health `backfill`, the progress bar). */
-  const backfillView = new BackfillView();
+  // Progress lines in the log (every 10 s and at each phase), not a bar the log lines would tear.
+  const backfillView = new BackfillView(false, (text, progress) => log.info({ backfill: { phase: progress.phase, listed: progress.listed, indexed: progress.indexed, etaSeconds: progress.etaSeconds } }, text));
   /** The gap in a tree's numbers ingest is held at, if any (GET /health: degraded). */
   let sequenceHeld: GapReport | null = null;
   /** Which live source the indexer follows (GET /health `source`): grpc or rpc, since when, its fallbacks. */
@@ -132,13 +231,19 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const synced = await syncTreeRegistry(config.ingest && config.treeSync ? solana : null, config.trees, { owner: config.treeOwner, log });
   const { registry, trees } = synced;
   const treeLookup = config.ingest && config.treeSync ? { owner: config.treeOwner, negativeTtlMs: config.treeLookupTtlSeconds * 1000 } : undefined;
-  const store = new Store({ path: config.db, writemap: config.lmdbWritemap });
+  const store = openStore(config.db, config.lmdbWritemap);
   // The cluster this store indexes (snapshots name it); refuses a store of another cluster.
   if (config.ingest) await recordGenesisHash(store, solana, log).catch(async (e: unknown) => {
     await store.close();
     await closeSimulator();
     throw e;
   });
+  // The startup self-check (src/state/selfCheck.ts): counters vs stored elements, per tree; never silent.
+  const checked = store.read((r) => selfCheck(r, registry.all()));
+  for (const c of ['inputQueue', 'outputQueue', 'addressQueue', 'leaves'] as const) metrics.storeSelfCheck.set({ check: c }, checked.disagreements.filter((d) => d.check === c).length);
+  for (const d of checked.disagreements) log.error({ tree: d.tree, check: d.check }, `store self-check: tree ${d.tree}: ${d.detail}`);
+  if (checked.disagreements.length) log.error({ disagreements: checked.disagreements.length, truncated: checked.truncated }, 'the store disagrees with its own counters (listed above): GET /health is degraded; re-index or restore from a snapshot');
+  else log.info({ trees: checked.trees, elements: checked.elements, ms: Math.round(checked.ms) }, 'store self-check passed');
   const data = new LmdbDataSource(store, registry, { solana });
   // minContextSlot waits (src/rpc/slotWatcher.ts): the store's last slot now, then every committed batch
   // (onIngestEvent); a new slot drops lmdb-js's cached read snapshot so the woken requests see the commit.
@@ -170,6 +275,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     ptau: config.ptau,
     setupArgs: p.setupArgs,
     warm: p.warm,
+    lightKeys: config.lightKeys,
+    ownCircuits: config.ownCircuits,
+    lightKeysSource: config.lightKeysSource ? path.resolve(config.lightKeysSource) : undefined,
     metrics,
     log,
   });
@@ -182,6 +290,9 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     config: { healthMaxSlotLag: config.healthMaxSlotLag },
     slots,
   };
+  // The node as the daemon sees it (GET /health `chain`, GET /readiness, refract_chain_node_state): checked
+  // every few seconds while ingest runs; each change of state is logged once, with both slots.
+  const chain = new ChainWatch(new SolanaRpc(config.rpcUrl, { timeoutMs: 3000 }), () => store.read((r) => r.lastSlot()), config.healthMaxSlotLag, metrics, log);
   const app = buildServer(ctx, {
     logger: log as never,
     logRequests: config.logLevel === 'debug' || config.logLevel === 'trace',
@@ -192,10 +303,13 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     httpErrorsAs200: config.httpErrorsAs200,
     corsOrigins: config.corsOrigins,
     onMetrics: (m) => metrics.rpcDuration.observe({ method: m.method, status: String(m.status) }, m.durationMs / 1000),
+    notReady: () => (config.ingest ? chain.notReady() : null),
     health: async () => ({
       indexedSlot: store.read((r) => r.lastSlot()),
       ingest: config.ingest,
-      ...(ingestError || rootMismatches.size || sequenceHeld ? { status: 'degraded' } : {}),
+      ...(ingestError || rootMismatches.size || sequenceHeld || checked.disagreements.length || (config.ingest && chain.notReady()) ? { status: 'degraded' } : {}),
+      ...(config.ingest ? { chain: chain.view() } : {}),
+      ...(checked.disagreements.length ? { selfCheck: { disagreements: checked.disagreements, truncated: checked.truncated } } : {}),
       ...(ingestError ? { ingestError } : {}),
       ...(sequenceHeld ? { sequenceHeld: { ...sequenceHeld, reason: `gap in tree ${sequenceHeld.tree}'s ${sequenceHeld.stream} numbers (expected ${sequenceHeld.expected}, got ${sequenceHeld.got}) between slots ${sequenceHeld.afterSlot} and ${sequenceHeld.slot}: ingest holds until the missing transactions are found` } } : {}),
       ...(backfillView.health() ? { backfill: backfillView.health() } : {}),
@@ -224,7 +338,22 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   log.info({ port, db: config.db, rpc: config.ingest ? displayUrl(config.rpcUrl) : null, grpc: config.ingest && grpcUrl ? displayUrl(grpcUrl) : null, poseidon: poseidonInfo() }, 'refract listening');
+  const api = apiUrl(config.host, port);
+  log.info({ api }, `the API is at ${api}; try: curl -s ${api} -H 'content-type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getIndexerHealth"}'   (also ${api}/health, ${api}/metrics)`);
 
+  if (config.ingest) chain.start();
+  // Key setup in the background can take many minutes without a line of its own (the ptau's stages):
+  // one progress line a minute while it runs.
+  const setupStarted = Date.now();
+  const setupProgress = setInterval(() => {
+    void prover.health().then((h) => {
+      const keys = h.keys as { ready: number; total: number; setup?: { state: string; lastLines: string[] } } | undefined;
+      if (keys?.setup?.state !== 'running') return;
+      const last = keys.setup.lastLines.at(-1)?.replace(/^\[refract setup\]\s*/, '');
+      log.info({ keys: { ready: keys.ready, total: keys.total } }, `building proving keys in the background: ${keys.ready} of ${keys.total} circuits ready after ${Math.round((Date.now() - setupStarted) / 60_000)} min${last ? `; now: ${last}` : ''} (reads work meanwhile; validity proofs answer "Prover not available … retry later")`);
+    }, () => {});
+  }, 60_000);
+  setupProgress.unref();
   // The ingest loop: on its own thread (default; see src/ingest/threads/ingestThread.ts), or on this one (`ingestThread: false`).
   const abort = new AbortController();
   const onIngestEvent = (e: IngestEvent) => {
@@ -285,6 +414,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     (stopping ??= (async () => {
       log.info('shutting down: stop polling, finish the batch, close the server and the store');
       abort.abort();
+      chain.stop();
+      clearInterval(setupProgress);
       backfillView.stopBar();
       await thread?.stop().catch(() => {});
       await ingest;

@@ -13,6 +13,11 @@ const treeEntry = z.object({
   rootHistoryCapacity: z.number().int(),
 });
 
+/** Values of `logFormat` / `REFRACT_LOG_FORMAT` / `--log-format`. */
+export const LOG_FORMATS = ['auto', 'pretty', 'json'] as const;
+/** A log format (src/log.ts). */
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 /** Upper bound of `minContextWaitMs`. */
 export const MAX_MIN_CONTEXT_WAIT_MS = 60_000;
 /** The message of an invalid `minContextWaitMs`, naming where it is set. */
@@ -62,6 +67,12 @@ export const configSchema = z
     maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
     keysDir: z.string().default('./keys'),
     prover: z.boolean().default(true),
+    /** Prove with Light Protocol's own proving keys (`<keysDir>/light/`, converted from Light's CLI packages by `refract setup --light-keys`); missing ones are converted in the background. */
+    lightKeys: z.boolean().default(true),
+    /** With lightKeys: prove shapes Light ships no key for (or whose key is not ready) with Refract's own circuits — such proofs do NOT verify on chain. */
+    ownCircuits: z.boolean().default(false),
+    /** With lightKeys: where the background conversion takes Light's `.key` files (e.g. an installed Light CLI's `bin/proving-keys`); absent = the CLI packages from the npm registry. */
+    lightKeysSource: z.string().min(1).optional(),
     proverThreads: z.number().int().min(1).max(256).optional(),
     proverCurve: z.enum(['auto', 'multi', 'single']).default('auto'),
     /** MSM and FFT kernels under snarkjs in the prover threads; absent = native when the addon is built. */
@@ -83,7 +94,12 @@ export const configSchema = z
      */
     rateLimit: z.union([z.literal(false), z.object({ ratePerSecond: z.number().positive().finite(), burst: z.number().int().positive() }).strict()]).optional(),
     bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
-    httpErrorsAs200: z.boolean().default(false),
+    /**
+     * Answer JSON-RPC errors with HTTP 200 and the error in the body (default), as Photon does and as
+     * JSON-RPC clients read them: `@lightprotocol/stateless.js` reads no body on a non-200 status and
+     * shows only `HTTP error! status: N`. `false`: the statuses of docs/api.md#errors (401, 429, 503…).
+     */
+    httpErrorsAs200: z.boolean().default(true),
     corsOrigins: z.array(z.string().min(1)).default(['*']),
     healthMaxSlotLag: z.number().int().min(0).default(20),
     /** Longest wait of a request for its `minContextSlot` to be indexed, ms (src/rpc/slotWatcher.ts); 0 = never wait. */
@@ -94,6 +110,8 @@ export const configSchema = z
       .max(MAX_MIN_CONTEXT_WAIT_MS, { error: minContextWaitMessage })
       .default(2000),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Log format (src/log.ts): `auto` = human-readable on a terminal, JSON otherwise; `pretty`; `json`. */
+    logFormat: z.enum(LOG_FORMATS).default('auto'),
     trees: z.array(treeEntry).default([]),
     /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/sources/treeSync.ts). */
     treeSync: z.boolean().default(true),
@@ -118,6 +136,9 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_PORT: { key: 'port', type: 'number' },
   REFRACT_KEYS_DIR: { key: 'keysDir', type: 'string' },
   REFRACT_PROVER_URL: { key: 'proverUrl', type: 'string' },
+  REFRACT_LIGHT_KEYS: { key: 'lightKeys', type: 'boolean' },
+  REFRACT_OWN_CIRCUITS: { key: 'ownCircuits', type: 'boolean' },
+  REFRACT_LIGHT_KEYS_SOURCE: { key: 'lightKeysSource', type: 'string' },
   REFRACT_PROVER_THREADS: { key: 'proverThreads', type: 'number' },
   REFRACT_PROVER_CURVE: { key: 'proverCurve', type: 'string' },
   REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
@@ -132,6 +153,7 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
   REFRACT_HTTP_ERRORS_AS_200: { key: 'httpErrorsAs200', type: 'boolean' },
   REFRACT_CORS_ORIGINS: { key: 'corsOrigins', type: 'list' },
   REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
+  REFRACT_LOG_FORMAT: { key: 'logFormat', type: 'string' },
   REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
   REFRACT_BACKFILL_THRESHOLD_SLOTS: { key: 'backfillThresholdSlots', type: 'number' },
   REFRACT_BACKFILL_RPS: { key: 'backfillRps', type: 'number' },
@@ -154,6 +176,19 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
  */
 export function grpcXToken(env: Record<string, string | undefined> = process.env): string | undefined {
   return env.REFRACT_GRPC_X_TOKEN || undefined;
+}
+
+/**
+ * The log format every logger of the process uses (src/log.ts), from REFRACT_LOG_FORMAT: `auto` when
+ * unset or empty. Read here, not through `loadConfig`, because loggers exist before the config (and in
+ * worker threads and `refract setup` children); `--log-format` sets the variable for all of them.
+ * Throws Error naming the variable for an unknown value.
+ */
+export function logFormat(env: Record<string, string | undefined> = process.env): LogFormat {
+  const v = env.REFRACT_LOG_FORMAT?.trim().toLowerCase();
+  if (!v) return 'auto';
+  if (!(LOG_FORMATS as readonly string[]).includes(v)) throw new Error(`REFRACT_LOG_FORMAT: expected ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(env.REFRACT_LOG_FORMAT)}`);
+  return v as LogFormat;
 }
 
 const ENV_TRUE = new Set(['1', 'true', 'yes', 'on']);

@@ -329,6 +329,8 @@ export interface ValidityProofRequest {
 export interface ValidityProofRecord {
   /** a: 32 bytes, b: 64 bytes, c: 32 bytes (compressed points); null when the prover was not called (V2). */
   compressedProof: { a: Uint8Array; b: Uint8Array; c: Uint8Array } | null;
+  /** Set only when the proof was made with Refract's own circuits while Light's keys are in use (`--own-circuits`): it does not verify on chain. Answered as `warning`. */
+  warning?: string;
   /** In request order. */
   accounts: {
     hash: Bytes32;

@@ -179,6 +179,7 @@ export function encodeValidityProofV1(r: ValidityProofRecord) {
     leafIndices: [...r.accounts.map((a) => a.leafIndex), ...r.addresses.map((a) => a.lowElementLeafIndex)],
     leaves: [...r.accounts.map((a) => b58(a.hash)), ...r.addresses.map((a) => b58(a.address))],
     merkleTrees: [...r.accounts.map((a) => b58(a.treeInfo.tree)), ...r.addresses.map((a) => b58(a.treeInfo.tree))],
+    ...(r.warning ? { warning: r.warning } : {}),
   };
 }
 
@@ -199,6 +200,7 @@ export function encodeValidityProofV2(r: ValidityProofRecord) {
       rootIndex: a.rootIndex,
       merkleContext: encodeMerkleContext(a.treeInfo),
     })),
+    ...(r.warning ? { warning: r.warning } : {}),
   };
 }
 

@@ -246,6 +246,7 @@ export const CompressedProofWithContext = named(
     leafIndices: z.array(UnsignedInteger),
     leaves: z.array(Pubkey).meta({ description: 'Base58 32-byte values: the account hashes, then the new addresses' }),
     merkleTrees: z.array(Pubkey),
+    warning: z.string().optional().meta({ description: "Present only with --own-circuits, when Refract's own circuit keys made the proof: Light's on-chain verifier rejects it" }),
   }),
 );
 
@@ -265,6 +266,7 @@ export const CompressedProofWithContextV2 = named(
       }),
     ),
     addresses: z.array(z.strictObject({ address: Pubkey, root: Hash, rootIndex: u16, merkleContext: MerkleContextV2 })),
+    warning: z.string().optional().meta({ description: "Present only with --own-circuits, when Refract's own circuit keys made the proof: Light's on-chain verifier rejects it" }),
   }),
 );
 

@@ -2,10 +2,10 @@
  * Generator of synthetic but valid Light Protocol transactions. Legacy (noop) format on a v1 tree:
  * compress, lamport transfers, compressed-token mint and transfer, address creation, and the
  * forester's nullification and address-tree updates. With `v2Weight` > 0, also the instruction-based
- * (v2) format on a batched state tree (default HLKs5, output queue 6L7Sz…): compress and transfer
+ * (v2) format on a batched state tree (default bmt1, output queue oq1…): compress and transfer
  * outputs into the output queue, spends into the input queue, and the forester's BatchAppend /
  * BatchNullify events every zkp batch, whose `new_root` the generator computes on its own height-32
- * Poseidon tree; and new addresses in a batched address tree (AddressV2, default EzKE8…, queue = tree)
+ * Poseidon tree; and new addresses in a batched address tree (AddressV2, default amt2…, queue = tree)
  * with the forester's BatchAddressAppend events, whose `new_root` comes from the generator's own
  * height-40 indexed tree (v2 leaf = Poseidon(value, next value), zeroeth element at leaf 0). Every
  * output hash is the real compressed-account hash, so the indexer's recomputation accepts them; every
@@ -14,6 +14,11 @@
  * Output is Solana JSON as an RPC node returns it (getBlock with base64 transactions, or
  * getTransaction), with legacy wire transactions encoded by compactTx.ts (the bytes @solana/kit gives);
  * `nextCompact` gives the same transactions before JSON (wire bytes and raw inner instructions).
+ *
+ * Every tree it writes to is one `@lightprotocol/stateless.js` knows on a local URL without asking the
+ * chain (its `localTestActiveStateTreeInfos`): smt1/nfq1 (v1 state), amt1/aq1 (v1 address), bmt1/oq1
+ * (batched state) and amt2 (batched address). A stream on other trees makes the official client throw
+ * `No associated TreeInfo found for tree or queue` (issue #33).
  */
 import { createHash } from 'node:crypto';
 import * as base58 from '../solana/base58.ts';
@@ -52,12 +57,20 @@ export type TxKind =
   | 'batchNullify'
   | 'batchAddressAppend';
 
-/** The batched state tree v2 transactions go to by default (config/trees.json: StateV2, height 32, root history 20). */
-export const DEFAULT_V2_TREE = 'HLKs5NJ8FXkJg8BrzJt56adFYYuwg5etzDtBbQYTsixu';
-/** Its output queue. */
-export const DEFAULT_V2_QUEUE = '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU';
-/** The batched address tree v2 new addresses go to by default (config/trees.json: AddressV2, height 40, queue = tree, root history 200). */
-export const DEFAULT_V2_ADDRESS_TREE = 'EzKE84aVTkCUhDHLELqyJaq1Y7UVVmqxXqZjVHwHY3rK';
+/**
+ * The batched state tree v2 transactions go to by default: bmt1, the first of the official client's
+ * local batched trees (config/trees.json: StateV2, height 32, root history 200).
+ */
+export const DEFAULT_V2_TREE = 'bmt1LryLZUMmF7ZtqESaw7wifBXLfXHQYoE4GAmrahU';
+/** Its output queue (oq1). */
+export const DEFAULT_V2_QUEUE = 'oq1na8gojfdUhsfCpyjNt6h4JaDWtHf1yQj4koBWfto';
+/** Root-history capacity of {@link DEFAULT_V2_TREE} (config/trees.json). */
+export const DEFAULT_V2_ROOT_HISTORY_CAPACITY = 200;
+/**
+ * The batched address tree v2 new addresses go to by default: amt2, the official client's default
+ * address tree (config/trees.json: AddressV2, height 40, queue = tree, root history 200).
+ */
+export const DEFAULT_V2_ADDRESS_TREE = 'amt2kaJA14v3urZbZvnc5v2np8jqvc4Z8zDep5wbtzx';
 /**
  * The v2 weight `refract simulate` and `npm start` use by default: beside the legacy kinds' total
  * weight of 11, about one user transaction in twelve is a v2 one.
@@ -113,7 +126,7 @@ export interface GeneratorOptions {
   v2Tree?: string;
   /** Its output queue (base58, default {@link DEFAULT_V2_QUEUE}). */
   v2Queue?: string;
-  /** Root-history capacity of the batched tree: an event's root_index is seq mod this (default 20, HLKs5's). */
+  /** Root-history capacity of the batched tree: an event's root_index is seq mod this (default 200, bmt1's). */
   v2RootHistoryCapacity?: number;
   /** Leaves (output queue) or nullifiers (input queue) per forester batch event (default 10). */
   zkpBatchSize?: number;
@@ -124,7 +137,7 @@ export interface GeneratorOptions {
   maxV2Leaves?: number;
   /** Batched address tree of the v2 new addresses (base58, AddressV2, queue = tree; default {@link DEFAULT_V2_ADDRESS_TREE}). */
   v2AddressTree?: string;
-  /** Its root-history capacity: a BatchAddressAppend's root_index is seq mod this (default 200, EzKE8's). */
+  /** Its root-history capacity: a BatchAddressAppend's root_index is seq mod this (default 200, amt2's). */
   v2AddressRootHistoryCapacity?: number;
   /**
    * Most v2 addresses the generator creates (default 65,536; its indexed tree takes about 100 bytes per
@@ -305,7 +318,7 @@ export class LightTxGenerator {
     if (!(v2Weight >= 0) || !Number.isFinite(v2Weight)) throw new RangeError(`generator v2Weight must be a finite number ≥ 0, got ${v2Weight}`);
     const zkp = opts.zkpBatchSize ?? 10;
     if (!Number.isSafeInteger(zkp) || zkp < 1) throw new RangeError(`generator zkpBatchSize must be an integer ≥ 1, got ${zkp}`);
-    const cap = opts.v2RootHistoryCapacity ?? 20;
+    const cap = opts.v2RootHistoryCapacity ?? DEFAULT_V2_ROOT_HISTORY_CAPACITY;
     if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`generator v2RootHistoryCapacity must be an integer ≥ 1, got ${cap}`);
     this.v2Enabled = v2Weight > 0;
     this.zkp = zkp;

@@ -52,7 +52,7 @@ const QUEUE_OF: Record<TreeEntry['type'], QueueKind | null> = { StateV1: 'Nullif
 
 /**
  * The account-compression accounts the simulator serves: each tree of `config/trees.json` (the
- * generated transactions use smt1, amt1 and, with a v2 weight, HLKs5 and its output queue) and its queue, owned by Photon's expected tree owner,
+ * generated transactions use smt1, amt1 and, with a v2 weight, bmt1 with its output queue oq1 and amt2) and its queue, owned by Photon's expected tree owner,
  * as header-only account data in the real accounts' layout (src/light/treeAccounts.ts
  * `encodeTreeAccount`; next index and sequence number 0). Pubkey (base58) → data.
  */
@@ -104,10 +104,10 @@ export interface SimulatorOptions {
    * answer as pruned. An integer ≥ 1, else startSimulator throws a RangeError.
    */
   keepSlots?: number;
-  /** The generator's memory bounds (GeneratorOptions maxHeldAccounts / maxAddresses; defaults there). */
-  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses'>;
+  /** The generator's memory bounds (GeneratorOptions maxHeldAccounts / maxAddresses) and, for tests, its batched trees (v2Tree, v2Queue, v2RootHistoryCapacity, v2AddressTree); defaults there. */
+  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses' | 'v2Tree' | 'v2Queue' | 'v2RootHistoryCapacity' | 'v2AddressTree'>;
   /**
-   * Relative weight of instruction-based (v2) transactions on the batched tree HLKs5 beside the legacy
+   * Relative weight of instruction-based (v2) transactions on the batched trees bmt1 and amt2 beside the legacy
    * kinds (GeneratorOptions.v2Weight; default profile: 0 here, `refract simulate` and `npm start` pass
    * DEFAULT_SIM_V2_WEIGHT; sparse profile: DEFAULT_SIM_V2_WEIGHT). Ignored (no v2 transactions) when
    * replayed transactions use that tree.
@@ -679,7 +679,11 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       ticker = null;
       listeners.clear();
       chain.close();
-      closing ??= new Promise<void>((r) => server.close(() => r()));
+      closing ??= new Promise<void>((r) => {
+        server.close(() => r());
+        // keep-alive connections (an indexer's pooled fetch) would hold close() until they idle out (5 s)
+        server.closeAllConnections();
+      });
       return closing;
     },
   };

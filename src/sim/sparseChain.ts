@@ -59,7 +59,7 @@ export interface SparseChainOptions {
   seed: number;
   owners: number;
   v2Weight: number;
-  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses'>;
+  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses' | 'v2Tree' | 'v2Queue' | 'v2RootHistoryCapacity' | 'v2AddressTree'>;
   historySlots: number;
   lightEvery: number;
   lightMaxPerSlot: number;

@@ -60,7 +60,7 @@ export interface WindowChainOptions {
   seed: number;
   owners: number;
   v2Weight: number;
-  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses'>;
+  generatorBounds?: Pick<GeneratorOptions, 'maxHeldAccounts' | 'maxAddresses' | 'v2Tree' | 'v2Queue' | 'v2RootHistoryCapacity' | 'v2AddressTree'>;
   replay: string[];
   replayOnly: boolean;
   /** One Light transaction in N left out of the account-compression program's listing (0 = none). */

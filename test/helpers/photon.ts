@@ -1,5 +1,5 @@
 /**
- * Access to the reference indexer's fixtures in ../shared/photon (never copied into the repo).
+ * Access to the reference indexer's fixtures, vendored in test/fixtures/photon (see test/fixtures/README.md).
  */
 import { readFileSync, readdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-export const PHOTON_DIR = resolve(REPO_ROOT, '../shared/photon');
+export const PHOTON_DIR = resolve(REPO_ROOT, 'test/fixtures/photon');
 
 /** Absolute path of a fixture case folder (transactions/<name>). */
 export function txDir(name: string): string {

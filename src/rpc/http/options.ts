@@ -46,7 +46,10 @@ export interface RpcServerOptions {
   logRequests?: boolean;
   /** Maximum request body, bytes (default 1 MiB) → 413 above it. */
   bodyLimitBytes?: number;
-  /** Answer JSON-RPC errors with HTTP 200 (Photon/jsonrpsee behaviour) instead of 4xx/5xx. Default false. */
+  /**
+   * Answer JSON-RPC errors with HTTP 200 (Photon/jsonrpsee behaviour) instead of 4xx/5xx. Default false
+   * for an embedded server; `refract start` passes the config's `httpErrorsAs200`, true by default.
+   */
   httpErrorsAs200?: boolean;
   /** API keys (strings or objects; `refract start` passes the config's `apiKeys`). None at all → open API. */
   apiKeys?: readonly (string | ApiKeyConfig)[];
@@ -76,4 +79,6 @@ export interface RpcServerOptions {
   onMetrics?: (m: RequestMetrics) => void;
   /** Extra fields for `GET /health` (e.g. prover readiness). A throw → 503 `{status: "error"}`. */
   health?: () => Awaitable<Record<string, unknown>>;
+  /** Why the server is not ready (`GET /readiness` → 503 with this message), or null when it is. */
+  notReady?: () => string | null;
 }

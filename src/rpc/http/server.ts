@@ -116,7 +116,9 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   if (corsOrigins.length > 0) void app.register(fastifyCors, corsOptions(corsOrigins));
   void app.register(accessPlugin, { access });
   void app.register(jsonRpcPlugin, { ctx, access, replies });
-  void app.register(probesPlugin, { ctx, health: options.health, replies });
+  // The probes keep their HTTP statuses whatever httpErrorsAs200 says: load balancers and Kubernetes read the status.
+  const probeReplies = fastifyReplies({ bodyLimitBytes: bodyLimit, httpErrorsAs200: false, trackMetrics: !!options.onMetrics });
+  void app.register(probesPlugin, { ctx, health: options.health, notReady: options.notReady, replies: probeReplies });
   void app.register(openApiPlugin);
   if (options.onMetrics) void app.register(metricsPlugin, { onMetrics: options.onMetrics });
   app.addHook('preClose', (done) => {

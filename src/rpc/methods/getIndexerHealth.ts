@@ -7,6 +7,8 @@
  *   slot number → `Solana RPC error: getSlot returned …` (all HTTP 503, code -32000; the URL has no
  *   credentials or api-key value). Photon answers these `Internal server error` (UnexpectedError);
  *   Refract says which dependency failed.
+ * - the store ahead of the node's tip by more than `healthMaxSlotLag` (a node restarted from an earlier
+ *   slot, another chain): `Store is ahead of the node: indexed slot X, the node's tip Y (…)` (503).
  * - nothing indexed: `Record Not Found: No data has been indexed` (404) when the node answers; when it
  *   does not, the Solana error above with `; no data has been indexed yet` appended (Photon reads the
  *   context first and would only say "No data has been indexed", hiding the node being down).
@@ -55,6 +57,9 @@ export const getIndexerHealth = defineMethod({
     if (indexed === null) throw RpcError.notFound('No data has been indexed');
     const behind = chain - indexed;
     if (behind > BigInt(ctx.config.healthMaxSlotLag)) throw RpcError.staleSlot(behind);
+    if (-behind > BigInt(ctx.config.healthMaxSlotLag)) {
+      throw RpcError.unavailable(`Store is ahead of the node: indexed slot ${indexed}, the node's tip ${chain} (the node restarted from an earlier slot, or it is another chain)`);
+    }
     return 'ok';
   },
 });
