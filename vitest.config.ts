@@ -1,4 +1,37 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The test files that take longest (CI on 2 cores, four files at a time: bench-free wall times of
+ * 1–10 min each: simulated chains in real time, SIGKILL cycles, Groth16 key builds), started first so
+ * that they overlap the many short files instead of finishing alone at the end.
+ */
+const SLOW_FIRST = [
+  'crash.kill.bin',
+  'backfill.bin',
+  'prover.native',
+  'validityProof.v2',
+  'snapshot.replica.bin',
+  'circuits.v2',
+  'setup.fresh',
+  'prover.rpc',
+  'grpc.bin',
+  'ingest.crash',
+  'prover.tableFiles.bin',
+  'client.sim.bin',
+];
+
+/** vitest's order (cached durations, then size), with SLOW_FIRST moved to the front in its order. */
+class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (f: TestSpecification) => {
+      const i = SLOW_FIRST.findIndex((n) => f.moduleId.endsWith(`/test/${n}.test.ts`));
+      return i < 0 ? SLOW_FIRST.length : i;
+    };
+    return [...sorted].sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
@@ -6,5 +39,20 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 600_000,
     pool: 'forks',
+    // Four test files at a time. vitest's default on a 2-core machine is cores − 1 = ONE file at a
+    // time, and most of the suite waits rather than computes (simulated chains in real time, daemons
+    // started and killed, Redis, HTTP): run serially the CI took 34 min; overlapped, the waits share
+    // the clock. CPU-bound files (proofs, key builds) then share the cores, so no test asserts a
+    // wall-clock speed (benchmarks live in bench/).
+    maxWorkers: 4,
+    minWorkers: 1,
+    sequence: { sequencer: SlowFirstSequencer },
+    // the development ptau, once, before the files start (instant with REFRACT_DEV_PTAU or a kept one)
+    globalSetup: ['test/globalSetup.ts'],
+    // names any test that holds its worker's event loop 20 s or more (vitest's worker RPC times out at 60 s)
+    setupFiles: ['test/setup/loopWatch.ts'],
+    // Daemons started by tests serve Refract's own circuits unless a test asks for Light's keys
+    // (the Light tests use LIGHT_TEST_KEYS): no background fetch of Light's packages.
+    env: { REFRACT_LIGHT_KEYS: 'false' },
   },
 });

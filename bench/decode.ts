@@ -1,6 +1,6 @@
 /**
  * Block decoding benchmark: µs of CPU per transaction for `decodeBlockJson` on a real block
- * (../shared/photon/blocks/get_lanon_voting_signatures/270893658: 57 transactions, 11 votes, no Light
+ * (test/fixtures/photon/blocks/get_lanon_voting_signatures/270893658: 57 transactions, 11 votes, no Light
  * transaction), with the skim (default: transactions naming neither the account-compression nor the
  * vote program are read for signature and error only) and without it (`skim: null`, every message
  * decoded in full), in interleaved rounds; the ratio is the median of per-round ratios. The same
@@ -20,7 +20,7 @@ const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7'
 const rounds = Number(values.rounds);
 const passes = Number(values.passes);
 const root = new URL('..', import.meta.url).pathname;
-const photon = join(root, '../shared/photon');
+const photon = join(root, 'test/fixtures/photon');
 const raw = JSON.parse(readFileSync(join(photon, 'blocks/get_lanon_voting_signatures/270893658'), 'utf8'));
 const block = raw.result ?? raw;
 const light = readdirSync(join(photon, 'transactions')).flatMap((d) =>

@@ -1,6 +1,6 @@
 /**
  * Recomputes the `hash` of every compressed account in Photon's snapshot files
- * (../shared/photon/snapshots/*accounts*.snap and *-transaction*.snap) with compressedAccountHash
+ * (test/fixtures/photon/snapshots/*accounts*.snap and *-transaction*.snap) with compressedAccountHash
  * and checks hashToField / the LE-vs-BE byte placement (spec photon.md §2.2).
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { compressedAccountHash, hashToField, type HashableCompressedAccount } fr
 import { poseidon } from '../src/merkle/poseidon.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SNAP_DIR = path.join(path.resolve(REPO_ROOT, '../shared/photon'), 'snapshots');
+const SNAP_DIR = path.join(path.resolve(REPO_ROOT, 'test/fixtures/photon'), 'snapshots');
 
 interface SnapAccount {
   hash: string;

@@ -3,7 +3,7 @@
  * its address tree (V2: appended by a BatchAddressAppend; V1: inserted by an IndexedMerkleTreeEvent)
  * or still in an AddressV2 address queue, with `Validation Error: Address <base58> already exists`
  * (-32000, HTTP 400), the error getValidityProofV2 gives for the same addresses. A fresh address
- * still gets a proof. Over the reference fixture batched_address_transactions (../shared/photon, read
+ * still gets a proof. Over the reference fixture batched_address_transactions (test/fixtures/photon, read
  * in place: 50 addresses queued in EzKE8, then 5 BatchAddressAppend events) and, for V1 (no fixture
  * creates a v1 address), a store indexed from the generator's createAddress + addressUpdate
  * transactions. The in-memory test data source must answer the same.
@@ -124,7 +124,7 @@ describe('batched_address_transactions: before the BatchAddressAppend events (50
     const res = await rpcResult(app, 'getMultipleNewAddressProofsV2', [{ address: fresh, tree: EZKE8 }]);
     expect(res.value).toHaveLength(1);
     expect(res.value[0]).toMatchObject({ lowElementLeafIndex: 0, lowerRangeAddress: '11111111111111111111111111111111', merkleTree: EZKE8 });
-    // ADDRESS_TREE_INIT_ROOT_40 (shared/photon/README.md)
+    // ADDRESS_TREE_INIT_ROOT_40 (test/fixtures/photon/README.md)
     expectV2Proof(res.value[0], fresh, '2uJGx1Up9Px37MGfTLg2kidGcRHP3vfcGm1rtEzQrChy');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * Decoding layer: RPC JSON → TransactionInfo/BlockInfo (src/solana/decode.ts), Borsh reader
  * (src/light/borsh.ts), Light noop events (src/light/events.ts) and parseTransaction
- * (src/light/parser.ts), against the reference fixtures in ../shared/photon (read in place).
+ * (src/light/parser.ts), against the reference fixtures in test/fixtures/photon.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -31,7 +31,7 @@ import { DecodeError } from '../src/solana/errors.ts';
 import type { InstructionInfo, LightEvent, PublicTransactionEvent, TransactionInfo } from '../src/types.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SHARED = path.resolve(REPO, '../shared/photon');
+const SHARED = path.resolve(REPO, 'test/fixtures/photon');
 const TX_DIR = path.join(SHARED, 'transactions');
 const BLOCK_FILE = path.join(SHARED, 'blocks/get_lanon_voting_signatures/270893658');
 
@@ -50,7 +50,7 @@ interface Fixture {
   json: any;
 }
 
-// The legacy-format folders (noop-carried events); the v2 folders beside them in ../shared/photon are
+// The legacy-format folders (noop-carried events); the v2 folders beside them in test/fixtures/photon are
 // decoded and parsed by test/parser.v2.test.ts and test/golden.v2.test.ts.
 const LEGACY_FOLDERS = ['e2e_mint_and_transfer_transactions', 'lamport_transfers', 'transaction_with_tree_rollover_fee'];
 const fixtures: Fixture[] = LEGACY_FOLDERS.flatMap((folder) =>

@@ -1,7 +1,7 @@
 /**
  * Golden tests of the v2 (instruction-based events, batched trees) indexing path over the reference's
- * six v2 fixture folders (../shared/photon/transactions, read in place), reproducing what the reference
- * tests assert (shared/photon/README.md "v2 cases"): queue contents and indices, account states, tree
+ * six v2 fixture folders (test/fixtures/photon/transactions), reproducing what the reference
+ * tests assert (test/fixtures/photon/README.md "v2 cases"): queue contents and indices, account states, tree
  * roots equal to the chain's `new_root` after every batch event and to a reference tree built here,
  * token balances, re-indexing idempotence, and a corrupted `new_root` refused with nothing stored.
  */
@@ -315,7 +315,7 @@ describe('batched_tree_token_transactions (2 cToken transfers on HLKs5)', () => 
   const files = load('batched_tree_token_transactions');
   const SENDER = 'En9a97stB3Ek2n6Ey3NJwCUJnmTzLMMEA5C69upGDuQP';
   // The token data says: mint FcygLm…, recipients DyRWDm…, 3Yzfc…, 2ShDK… (9,255 each) and 24fLJv… (9,258).
-  // (shared/photon/README.md lists FcygLm… as a recipient and 24fLJv… as the mint: the data disagrees.)
+  // (test/fixtures/photon/README.md lists FcygLm… as a recipient and 24fLJv… as the mint: the data disagrees.)
   const MINT = 'FcygLmSjsnEc9v5GDbFBoGRoAx7zuYPTp8CRhKB8snQ4';
   const RECIPIENTS = { DyRWDm81iYePWsdw1Yn2ue8CPcp7Lba6XsB8DVSGM7HK: 9255n, '3YzfcCyqUPE9oubX2Ct9xWn1u5urqmGu6wfcFavHsCQZ': 9255n, '2ShDKqkcMmacgYeSsEjwjLVJcoERZ9jgZ8tFyssxd82S': 9255n, '24fLJv6tHmsxQg5vDD7XWy85TMhFzJdkqZ9Ta3LtVReU': 9258n };
 

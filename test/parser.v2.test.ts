@@ -1,6 +1,6 @@
 /**
  * The instruction-based (v2) Light parser (src/light/parserV2.ts, photon.md §1.5) against the
- * reference's v2 fixtures in ../shared/photon (read in place), plus the pattern search on synthetic
+ * reference's v2 fixtures in test/fixtures/photon, plus the pattern search on synthetic
  * instruction lists.
  */
 import bs58 from 'bs58';

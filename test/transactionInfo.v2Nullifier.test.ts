@@ -2,7 +2,7 @@
  * getTransactionWithCompressionInfoV2 answers, for each closed account of a batched (StateV2) tree,
  * the nullifier and tx hash its input queue holds (issue #28; before, both were 1111…1111), and
  * 1111…1111 for a V1 tree's closed account (as the reference). Over the reference fixtures
- * (../shared/photon, read in place) batch_append_nullify and batched_tree_transactions, each indexed
+ * (test/fixtures/photon) batch_append_nullify and batched_tree_transactions, each indexed
  * one transaction per block at its own slot and served with a fake Solana RPC returning the fixture
  * files; e2e_mint_and_transfer_transactions for the V1 case. The nullifier is recomputed here with
  * poseidon-lite as Poseidon(accountHash, leafIndex as a 32-byte BE u64, txHash) (photon.md §1.5) and,
@@ -123,7 +123,7 @@ describe('batch_append_nullify (20 spends in HLKs5, 10 of them nullified by a Ba
   it('each closed account: the stored nullifier (recomputed) and tx hash, queued or nullified in the tree', async () => {
     const closed = await checkAllClosed(ctx);
     expect(closed).toHaveLength(20);
-    // input-queue order 0..19 (shared/photon/README.md): 0, 2, 4, 6, 8, 1, 5, 9, 11, 13, 3, 10, 12, 16, 18, 7, 15, 19, 21, 23
+    // input-queue order 0..19 (test/fixtures/photon/README.md): 0, 2, 4, 6, 8, 1, 5, 9, 11, 13, 3, 10, 12, 16, 18, 7, 15, 19, 21, 23
     expect(closed.map((c) => c.leafIndex)).toEqual([0, 2, 4, 6, 8, 1, 5, 9, 11, 13, 3, 10, 12, 16, 18, 7, 15, 19, 21, 23]);
     const nullified = ctx.store.read((r) => closed.filter((c) => r.account(bs58.decode(c.hash))!.v2!.nullifiedInTree).length);
     expect(nullified).toBe(10);

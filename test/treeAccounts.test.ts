@@ -1,7 +1,7 @@
 /**
  * The tree/queue account codec (src/light/treeAccounts.ts) on the REAL account dumps in
- * ../shared/light-accounts: every file decodes to its type, height, queue pairing, root-history
- * capacity and next index read from the data; cross-checked with ../shared/photon/trees.json where
+ * test/fixtures/light-accounts: every file decodes to its type, height, queue pairing, root-history
+ * capacity and next index read from the data; cross-checked with test/fixtures/photon/trees.json where
  * it names the same tree; bad input gives a specific TreeAccountError; encode → decode round-trips.
  */
 import { readFileSync } from 'node:fs';
@@ -20,7 +20,7 @@ const decode = (pubkey: string, data?: Uint8Array): DecodedTreeAccount => {
 };
 const raw = (pubkey: string) => Buffer.from(dumps.get(pubkey)!.account.data[0], 'base64');
 
-// What each dump is, per the README of ../shared/light-accounts (type, height, queue pairing).
+// What each dump is, per the README of test/fixtures/light-accounts (type, height, queue pairing).
 const TREES = [
   { tree: 'HLKs5NJ8FXkJg8BrzJt56adFYYuwg5etzDtBbQYTsixu', queue: '6L7SzhYB3anwEQ9cphpJ1U7Scwj57bx2xueReg7R9cKU', type: 'StateV2', height: 32 },
   { tree: 'bmt1LryLZUMmF7ZtqESaw7wifBXLfXHQYoE4GAmrahU', queue: 'oq1na8gojfdUhsfCpyjNt6h4JaDWtHf1yQj4koBWfto', type: 'StateV2', height: 32 },
@@ -75,9 +75,9 @@ describe('decodeTreeAccount on the real dumps', () => {
     expect((decode('EzKE84aVTkCUhDHLELqyJaq1Y7UVVmqxXqZjVHwHY3rK') as DecodedTree).nextIndex).toBe(1); // batched address tree starts at 1
   });
 
-  it('agrees with ../shared/photon/trees.json where it names the same tree', () => {
+  it('agrees with test/fixtures/photon/trees.json where it names the same tree', () => {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-    const seed = JSON.parse(readFileSync(path.resolve(root, '../shared/photon/trees.json'), 'utf8')) as { tree: string; queue: string; type: string; height: number; rootHistoryCapacity: number }[];
+    const seed = JSON.parse(readFileSync(path.resolve(root, 'test/fixtures/photon/trees.json'), 'utf8')) as { tree: string; queue: string; type: string; height: number; rootHistoryCapacity: number }[];
     let shared = 0;
     for (const s of seed) {
       if (!dumps.has(s.tree)) continue;

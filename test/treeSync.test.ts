@@ -1,6 +1,6 @@
 /**
  * Trees from the chain (src/ingest/sources/treeSync.ts) against a tiny local JSON-RPC node (node:http)
- * serving the REAL account dumps of ../shared/light-accounts: the registry gets the dumps' trees with
+ * serving the REAL account dumps of test/fixtures/light-accounts: the registry gets the dumps' trees with
  * their own root-history capacities (chain over config, differences logged once); a validity proof's
  * root index uses the chain's capacity; a node refusing getProgramAccounts → warning + the config;
  * an unknown tree met during ingest is looked up with getAccountInfo once (negative cache, TTL).

@@ -14,6 +14,7 @@ import { REFRACT_BIN } from '../../src/prover/keyReadiness.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
 import { Store } from '../../src/store/store.ts';
 import { tempDir } from './photon.ts';
+import { runCommand } from './runCommand.ts';
 import { registry, slot0 } from './rpcLmdb.ts';
 
 /** A port nothing listens on right now (the OS picks it). */
@@ -29,7 +30,7 @@ export async function freePort(): Promise<number> {
 
 function childEnv(env: Record<string, string>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...process.env };
-  for (const k of Object.keys(out)) if (k.startsWith('REFRACT_')) delete out[k];
+  for (const k of Object.keys(out)) if (k.startsWith('REFRACT_') && k !== 'REFRACT_LIGHT_KEYS') delete out[k];
   delete out.NODE_OPTIONS;
   return { ...out, ...env };
 }
@@ -127,15 +128,7 @@ export async function startRefract(args: string[], env: Record<string, string> =
 
 /** Runs `refract …args` to completion with `env` added (killed after 60 s): exit status and output. */
 export async function runRefract(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  const status = await new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  clearTimeout(timer);
-  return { status, stdout, stderr };
+  return runCommand(process.execPath, [REFRACT_BIN, ...args], { cwd: tempDir('refract-cwd-'), env: childEnv(env) as NodeJS.ProcessEnv });
 }
 
 /** A `refract` child process spawned by {@link spawnRefract}. */
