@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { runIndexCommand } from './commands/indexFiles.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
 import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
-import { grpcXToken, loadConfig, LOG_FORMATS, parseRateLimit } from './config/config.ts';
+import { envValue, grpcXToken, loadConfig, LOG_FORMATS, parseRateLimit, setLogFormat } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {
   const n = Number(v);
@@ -69,7 +69,7 @@ const program = new Command('refract')
 // --log-format sets REFRACT_LOG_FORMAT before the command runs, so worker threads and `refract setup` children log alike.
 program.hook('preAction', (_program, command) => {
   const f = command.opts().logFormat as string | undefined;
-  if (f) process.env.REFRACT_LOG_FORMAT = f;
+  if (f) setLogFormat(f);
 });
 
 program
@@ -85,7 +85,24 @@ program
     await runIndexCommand({ db: o.db, transactions: o.transactions?.flat(), blocks: o.blocks?.flat(), batchTransactions: o.batchTransactions, progress: o.progress });
   });
 
-program
+/**
+ * The prover-thread flags shared by `refract start` (as --prover-threads, --prover-curve, …) and
+ * `refract prover` (as --threads, --curve, …): one declaration, `prefix` before each name. Each value
+ * is checked where it is parsed (a usage error names the flag) or where the prover reads it.
+ */
+function proverThreadOptions(cmd: Command, prefix: '' | 'prover-'): Command {
+  const flag = (name: string) => `--${prefix}${name}`;
+  return cmd
+    .option(`${flag('threads')} <n>`, 'prover threads = proofs in flight at once (default: cores)', positive(flag('threads')))
+    .option(`${flag('curve')} <kind>`, 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
+    .option(`${flag('kernels')} <kind>`, 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
+    .option(`${flag('backend')} <kind>`, "native|snarkjs: Groth16 prover in the prover threads, Refract's C prover or snarkjs (default native when the addon is built; every proof is verified either way; $REFRACT_PROVER_BACKEND)")
+    .option(`${flag('table-mb')} <n>`, 'native prover: fixed-base MSM tables (≈1.3× faster MSMs) for a circuit whose tables fit this many MiB, all or none, once per process, shared by the threads (default 96: the v1 circuits of up to two accounts or addresses and the one-account / one-address v2 circuits, 38–81 MiB each; $REFRACT_PROVER_TABLE_MB); 0 = none', int(flag('table-mb')))
+    .option(`${flag('table-files')} <dir>`, 'native prover: where the fixed-base tables are kept between starts (<dir>/<circuit>.tables, read at load, written after a build), or "off" to build them at every start (default: the keys directory; $REFRACT_PROVER_TABLE_FILES)')
+    .option('--queue <name>', 'BullMQ queue name (default refract-proofs)');
+}
+
+const startCommand = program
   .command('start')
   .description('run the daemon: indexer (RPC poller), JSON-RPC API and prover')
   .option('--config <file>', 'JSON config file (default config/refract.json when present)')
@@ -114,17 +131,11 @@ program
   .option('--no-light-keys', "prove with Refract's own circuit keys only (their proofs do NOT verify on chain; default: Light's keys, converted in the background)")
   .option('--light-keys-source <dir>', "the background conversion takes Light's .key files from DIR (e.g. an installed Light CLI's bin/proving-keys) instead of fetching the CLI packages from the npm registry")
   .option('--own-circuits', "with Light's keys: prove shapes Light ships no key for with Refract's own circuits (marked: such proofs do NOT verify on chain)")
-  .option('--circuits <ids>', `serve (and build) only these comma-separated circuit ids (default: every v1 circuit and ${DEFAULT_V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
-  .option('--prover-threads <n>', 'prover worker threads (default: cores)', positive('--prover-threads'))
-  .option('--prover-curve <kind>', 'auto|multi|single: multi- or single-threaded curves in the prover threads (default auto: multi on ≤ 4 cores)')
-  .option('--prover-kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs in the prover threads (default native when the addon is built)')
-  .option('--prover-backend <kind>', 'native|snarkjs: Groth16 prover in the prover threads, Refract\'s C prover or snarkjs (default native when the addon is built; every proof is verified either way)')
-  .option('--prover-table-mb <n>', 'native prover: fixed-base MSM tables (≈1.3× faster MSMs) for a circuit whose tables fit this many MiB, all or none, once per process (default 96: the v1 circuits of up to two accounts or addresses and the one-account / one-address v2 circuits, 38–81 MiB each); 0 = none', int('--prover-table-mb'))
-  .option('--prover-table-files <dir>', 'native prover: where the fixed-base tables are kept between starts (<dir>/<circuit>.tables, read at load, written after a build), or "off" to build them at every start (default: the keys directory)')
+  .option('--circuits <ids>', `serve (and build) only these comma-separated circuit ids (default: every v1 circuit and ${DEFAULT_V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean));
+proverThreadOptions(startCommand, 'prover-')
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
   .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue (default 64)', positive('--max-queued-proofs'))
   .option('--redis-url <url>', 'Redis for the proof queue (BullMQ) and shared rate limits')
-  .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
   .option('--no-local-prover', 'with --redis-url: only enqueue; `refract prover` nodes prove')
   .option('--prover-url <url>', 'send proofs to an external (Light-compatible) prover instead')
   .option('--prover-api-key <key>', 'API key for --prover-url (sent as Authorization: Bearer)')
@@ -251,18 +262,12 @@ program
     process.exit(0);
   });
 
-program
+const proverCommand = program
   .command('prover')
   .description('run a proving node that drains the BullMQ proof queue')
   .option('--redis-url <url>', 'Redis URL (default $REFRACT_REDIS_URL or $REDIS_URL)')
-  .option('--keys <dir>', 'proving keys directory (the same keys as the API server)', './keys')
-  .option('--threads <n>', 'prover threads = concurrent jobs (default: cores)', positive('--threads'))
-  .option('--curve <kind>', 'auto|multi|single: curves of the prover threads (default auto: multi-threaded on ≤ 4 cores)')
-  .option('--kernels <kind>', 'native|wasm: MSM and FFT kernels under snarkjs (default native when the addon is built; $REFRACT_PROVER_KERNELS)')
-  .option('--backend <kind>', 'native|snarkjs: Groth16 prover, Refract\'s C prover or snarkjs (default native when the addon is built; $REFRACT_PROVER_BACKEND)')
-  .option('--table-mb <n>', 'native prover: fixed-base MSM tables for a circuit whose tables fit this many MiB, all or none, shared by the threads; 0 = none (default 96; $REFRACT_PROVER_TABLE_MB)', int('--table-mb'))
-  .option('--table-files <dir>', 'native prover: where the fixed-base tables are kept between starts, or "off" (default: the keys directory; $REFRACT_PROVER_TABLE_FILES)')
-  .option('--queue <name>', 'BullMQ queue name (default refract-proofs)')
+  .option('--keys <dir>', 'proving keys directory (the same keys as the API server)', './keys');
+proverThreadOptions(proverCommand, '')
   .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', positive('--lock-duration-ms'))
   .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', positive('--stalled-interval-ms'))
   .option('--warm <ids>', 'comma-separated circuits to load at start', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
@@ -270,7 +275,7 @@ program
   .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
   .addOption(logFormatOption())
   .action(async (o) => {
-    const redisUrl = o.redisUrl ?? process.env.REFRACT_REDIS_URL ?? process.env.REDIS_URL;
+    const redisUrl = o.redisUrl ?? envValue('REFRACT_REDIS_URL') ?? envValue('REDIS_URL');
     if (!redisUrl) program.error('prover: give --redis-url URL (or set REDIS_URL)');
     const onStop = exitOnSignal();
     const { runProverCommand } = await import('./commands/prover.ts');

@@ -9,16 +9,16 @@
 import { isatty } from 'node:tty';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { logFormat } from './config/config.ts';
+import { type Env, envValue, logFormat } from './config/config.ts';
 
 /** True when log lines go out human-readable (see the module comment). */
-export function prettyLogs(env: Record<string, string | undefined> = process.env): boolean {
+export function prettyLogs(env?: Env): boolean {
   const f = logFormat(env);
   return f === 'pretty' || (f === 'auto' && isatty(2));
 }
 
 /** Creates the process logger (`name` becomes the `name` field of every line). */
-export function createLogger(name = 'refract', level = process.env.REFRACT_LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(name = 'refract', level = envValue('REFRACT_LOG_LEVEL') ?? 'info'): Logger {
   if (!prettyLogs()) return pino({ name, level }, pino.destination(2));
   const stream = pretty({ destination: 2, sync: true, colorize: isatty(2), singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name' });
   return pino({ name, level }, stream);

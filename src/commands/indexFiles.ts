@@ -2,7 +2,7 @@
  * `refract index --db DIR --transactions DIR... [--blocks DIR...]`: file import with a progress bar.
  */
 import cliProgress from 'cli-progress';
-import { parseEnvBoolean } from '../config/config.ts';
+import { envValue, parseEnvBoolean } from '../config/config.ts';
 import { planFiles } from '../ingest/sources/files.ts';
 import { runImportThread } from '../ingest/threads/importThread.ts';
 
@@ -23,7 +23,7 @@ export async function runIndexCommand(opts: IndexCommandOptions): Promise<void> 
   // Listed (and slot-sorted) up front; each file is read and decoded when its batch comes.
   const plan = planFiles(opts.transactions ?? [], opts.blocks ?? []);
   // Same switch, read the same way, as `refract start` (config lmdbWritemap): REFRACT_LMDB_WRITEMAP=0 turns the write map off.
-  const writemap = parseEnvBoolean('REFRACT_LMDB_WRITEMAP', process.env.REFRACT_LMDB_WRITEMAP) ?? true;
+  const writemap = parseEnvBoolean('REFRACT_LMDB_WRITEMAP', envValue('REFRACT_LMDB_WRITEMAP')) ?? true;
   const bar = opts.progress !== false && process.stderr.isTTY ? new cliProgress.SingleBar({ format: 'indexing [{bar}] {value}/{total} blocks | {eta_formatted} left', stream: process.stderr }, cliProgress.Presets.shades_classic) : null;
   bar?.start(plan.blocks, 0);
   try {

@@ -170,12 +170,64 @@ export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'num
 };
 
 /**
+ * Environment variables read outside `loadConfig`, name → what it does (docs/operations.md has each).
+ * They are process-wide: worker threads and `refract setup` children share the environment, so a
+ * switch a thread needs before any config reaches it lives here; secrets that must never be config
+ * keys or flags (REFRACT_GRPC_X_TOKEN) too. {@link envValue} is their only reader: config.ts is the
+ * only module of src/ and workers/ that touches `process.env` (test/architecture.env.test.ts).
+ */
+export const ENV_SWITCHES = {
+  REFRACT_BASE58: '`js`: the JavaScript base58 decoder instead of the native addon (benchmarks, tests)',
+  REFRACT_POSEIDON: '`js`: the JavaScript Poseidon instead of the native addon (benchmarks, tests)',
+  REFRACT_FAST_LANE: '`0`: POST / through fastify\'s whole pipeline instead of the hot lane',
+  REFRACT_LIGHT_CACHE: "where `refract setup --light-keys` keeps the npm packages it fetched (default <keys>/light/cache)",
+  REFRACT_LIGHT_TABLE_MB: "fixed-base table budget of each of Light's keys in a prover thread, MiB",
+  REFRACT_PROVER_BACKEND: 'prover threads: native or snarkjs (the config key proverBackend, for threads and `refract prover`)',
+  REFRACT_PROVER_KERNELS: 'prover threads: native or wasm MSM/FFT kernels under snarkjs (config proverKernels)',
+  REFRACT_PROVER_TABLE_MB: 'prover threads: fixed-base table budget per key, MiB (config proverTableMb)',
+  REFRACT_PROVER_TABLE_FILES: 'prover threads: where table files are kept, or `off` (config proverTableFiles)',
+  REFRACT_NODE_NAME: 'the `node` label of refract_proofs_by_node_total (default: the host name)',
+  REFRACT_DEV_PTAU: 'an INSECURE development powers-of-tau file used when no --ptau is given',
+  REFRACT_PTAU_URL: 'base URL of the public ceremony ptau files, or `off`',
+  REFRACT_GRPC_X_TOKEN: 'the Yellowstone gRPC x-token (a secret: never a flag or config key)',
+  REFRACT_LOG_FORMAT: 'auto, pretty or json (every logger of the process, its threads and children)',
+  REFRACT_LOG_LEVEL: 'pino level of loggers made before the config is read (threads, children)',
+  REFRACT_LMDB_WRITEMAP: '`0`: LMDB without the write map (also for `refract index`)',
+  REFRACT_REDIS_URL: 'Redis for `refract prover` (also the config key redisUrl of `refract start`)',
+  REDIS_URL: 'Redis for `refract prover` when REFRACT_REDIS_URL is unset',
+} as const;
+/** A name of {@link ENV_SWITCHES}. */
+export type EnvSwitch = keyof typeof ENV_SWITCHES;
+/** An environment: this process's, or a test's record. */
+export type Env = Record<string, string | undefined>;
+
+/** The value of environment switch `name` in `env` (default: this process's environment), or undefined when unset. */
+export function envValue(name: EnvSwitch, env: Env = process.env): string | undefined {
+  return env[name];
+}
+
+/**
+ * The environment for a child process: a copy of this process's, without NODE_OPTIONS (a test
+ * runner's loader must not reach `refract setup` or circom), with `extra` set on top.
+ */
+export function childEnv(extra: Env = {}, env: Env = process.env): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  delete out.NODE_OPTIONS;
+  return Object.assign(out, extra);
+}
+
+/** Sets REFRACT_LOG_FORMAT for this process, its threads and children (`--log-format`). */
+export function setLogFormat(format: string): void {
+  process.env.REFRACT_LOG_FORMAT = format;
+}
+
+/**
  * The Yellowstone gRPC `x-token` (REFRACT_GRPC_X_TOKEN), or undefined when unset or empty: a secret,
  * so an environment variable only (never a config key, flag or log field). `refract start` sends it;
  * `refract simulate --grpc-port` requires it of clients.
  */
-export function grpcXToken(env: Record<string, string | undefined> = process.env): string | undefined {
-  return env.REFRACT_GRPC_X_TOKEN || undefined;
+export function grpcXToken(env: Env = process.env): string | undefined {
+  return envValue('REFRACT_GRPC_X_TOKEN', env) || undefined;
 }
 
 /**
@@ -184,8 +236,8 @@ export function grpcXToken(env: Record<string, string | undefined> = process.env
  * worker threads and `refract setup` children); `--log-format` sets the variable for all of them.
  * Throws Error naming the variable for an unknown value.
  */
-export function logFormat(env: Record<string, string | undefined> = process.env): LogFormat {
-  const v = env.REFRACT_LOG_FORMAT?.trim().toLowerCase();
+export function logFormat(env: Env = process.env): LogFormat {
+  const v = envValue('REFRACT_LOG_FORMAT', env)?.trim().toLowerCase();
   if (!v) return 'auto';
   if (!(LOG_FORMATS as readonly string[]).includes(v)) throw new Error(`REFRACT_LOG_FORMAT: expected ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(env.REFRACT_LOG_FORMAT)}`);
   return v as LogFormat;

@@ -13,6 +13,7 @@
  *   `buildPoseidon` (wasm field arithmetic), the fastest pure-JS package measured (bench/poseidon.ts).
  *   This module uses top-level await to initialise it.
  */
+import { envValue } from '../config/config.ts';
 import { importAsMainThread } from '../mainThreadImport.ts';
 import { type NativeAddon, nativeAddon as builtAddon, nativeAddonError } from '../native.ts';
 
@@ -67,7 +68,7 @@ function checkFieldBytes(x: Uint8Array, label: string): void {
 
 /** The addon, or null (with the reason) when it is not built or disabled by REFRACT_POSEIDON=js. */
 function loadNativeAddon(): { addon: NativeAddon | null; error: string | null } {
-  if (process.env.REFRACT_POSEIDON === 'js') return { addon: null, error: 'disabled by REFRACT_POSEIDON=js' };
+  if (envValue('REFRACT_POSEIDON') === 'js') return { addon: null, error: 'disabled by REFRACT_POSEIDON=js' };
   return { addon: builtAddon, error: nativeAddonError };
 }
 

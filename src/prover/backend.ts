@@ -11,6 +11,7 @@
  * Backends only prove. Choosing the circuit, checking readiness, verifying foreign proofs, metrics
  * and encodings are the `ProofService`'s job (proofService.ts).
  */
+import { envValue } from '../config/config.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { gnarkToSnarkjs, type GnarkProofJson } from './proofEncoding.ts';
@@ -143,7 +144,7 @@ export interface ProofBackend {
  * else the host name. The `node` label of `refract_proofs_by_node_total`, so that label keeps one value
  * per prover node across restarts instead of one per process.
  */
-export const NODE_NAME = process.env.REFRACT_NODE_NAME?.trim() || hostname();
+export const NODE_NAME = envValue('REFRACT_NODE_NAME')?.trim() || hostname();
 
 /**
  * This process's node id, `name:pid:random`: tells local proofs from prover nodes' ones. The random

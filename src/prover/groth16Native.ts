@@ -11,6 +11,7 @@
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
  */
+import { envValue } from '../config/config.ts';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -35,7 +36,7 @@ export function nativeProverAvailable(): boolean {
 export function proverBackend(requested?: ProverBackendKind): ProverBackendKind {
   let want = requested;
   if (!want) {
-    const env = process.env.REFRACT_PROVER_BACKEND;
+    const env = envValue('REFRACT_PROVER_BACKEND');
     if (env === undefined || env === '') want = 'native';
     else if (env === 'native' || env === 'snarkjs') want = env;
     else throw new ProverError('invalid_input', `REFRACT_PROVER_BACKEND must be native or snarkjs, got "${env}"`);
@@ -77,7 +78,7 @@ export const DEFAULT_TABLE_MB = 96;
  * @throws ProverError `invalid_input` when the value is not an integer in [0, 65536]
  */
 export function proverTableMb(requested?: number): number {
-  const env = process.env.REFRACT_PROVER_TABLE_MB;
+  const env = envValue('REFRACT_PROVER_TABLE_MB');
   const v = requested ?? (env === undefined || env === '' ? DEFAULT_TABLE_MB : Number(env));
   if (!Number.isInteger(v) || v < 0 || v > 65536) {
     const src = requested !== undefined ? 'proverTableMb' : 'REFRACT_PROVER_TABLE_MB';
@@ -97,7 +98,7 @@ export function proverTableMb(requested?: number): number {
  */
 export function proverTableFiles(keysDir: string, requested?: string | false): string | false {
   if (requested === false) return false;
-  const v = (requested ?? process.env.REFRACT_PROVER_TABLE_FILES)?.trim();
+  const v = (requested ?? envValue('REFRACT_PROVER_TABLE_FILES'))?.trim();
   if (v === undefined) return path.resolve(keysDir);
   if (v === '') {
     const src = requested !== undefined ? 'proverTableFiles' : 'REFRACT_PROVER_TABLE_FILES';

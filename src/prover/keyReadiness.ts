@@ -12,6 +12,7 @@
  * never blocks the API's event loop and yields the cores to serving.
  * Its log lines are forwarded; its outcome shows in `health()` (for GET /health).
  */
+import { childEnv, type Env, envValue } from '../config/config.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -29,8 +30,8 @@ export const REFRACT_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.u
  * `<repo>/../shared/dev-ptau/pot16_dev.ptau` if it exists, else undefined (setup then generates one).
  * Every such file is INSECURE (one known contributor).
  */
-export function defaultDevPtau(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const fromEnv = env.REFRACT_DEV_PTAU;
+export function defaultDevPtau(env?: Env): string | undefined {
+  const fromEnv = envValue('REFRACT_DEV_PTAU', env);
   if (fromEnv && existsSync(fromEnv)) return path.resolve(fromEnv);
   const shared = path.resolve(path.dirname(REFRACT_BIN), '../../shared/dev-ptau/pot16_dev.ptau');
   return existsSync(shared) ? shared : undefined;
@@ -184,8 +185,7 @@ export class KeyReadiness {
     if (ptau) args.push('--ptau', ptau);
     if (insecure) args.push('--insecure-ptau');
     args.push(...(opts.args ?? []));
-    const env = { ...(opts.env ?? process.env) };
-    delete env.NODE_OPTIONS;
+    const env = childEnv({}, opts.env);
     // stdin is a pipe we never write: when this process dies (even by SIGKILL) the child sees EOF
     // and exits (`--exit-on-stdin-close`), so no setup outlives its daemon.
     // Its own process group (detached): a Ctrl-C in the daemon's terminal reaches the daemon only, which

@@ -20,6 +20,7 @@
  * Timings on the 2-core development VM: compile 7 s (1 account) to 28 s (inclusion ×8); zkey
  * with the 2^16 dev ptau ~20 s for inclusion_26_1.
  */
+import { type Env, envValue } from '../config/config.ts';
 import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -394,8 +395,8 @@ export function hermezPtauName(power: number): string {
  * download → undefined), else `DEFAULT_PTAU_URL`. Always ends with `/`.
  * @throws ProverError `setup_failed` when `$REFRACT_PTAU_URL` is not an http(s) URL
  */
-export function ceremonyPtauUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const v = env.REFRACT_PTAU_URL?.trim();
+export function ceremonyPtauUrl(env?: Env): string | undefined {
+  const v = envValue('REFRACT_PTAU_URL', env)?.trim();
   if (v === undefined || v === '') return DEFAULT_PTAU_URL;
   if (v.toLowerCase() === 'off') return undefined;
   let u: URL;

@@ -11,6 +11,7 @@
  * sha256, so a restart only reads the resident files. One setup per keys directory at a time (the
  * lock of keySetup.ts on `<keys>/light`).
  */
+import { envValue } from '../config/config.ts';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
@@ -29,7 +30,7 @@ const run = promisify(execFile);
 
 /** The package cache: $REFRACT_LIGHT_CACHE, else `<keysDir>/light/cache`. */
 export function lightCacheDir(keysDir: string): string {
-  const env = process.env.REFRACT_LIGHT_CACHE?.trim();
+  const env = envValue('REFRACT_LIGHT_CACHE')?.trim();
   return env ? path.resolve(env) : path.join(lightKeysDir(keysDir), 'cache');
 }
 

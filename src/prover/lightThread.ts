@@ -9,6 +9,7 @@
  *
  * Runs inside a Piscina thread only; imports no module with top-level await.
  */
+import { envValue } from '../config/config.ts';
 import { readFile } from 'node:fs/promises';
 import { nativeAddon } from '../native.ts';
 import { ProverError } from './errors.ts';
@@ -32,8 +33,9 @@ const keys = new Map<string, Promise<LoadedLightKey>>();
 /** The table budget of this thread's Light keys, MiB: the pool's, else $REFRACT_LIGHT_TABLE_MB, else the default. */
 function tableMbOf(configured: number | undefined): number {
   if (configured !== undefined) return configured;
-  const env = Number(process.env.REFRACT_LIGHT_TABLE_MB);
-  return process.env.REFRACT_LIGHT_TABLE_MB && Number.isFinite(env) && env >= 0 ? env : LIGHT_TABLE_MB_DEFAULT;
+  const raw = envValue('REFRACT_LIGHT_TABLE_MB');
+  const env = Number(raw);
+  return raw && Number.isFinite(env) && env >= 0 ? env : LIGHT_TABLE_MB_DEFAULT;
 }
 
 /**

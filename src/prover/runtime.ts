@@ -13,6 +13,7 @@
  * and circuits become usable one by one; until then their requests answer "Prover not available".
  * `health()` feeds GET /health; queue gauges and readiness gauges feed /metrics.
  */
+import { childEnv } from '../config/config.ts';
 import { availableParallelism } from 'node:os';
 import type { Metrics } from '../metrics.ts';
 import { nativeAddon } from '../native.ts';
@@ -295,9 +296,7 @@ export class ProverRuntime {
       this.log.warn({ missing: missing.map((k) => k.name) }, `Light proving keys missing: run \`refract setup --light-keys [DIR] --keys ${o.keysDir}\` (e.g. ${lightKeySource(missing[0]!)})`);
     } else {
       const args = [REFRACT_BIN, 'setup', '--keys', o.keysDir, '--light-keys', ...(o.lightKeysSource ? [o.lightKeysSource] : []), '--no-progress', '--exit-on-stdin-close'];
-      const env = { ...process.env };
-      delete env.NODE_OPTIONS;
-      const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
+      const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'], env: childEnv() });
       const state: NonNullable<ProverRuntime['lightSetup']> = { child, state: 'running', lastLines: [] };
       this.lightSetup = state;
       this.log.warn({ pid: child.pid, missing: missing.length }, 'Light proving keys missing: converting them in the background (refract setup --light-keys); their circuits answer "Prover not available" until ready');

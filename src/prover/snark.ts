@@ -27,6 +27,7 @@
  *   ffjavascript's wasm serves.
  * - Compilation spawns the npm `circom2` compiler (circom 2.2.3 as WASI) in a child process.
  */
+import { childEnv, envValue } from '../config/config.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { open, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -142,7 +143,7 @@ let resident: { curve: Curve; singleThread: boolean; kernels: ProverKernels; msm
  * downgraded to `wasm` when the addon is not built (or predates the MSM and FFT).
  */
 export function proverKernels(requested?: ProverKernels): ProverKernels {
-  const want = requested ?? (process.env.REFRACT_PROVER_KERNELS === 'wasm' ? 'wasm' : 'native');
+  const want = requested ?? (envValue('REFRACT_PROVER_KERNELS') === 'wasm' ? 'wasm' : 'native');
   return want === 'native' && typeof nativeAddon?.msmG1 === 'function' && typeof nativeAddon.frFft === 'function' ? 'native' : 'wasm';
 }
 
@@ -505,9 +506,7 @@ export async function compileCircuit(opts: {
   const args = [cli, rel(opts.mainFile), '--O2', '--r1cs', '--wasm', '-o', rel(opts.outDir)];
   for (const d of opts.includeDirs) args.push('-l', rel(d));
   await mkdir(opts.outDir, { recursive: true });
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  env.NO_COLOR = '1';
+  const env = childEnv({ NO_COLOR: '1' });
   const t0 = performance.now();
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: '/', env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -25,6 +25,7 @@
  *   event, ≈10× bs58 on an 88-character signature) when it is built, else a BigInt divide-and-conquer
  *   decoder (≈32 µs for 560 bytes vs ≈1 ms for bs58). `REFRACT_BASE58=js` disables the native path.
  */
+import { envValue } from '../config/config.ts';
 import bs58 from 'bs58';
 import { nativeAddon } from '../native.ts';
 import { DecodeError } from './errors.ts';
@@ -154,7 +155,7 @@ export function encode32(bytes: Uint8Array): string {
  * as latin1, so a code unit above 0xff is truncated to its low byte (U+0131 reads as '1'): callers
  * hand it only strings that passed {@link firstInvalidChar}.
  */
-const nativeDecode = process.env.REFRACT_BASE58 === 'js' ? undefined : nativeAddon?.base58Decode;
+const nativeDecode = envValue('REFRACT_BASE58') === 'js' ? undefined : nativeAddon?.base58Decode;
 
 /**
  * The bytes of base58 text `s` (any length), exactly as `bs58.decode(s)`: the native decoder when

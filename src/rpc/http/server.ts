@@ -14,6 +14,7 @@
  * answered), access (API keys and rate limits: access.ts), JSON-RPC routes, probes, OpenAPI, metrics
  * (only with an `onMetrics` callback).
  */
+import { envValue } from '../../config/config.ts';
 import { createServer } from 'node:http';
 import fastifyCors from '@fastify/cors';
 import Fastify, { LogController } from 'fastify';
@@ -66,7 +67,7 @@ export function buildServer(ctx: RpcContext, options: RpcServerOptions = {}): Fa
   const requestLogs = options.logRequests !== false && ['info', 'debug', 'trace'].includes(level);
   let closing = false;
   const lane =
-    !requestLogs && !options.trustProxy && access.synchronous && (corsOrigins.length === 0 || corsAny) && process.env.REFRACT_FAST_LANE !== '0'
+    !requestLogs && !options.trustProxy && access.synchronous && (corsOrigins.length === 0 || corsAny) && envValue('REFRACT_FAST_LANE') !== '0'
       ? createFastLane({
           ctx,
           access,
