@@ -27,8 +27,8 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 
 import { nativeAddon, nativeAddonError } from '../src/native.ts';
-import { BN254_P, BN254_R } from '../src/prover/proofEncoding.ts';
-import { loadSnarkjs } from '../src/prover/snark.ts';
+import { BN254_P, BN254_R } from '../src/prover/engine/proofEncoding.ts';
+import { loadSnarkjs } from '../src/prover/engine/snark.ts';
 
 
 const args = process.argv.slice(2);

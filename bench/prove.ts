@@ -45,18 +45,18 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { LocalBackend } from '../src/prover/backend.ts';
+import { LocalBackend } from '../src/prover/run/backend.ts';
 import { poseidon2 } from 'poseidon-lite';
-import { getCircuit, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../src/prover/circuits.ts';
-import { bigintToBe32 } from '../src/prover/proofEncoding.ts';
+import { getCircuit, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../src/prover/keys/circuits.ts';
+import { bigintToBe32 } from '../src/prover/engine/proofEncoding.ts';
 import { foldPath, HIGHEST_ADDRESS_PLUS_ONE, initialAddressTreeProof, REPO_ROOT, syntheticAccount, zeroHashes } from '../test/helpers/proverFixtures.ts';
-import { checkKeys, keyFiles } from '../src/prover/keys.ts';
-import { ProverPool, defaultPoolLayout } from '../src/prover/pool.ts';
-import { ProofService, type ValidityProof } from '../src/prover/proofService.ts';
-import { optimizeWasmAtCompile, type ProverKernels, proverKernels, prove, terminateCurve, useCurve, verify, WitnessCalculator } from '../src/prover/snark.ts';
-import { encodeNativeVkey, loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, verifyNative, type ProverBackendKind } from '../src/prover/groth16Native.ts';
-import { compressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
-import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { checkKeys, keyFiles } from '../src/prover/keys/layout.ts';
+import { ProverPool, defaultPoolLayout } from '../src/prover/run/pool.ts';
+import { ProofService, type ValidityProof } from '../src/prover/run/proofService.ts';
+import { optimizeWasmAtCompile, type ProverKernels, proverKernels, prove, terminateCurve, useCurve, verify, WitnessCalculator } from '../src/prover/engine/snark.ts';
+import { encodeNativeVkey, loadNativeKey, NATIVE_STAGES, proveNative, proverBackend, verifyNative, type ProverBackendKind } from '../src/prover/engine/groth16Native.ts';
+import { compressProof, snarkjsToGnark } from '../src/prover/engine/proofEncoding.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 
 const { values } = parseArgs({
   options: {

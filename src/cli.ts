@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runIndexCommand } from './commands/indexFiles.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from './ingest/importFiles.ts';
-import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/circuits.ts';
+import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from './prover/keys/circuits.ts';
 import { envValue, grpcXToken, loadConfig, LOG_FORMATS, parseRateLimit, setLogFormat } from './config/config.ts';
 
 const int = (name: string) => (v: string) => {

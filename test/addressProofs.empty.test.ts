@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDevPtau, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
+import { setupCircuits } from '../src/prover/keys/keySetup.ts';
 import { ZERO_BYTES } from '../src/merkle/zeroValues.ts';
 import { PHOTON_DIR, snapshot, tempDir } from './helpers/photon.ts';
 import { freePort, postRpc, startRefract, stopAll } from './helpers/refractBin.ts';

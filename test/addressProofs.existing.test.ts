@@ -25,7 +25,7 @@ import type { BatchEvent, BlockInfo, TransactionInfo } from '../src/types.ts';
 import { MemoryDataSource } from './helpers/memoryDataSource.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
 import { lmdbServer, registry, rpcCall, rpcResult, type RpcReply } from './helpers/rpcLmdb.ts';
-import type { ProofService } from '../src/prover/proofService.ts';
+import type { ProofService } from '../src/prover/run/proofService.ts';
 import type { LmdbDataSource } from '../src/rpc/lmdbDataSource.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 

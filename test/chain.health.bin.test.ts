@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, expect, test } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { freePort } from './helpers/refractBin.ts';
 import { tempDir } from './helpers/photon.ts';
 

@@ -14,12 +14,12 @@ import {
   explainConstraintFailure,
   getCircuit,
   mainSource,
-} from '../src/prover/circuits.ts';
+} from '../src/prover/keys/circuits.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
-import { compileCircuits, type CompiledCircuit } from '../src/prover/keySetup.ts';
-import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
-import { buildCircuitInput } from '../src/prover/witness.ts';
+import { compileCircuits, type CompiledCircuit } from '../src/prover/keys/keySetup.ts';
+import { readR1csInfo, WitnessCalculator } from '../src/prover/engine/snark.ts';
+import { buildCircuitInput } from '../src/prover/engine/witness.ts';
 
 /** Constraint counts measured with circom 2.2.3 --O2 + circomlib 2.0.5 (spec perf.md §1.2). */
 const PINNED: Record<string, number> = {

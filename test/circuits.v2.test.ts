@@ -19,13 +19,13 @@ import {
   V2_CONSTRAINTS_PER_ACCOUNT,
   V2_CONSTRAINTS_PER_ADDRESS,
   v2ChainConstraints,
-} from '../src/prover/circuits.ts';
-import { beToBigint, bigintToBe32 } from '../src/prover/proofEncoding.ts';
+} from '../src/prover/keys/circuits.ts';
+import { beToBigint, bigintToBe32 } from '../src/prover/engine/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, ensureDevPtau } from './helpers/proverFixtures.ts';
-import { compileCircuits, type CompiledCircuit } from '../src/prover/keySetup.ts';
-import { readR1csInfo, WitnessCalculator } from '../src/prover/snark.ts';
-import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/witness.ts';
+import { compileCircuits, type CompiledCircuit } from '../src/prover/keys/keySetup.ts';
+import { readR1csInfo, WitnessCalculator } from '../src/prover/engine/snark.ts';
+import { buildCircuitInput, fromProverRequest, toProverRequest, twoInputsHashChain, v2PublicInputHash } from '../src/prover/engine/witness.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { runRefract } from './helpers/refractBin.ts';
 

@@ -4,7 +4,7 @@
  * times out every proof or whose timers fire at once.
  */
 import { describe, expect, test } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { runCommand } from './helpers/runCommand.ts';
 
 const run = (...args: string[]) => {

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { freePort, killSpawned, runRefract } from './helpers/refractBin.ts';
 import { tempDir } from './helpers/photon.ts';
 

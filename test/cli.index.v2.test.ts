@@ -7,7 +7,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
 import { runCommand } from './helpers/runCommand.ts';
 

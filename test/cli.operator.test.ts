@@ -9,7 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ensureDevPtau } from './helpers/proverFixtures.ts';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { postRpc, runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 import { PHOTON_DIR, tempDir } from './helpers/photon.ts';
 

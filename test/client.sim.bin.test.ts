@@ -17,7 +17,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createRpc, encodeBN254toBase58, featureFlags, bn, type CompressedAccountWithMerkleContext, type Rpc, TreeType } from '@lightprotocol/stateless.js';
 import { PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { tempDir } from './helpers/photon.ts';
 import { jsonRpc } from './helpers/jsonRpc.ts';
 

@@ -20,7 +20,7 @@ import { createServer } from 'node:net';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTransaction } from '../src/light/parser.ts';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
 import { tempDir } from './helpers/photon.ts';

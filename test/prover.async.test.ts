@@ -6,16 +6,16 @@
 // status on the other). Keys: inclusion_26_1 from the shared test keys cache. Three real proofs.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { LocalBackend, type ProofBackend } from '../src/prover/backend.ts';
-import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/bullmq.ts';
-import { compressGnarkProof, type GnarkProofJson } from '../src/prover/proofEncoding.ts';
+import { LocalBackend, type ProofBackend } from '../src/prover/run/backend.ts';
+import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/run/bullmq.ts';
+import { compressGnarkProof, type GnarkProofJson } from '../src/prover/engine/proofEncoding.ts';
 import { DEV_PTAU, ensureDevPtau, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
-import { ProverPool } from '../src/prover/pool.ts';
-import { ProofService } from '../src/prover/proofService.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
-import { terminateCurve } from '../src/prover/snark.ts';
-import { buildCircuitInput, toProverRequest, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
+import { ProofService } from '../src/prover/run/proofService.ts';
+import { setupCircuits } from '../src/prover/keys/keySetup.ts';
+import { terminateCurve } from '../src/prover/engine/snark.ts';
+import { buildCircuitInput, toProverRequest, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 import { sleep } from './helpers/jsonRpc.ts';
 
 const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
 import { DEV_PTAU, ensureDevPtau, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
-import { compileCached } from '../src/prover/keySetup.ts';
-import { terminateCurve } from '../src/prover/snark.ts';
+import { compileCached } from '../src/prover/keys/keySetup.ts';
+import { terminateCurve } from '../src/prover/engine/snark.ts';
 import { tempDir } from './helpers/photon.ts';
 import { fixtureStore } from './helpers/rpcLmdb.ts';
 

@@ -1,4 +1,4 @@
-// Proof encodings (src/prover/proofEncoding.ts) against the TS SDK's test vector, plus round trips.
+// Proof encodings (src/prover/engine/proofEncoding.ts) against the TS SDK's test vector, plus round trips.
 // Pure: no keys, no snarkjs.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,8 +16,8 @@ import {
   vkeyToSolana,
   solanaVkeyToJson,
   type GnarkProofJson,
-} from '../src/prover/proofEncoding.ts';
-import type { VerificationKey } from '../src/prover/snark.ts';
+} from '../src/prover/engine/proofEncoding.ts';
+import type { VerificationKey } from '../src/prover/engine/snark.ts';
 
 /**
  * `TEST_JSON` and `COMPRESSED_PROOF_A/B/C` of @lightprotocol/stateless.js

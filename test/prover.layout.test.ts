@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/config.ts';
-import { MULTI_THREADED_CURVES_MAX_CORES, defaultPoolLayout, singleThreadFor } from '../src/prover/pool.ts';
-import { proverKernels } from '../src/prover/snark.ts';
+import { MULTI_THREADED_CURVES_MAX_CORES, defaultPoolLayout, singleThreadFor } from '../src/prover/run/pool.ts';
+import { proverKernels } from '../src/prover/engine/snark.ts';
 
 describe('prover pool layout', () => {
   it('defaults to one thread per core: single-threaded curves with the native kernels; with the wasm ones multi-threaded up to 4 cores', () => {

@@ -6,11 +6,11 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { LIGHT_KEYS, lightWitness } from '../src/prover/lightKeys.ts';
-import { ProverPool } from '../src/prover/pool.ts';
-import { compressGnarkProof } from '../src/prover/proofEncoding.ts';
-import { ProofService } from '../src/prover/proofService.ts';
-import { toProverRequest } from '../src/prover/witness.ts';
+import { LIGHT_KEYS, lightWitness } from '../src/prover/keys/lightKeys.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
+import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
+import { ProofService } from '../src/prover/run/proofService.ts';
+import { toProverRequest } from '../src/prover/engine/witness.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { lightInputsFor, seeded } from './helpers/lightInputs.ts';
 import { ensureLightKeys, LIGHT_TEST_KEYS, LIGHT_TEST_SOURCE, lightOnlyBackend } from './helpers/lightKeys.ts';

@@ -8,8 +8,8 @@
 import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ProverPool } from '../src/prover/pool.ts';
-import { ProofService } from '../src/prover/proofService.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
+import { ProofService } from '../src/prover/run/proofService.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import type { Store } from '../src/store/store.ts';
 import { ensureLightKeys, LIGHT_TEST_KEYS, LIGHT_TEST_SOURCE, lightOnlyBackend } from './helpers/lightKeys.ts';

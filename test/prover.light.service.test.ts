@@ -7,14 +7,14 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { ProofBackend } from '../src/prover/backend.ts';
-import { ProverPool } from '../src/prover/pool.ts';
+import type { ProofBackend } from '../src/prover/run/backend.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { lightKeyByName } from '../src/prover/lightKeys.ts';
-import { LightProver } from '../src/prover/lightProver.ts';
-import { compressGnarkProof } from '../src/prover/proofEncoding.ts';
-import { ProofService } from '../src/prover/proofService.ts';
-import { toProverRequest, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { lightKeyByName } from '../src/prover/keys/lightKeys.ts';
+import { LightProver } from '../src/prover/run/lightProver.ts';
+import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
+import { ProofService } from '../src/prover/run/proofService.ts';
+import { toProverRequest, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { lightInputsFor } from './helpers/lightInputs.ts';
 import { ensureLightKeys, LIGHT_TEST_KEYS, LIGHT_TEST_SOURCE, lightOnlyBackend } from './helpers/lightKeys.ts';

@@ -9,9 +9,9 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { lightKeyByName, lightWitness } from '../src/prover/lightKeys.ts';
-import { compressGnarkProof } from '../src/prover/proofEncoding.ts';
-import { toProverRequest } from '../src/prover/witness.ts';
+import { lightKeyByName, lightWitness } from '../src/prover/keys/lightKeys.ts';
+import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
+import { toProverRequest } from '../src/prover/engine/witness.ts';
 import { lightInputsFor } from './helpers/lightInputs.ts';
 import { ensureLightKeys } from './helpers/lightKeys.ts';
 import { pinocchioProgram, verifyOnChain, vkFromProgram } from './helpers/lightVerify.ts';

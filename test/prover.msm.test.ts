@@ -11,7 +11,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddon, nativeAddonError } from '../src/native.ts';
-import { loadSnarkjs, proverKernels, terminateCurve, useCurve } from '../src/prover/snark.ts';
+import { loadSnarkjs, proverKernels, terminateCurve, useCurve } from '../src/prover/engine/snark.ts';
 import { REQUIRE_NATIVE } from './helpers/required.ts';
 
 type Bytes = Uint8Array;

@@ -1,4 +1,4 @@
-// Refract's native Groth16 prover (native/kernels/src/groth16.c, src/prover/groth16Native.ts):
+// Refract's native Groth16 prover (native/kernels/src/groth16.c, src/prover/engine/groth16Native.ts):
 // proofs verify under the circuits' vkeys; for fixed r, s they are the very proof snarkjs makes
 // (snarkjs' Fr.random stubbed to hand out the same r, s); malformed witnesses and keys give specific
 // errors, never a proof; the pool proves with either backend; the backend is chosen by config
@@ -14,12 +14,12 @@ import { loadConfig } from '../src/config/config.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, ensureDevPtau, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 import { nativeAddon } from '../src/native.ts';
-import { DEFAULT_TABLE_MB, loadNativeKey, nativeProverAvailable, nativeTableSets, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/groth16Native.ts';
-import { keyFiles } from '../src/prover/keys.ts';
-import { ProverPool } from '../src/prover/pool.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
-import { prove, terminateCurve, useCurve, verify, WitnessCalculator, type VerificationKey } from '../src/prover/snark.ts';
-import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { DEFAULT_TABLE_MB, loadNativeKey, nativeProverAvailable, nativeTableSets, proveNative, proverBackend, proverTableMb, type NativeGroth16Key } from '../src/prover/engine/groth16Native.ts';
+import { keyFiles } from '../src/prover/keys/layout.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
+import { setupCircuits } from '../src/prover/keys/keySetup.ts';
+import { prove, terminateCurve, useCurve, verify, WitnessCalculator, type VerificationKey } from '../src/prover/engine/snark.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll } from './helpers/refractBin.ts';
 import { runCommand } from './helpers/runCommand.ts';

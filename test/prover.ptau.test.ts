@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CIRCUIT_IDS, getCircuit, PRIORITY_CIRCUIT_IDS, setupOrder } from '../src/prover/circuits.ts';
+import { CIRCUIT_IDS, getCircuit, PRIORITY_CIRCUIT_IDS, setupOrder } from '../src/prover/keys/circuits.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import {
   ceremonyPtauUrl,
@@ -20,8 +20,8 @@ import {
   HERMEZ_PTAU_BLAKE2B,
   hermezPtauName,
   resolvePtau,
-} from '../src/prover/keySetup.ts';
-import { snarkLogger } from '../src/prover/snark.ts';
+} from '../src/prover/keys/keySetup.ts';
+import { snarkLogger } from '../src/prover/engine/snark.ts';
 import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -4,13 +4,13 @@
  */
 import { poseidon2 } from 'poseidon-lite';
 import { describe, expect, test } from 'vitest';
-import { RemoteBackend } from '../src/prover/backend.ts';
+import { RemoteBackend } from '../src/prover/run/backend.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { PROVE_HTTP_ERRORS } from '../src/rpc/http/proveRoute.ts';
 import { proverErrorToRpc } from '../src/rpc/validityProver.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
-import { buildCircuitInput } from '../src/prover/witness.ts';
-import { bigintToBe32 } from '../src/prover/proofEncoding.ts';
+import { buildCircuitInput } from '../src/prover/engine/witness.ts';
+import { bigintToBe32 } from '../src/prover/engine/proofEncoding.ts';
 
 const inputs = { accounts: [syntheticAccount(1, 1)], addresses: [] };
 const job = { witness: buildCircuitInput(inputs), inputs };

@@ -9,8 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ProverError } from '../src/prover/errors.ts';
 import { ensureDevPtau, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
-import { createDevPtau, loadSnarkjs, readPtauInfo, requiredPtauPower, terminateCurve } from '../src/prover/snark.ts';
+import { setupCircuits } from '../src/prover/keys/keySetup.ts';
+import { createDevPtau, loadSnarkjs, readPtauInfo, requiredPtauPower, terminateCurve } from '../src/prover/engine/snark.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 let dir: string;

@@ -7,10 +7,10 @@
 import { copyFileSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { prepareTableFiles, proverTableFiles } from '../src/prover/groth16Native.ts';
-import { keyFiles, MANIFEST_FILE } from '../src/prover/keys.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
-import { nativeProverAvailable } from '../src/prover/groth16Native.ts';
+import { prepareTableFiles, proverTableFiles } from '../src/prover/engine/groth16Native.ts';
+import { keyFiles, MANIFEST_FILE } from '../src/prover/keys/layout.ts';
+import { setupCircuits } from '../src/prover/keys/keySetup.ts';
+import { nativeProverAvailable } from '../src/prover/engine/groth16Native.ts';
 import { DEV_PTAU, ensureDevPtau, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 import { tempDir } from './helpers/photon.ts';
 import { runRefract, startRefract, stopAll, type RefractDaemon } from './helpers/refractBin.ts';

@@ -4,15 +4,15 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { BN254_P, compressedProofToJson, compressProof, decompressProof, snarkjsToGnark } from '../src/prover/proofEncoding.ts';
+import { BN254_P, compressedProofToJson, compressProof, decompressProof, snarkjsToGnark } from '../src/prover/engine/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { DEV_PTAU, ensureDevPtau, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
-import { checkKeys, keyFiles } from '../src/prover/keys.ts';
-import { ProverPool } from '../src/prover/pool.ts';
-import { setupCircuits, type SetupProgress } from '../src/prover/keySetup.ts';
-import { proverKernels, terminateCurve, verify, type VerificationKey } from '../src/prover/snark.ts';
+import { checkKeys, keyFiles } from '../src/prover/keys/layout.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
+import { setupCircuits, type SetupProgress } from '../src/prover/keys/keySetup.ts';
+import { proverKernels, terminateCurve, verify, type VerificationKey } from '../src/prover/engine/snark.ts';
 import { proveValidity } from './helpers/proveValidity.ts';
-import { buildCircuitInput, fromProverRequest, toProverRequest } from '../src/prover/witness.ts';
+import { buildCircuitInput, fromProverRequest, toProverRequest } from '../src/prover/engine/witness.ts';
 
 const IDS = ['inclusion_26_1', 'non-inclusion_26_1'];
 const vkeys: Record<string, VerificationKey> = {};

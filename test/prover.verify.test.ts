@@ -1,5 +1,5 @@
 // Refract's native Groth16 verifier (native/kernels/src/pairing.c, `verifyNative` in
-// src/prover/groth16Native.ts): the pairing equals ffjavascript's byte for byte; verification agrees
+// src/prover/engine/groth16Native.ts): the pairing equals ffjavascript's byte for byte; verification agrees
 // with snarkjs' groth16.verify on real proofs of the test circuits and on damaged ones; malformed
 // proofs, signals and keys get errors naming the field; π_B must lie in G2 (a twist point outside
 // it is refused, which snarkjs does not check); the pool verifies with it, foreign proofs too.
@@ -7,12 +7,12 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { nativeAddon } from '../src/native.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { encodeNativeVkey, loadNativeKey, nativeVerifierAvailable, proveNative, verifyNative } from '../src/prover/groth16Native.ts';
-import { keyFiles } from '../src/prover/keys.ts';
-import { setupCircuits } from '../src/prover/keySetup.ts';
-import { ProverPool } from '../src/prover/pool.ts';
-import { loadSnarkjs, terminateCurve, verify, WitnessCalculator, type Groth16Proof, type VerificationKey } from '../src/prover/snark.ts';
-import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { encodeNativeVkey, loadNativeKey, nativeVerifierAvailable, proveNative, verifyNative } from '../src/prover/engine/groth16Native.ts';
+import { keyFiles } from '../src/prover/keys/layout.ts';
+import { setupCircuits } from '../src/prover/keys/keySetup.ts';
+import { ProverPool } from '../src/prover/run/pool.ts';
+import { loadSnarkjs, terminateCurve, verify, WitnessCalculator, type Groth16Proof, type VerificationKey } from '../src/prover/engine/snark.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 import { DEV_PTAU, ensureDevPtau, initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR, thrownProverError } from './helpers/proverFixtures.ts';
 import { REQUIRE_NATIVE } from './helpers/required.ts';
 

@@ -1,10 +1,10 @@
-// Circuit inputs from indexer data and the reference prover's request JSON (src/prover/witness.ts).
+// Circuit inputs from indexer data and the reference prover's request JSON (src/prover/engine/witness.ts).
 // Pure: no keys, no snarkjs.
 import { describe, expect, test } from 'vitest';
-import { bigintToBe32, beToBigint, toHex32 } from '../src/prover/proofEncoding.ts';
+import { bigintToBe32, beToBigint, toHex32 } from '../src/prover/engine/proofEncoding.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { HIGHEST_ADDRESS_PLUS_ONE, foldPath, initialAddressTreeProof, syntheticAccount, zeroHashes } from './helpers/proverFixtures.ts';
-import { buildCircuitInput, fromProverRequest, toProverRequest, type ValidityProofInputs } from '../src/prover/witness.ts';
+import { buildCircuitInput, fromProverRequest, toProverRequest, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 
 function code(f: () => unknown): string | undefined {
   try {

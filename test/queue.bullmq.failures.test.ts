@@ -3,12 +3,12 @@
 // requests; a node without a circuit's keys hands the job to one that has them; a Redis error while
 // waiting is a queue_unavailable error, never an unhandled rejection (which would end the process).
 import { afterAll, describe, expect, test } from 'vitest';
-import { BullBackend, proofJobId, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/bullmq.ts';
+import { BullBackend, proofJobId, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/run/bullmq.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
-import type { ProverPool } from '../src/prover/pool.ts';
-import type { Groth16Proof } from '../src/prover/snark.ts';
-import { buildCircuitInput } from '../src/prover/witness.ts';
+import type { ProverPool } from '../src/prover/run/pool.ts';
+import type { Groth16Proof } from '../src/prover/engine/snark.ts';
+import { buildCircuitInput } from '../src/prover/engine/witness.ts';
 
 const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PREFIX = `refract-test-fail-${process.pid}-${Date.now()}`;

@@ -13,7 +13,7 @@ import { type IncomingMessage, request } from 'node:http';
 import bs58 from 'bs58';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTransaction } from '../src/light/parser.ts';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { tempDir } from './helpers/photon.ts';
 import { freePort, runRefract } from './helpers/refractBin.ts';

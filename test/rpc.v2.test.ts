@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { loadTransactionFiles } from '../src/ingest/sources/files.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import type { ProofService } from '../src/prover/proofService.ts';
+import type { ProofService } from '../src/prover/run/proofService.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';

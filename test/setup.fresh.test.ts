@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { KeysManifest } from '../src/prover/keys.ts';
+import type { KeysManifest } from '../src/prover/keys/layout.ts';
 import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

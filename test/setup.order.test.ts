@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { checkKeys } from '../src/prover/keys.ts';
-import { setupCircuits, type SetupProgress } from '../src/prover/keySetup.ts';
+import { checkKeys } from '../src/prover/keys/layout.ts';
+import { setupCircuits, type SetupProgress } from '../src/prover/keys/keySetup.ts';
 import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

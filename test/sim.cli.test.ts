@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { txDir } from './helpers/photon.ts';
 import { runCommand } from './helpers/runCommand.ts';
 import { jsonRpc } from './helpers/jsonRpc.ts';

@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { DEFAULT_V2_TREE } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';

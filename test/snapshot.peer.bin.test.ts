@@ -16,7 +16,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createReadStream, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { restoreSnapshot } from '../src/store/snapshot.ts';
 import { tempDir } from './helpers/photon.ts';
 import { runRefract } from './helpers/refractBin.ts';

@@ -18,7 +18,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFRACT_BIN } from '../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { SCHEMA_VERSION, Store } from '../src/store/store.ts';
 import { dumpStore } from './helpers/store.ts';
 import { tempDir, txDir } from './helpers/photon.ts';

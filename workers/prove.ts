@@ -18,7 +18,7 @@
  * node of the BullMQ queue) against this thread's vkey, loading only the vkey.
  *
  * Light's keys (ids `light/<name>`): the task's inputs are witness vectors, proved by the addon with
- * the resident key (src/prover/lightThread.ts), checked there against Light's verifying key.
+ * the resident key (src/prover/engine/lightThread.ts), checked there against Light's verifying key.
  *
  * Failures are per input: a bad input yields `{ok:false, error}` for that item and the rest of the
  * batch still proves. Errors travel as plain `{code, message, details}` objects because structured
@@ -29,9 +29,9 @@
  */
 import { readFile } from 'node:fs/promises';
 import { threadId, workerData } from 'node:worker_threads';
-import { explainConstraintFailure, getCircuit } from '../src/prover/circuits.ts';
+import { explainConstraintFailure, getCircuit } from '../src/prover/keys/circuits.ts';
 import { ProverError } from '../src/prover/errors.ts';
-import { keyFiles, tableFile } from '../src/prover/keys.ts';
+import { keyFiles, tableFile } from '../src/prover/keys/layout.ts';
 import { nativeAddon } from '../src/native.ts';
 import {
   encodeNativeVkey,
@@ -42,10 +42,10 @@ import {
   tableReport,
   verifyNative,
   type NativeGroth16Key,
-} from '../src/prover/groth16Native.ts';
-import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from '../src/prover/proveMessages.ts';
-import { LIGHT_KEY_ID_PREFIX, lightKeyOfId } from '../src/prover/lightKeyTable.ts';
-import { loadLightKey, proveLight, residentLightKeys, verifyLight } from '../src/prover/lightThread.ts';
+} from '../src/prover/engine/groth16Native.ts';
+import type { ProveItem, ProveItemError, ProveItemMessage, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from '../src/prover/run/proveMessages.ts';
+import { LIGHT_KEY_ID_PREFIX, lightKeyOfId } from '../src/prover/keys/lightKeyTable.ts';
+import { loadLightKey, proveLight, residentLightKeys, verifyLight } from '../src/prover/engine/lightThread.ts';
 import {
   prove,
   useCurve,
@@ -55,7 +55,7 @@ import {
   type CircuitInput,
   type Groth16Proof,
   type VerificationKey,
-} from '../src/prover/snark.ts';
+} from '../src/prover/engine/snark.ts';
 
 interface Loaded {
   wc: WitnessCalculator;

@@ -1,6 +1,6 @@
 /**
  * `refract prover --redis-url URL [--keys DIR] [--threads N]`: a proving node that drains the
- * BullMQ proof queue (src/prover/bullmq.ts) with `concurrency = threads`, each job awaiting the
+ * BullMQ proof queue (src/prover/run/bullmq.ts) with `concurrency = threads`, each job awaiting the
  * Piscina pool. Results go back through Redis with the node's timings, so the API process's
  * /metrics counts them. SIGTERM/SIGINT: stop taking jobs, finish running ones, exit.
  *
@@ -8,14 +8,14 @@
  * for scripts and tests.
  */
 import { createLogger } from '../log.ts';
-import { startProverNode, type ProverNode } from '../prover/bullmq.ts';
+import { startProverNode, type ProverNode } from '../prover/run/bullmq.ts';
 import { ProverError } from '../prover/errors.ts';
-import { logTableLoad, type CurveThreading } from '../prover/pool.ts';
-import type { ProverKernels } from '../prover/snark.ts';
-import type { ProverBackendKind } from '../prover/groth16Native.ts';
-import { KeyReadiness } from '../prover/keyReadiness.ts';
-import { readyLightKeys } from '../prover/lightKeySetup.ts';
-import { LIGHT_KEY_ID_PREFIX } from '../prover/lightKeyTable.ts';
+import { logTableLoad, type CurveThreading } from '../prover/run/pool.ts';
+import type { ProverKernels } from '../prover/engine/snark.ts';
+import type { ProverBackendKind } from '../prover/engine/groth16Native.ts';
+import { KeyReadiness } from '../prover/keys/keyReadiness.ts';
+import { readyLightKeys } from '../prover/keys/lightKeySetup.ts';
+import { LIGHT_KEY_ID_PREFIX } from '../prover/keys/lightKeyTable.ts';
 
 /** Light keys a node loads at start when they are set up (the shapes most requests have). */
 const DEFAULT_LIGHT_WARM = ['mainnet_inclusion_26_1', 'non-inclusion_26_1', 'inclusion_32_1', 'non-inclusion_40_1'];

@@ -1,6 +1,6 @@
 /**
  * `refract setup [--keys DIR] [--ptau FILE] [--circuits ids] [--dev-ptau-power N] [--force]`:
- * compile the circuits and create their Groth16 keys (src/prover/keySetup.ts: cached, resumable).
+ * compile the circuits and create their Groth16 keys (src/prover/keys/keySetup.ts: cached, resumable).
  *
  * ptau: `--ptau FILE` (a prepared phase-2 file, e.g. from a public ceremony). Without it, the
  * development ptau `$REFRACT_DEV_PTAU` or `../shared/dev-ptau/pot16_dev.ptau` is used when present;
@@ -18,14 +18,14 @@
  * Output: a progress bar on a TTY (stderr), one log line per step otherwise; a JSON summary on stdout.
  */
 import path from 'node:path';
-import { DEFAULT_CIRCUIT_IDS } from '../prover/circuits.ts';
-import { setupProgressBar } from '../prover/setupProgressBar.ts';
-import { defaultDevPtau } from '../prover/keyReadiness.ts';
-import { prepareTableFiles, proverTableFiles, proverTableMb } from '../prover/groth16Native.ts';
-import { setupCircuits, type SetupProgress } from '../prover/keySetup.ts';
+import { DEFAULT_CIRCUIT_IDS } from '../prover/keys/circuits.ts';
+import { setupProgressBar } from '../prover/keys/setupProgressBar.ts';
+import { defaultDevPtau } from '../prover/keys/keyReadiness.ts';
+import { prepareTableFiles, proverTableFiles, proverTableMb } from '../prover/engine/groth16Native.ts';
+import { setupCircuits, type SetupProgress } from '../prover/keys/keySetup.ts';
 import { ProverError } from '../prover/errors.ts';
-import { LIGHT_KEYS } from '../prover/lightKeys.ts';
-import { lightKeySource, lightKeysDir, setupLightKeys } from '../prover/lightKeySetup.ts';
+import { LIGHT_KEYS } from '../prover/keys/lightKeys.ts';
+import { lightKeySource, lightKeysDir, setupLightKeys } from '../prover/keys/lightKeySetup.ts';
 
 /** Options of the setup command. */
 export interface SetupCommandOptions {
@@ -122,7 +122,7 @@ export interface LightSetupCommandOptions {
 }
 
 /**
- * `refract setup --light-keys [DIR]` (src/prover/lightKeySetup.ts): Light's keys converted into
+ * `refract setup --light-keys [DIR]` (src/prover/keys/lightKeySetup.ts): Light's keys converted into
  * `<keys>/light/`, one progress line per key on stderr, a JSON summary on stdout. Keys DIR lacks are
  * listed as missing (their circuits answer "not ready"); none found at all is an error.
  * @throws ProverError `keys_missing` (a file whose sha256 is not the pinned one, naming it and its

@@ -4,7 +4,7 @@
  * it on the main thread), so indexing a batch never holds up API requests.
  * SIGTERM/SIGINT: stop polling, finish the current batch, drain proofs, close the server and LMDB.
  *
- * Prover (src/prover/runtime.ts): getValidityProof(V2) and the Light-compatible `POST /prove` are
+ * Prover (src/prover/run/runtime.ts): getValidityProof(V2) and the Light-compatible `POST /prove` are
  * served by a local Piscina pool, a BullMQ queue (`redisUrl`) or an external prover (`proverUrl`).
  * Missing proving keys are built in the background by a `refract setup` child process while reads
  * are served; GET /health shows per-circuit readiness under `prover`.
@@ -37,7 +37,7 @@ import { type Simulator, startSimulator } from '../sim/simulator.ts';
 import { registerProveRoute } from '../rpc/http/proveRoute.ts';
 import { registerSnapshotRoute } from '../rpc/http/snapshotRoute.ts';
 import { recordGenesisHash, seedFromSnapshot } from './snapshot.ts';
-import { ProverRuntime } from '../prover/runtime.ts';
+import { ProverRuntime } from '../prover/run/runtime.ts';
 import { RefractValidityProver } from '../rpc/validityProver.ts';
 import { displayUrl } from '../displayUrl.ts';
 

@@ -40,7 +40,7 @@ export interface NewAddressPath {
 /**
  * Everything a validity proof needs from the store: each account's and each new address's Merkle
  * path, root and root index, in request order. Not the prover's inputs (`ValidityProofInputs`,
- * src/prover/witness.ts), which src/rpc/validityProver.ts builds from these.
+ * src/prover/engine/witness.ts), which src/rpc/validityProver.ts builds from these.
  */
 export interface ValidityProofPaths {
   accounts: AccountPath[];

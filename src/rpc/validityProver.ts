@@ -39,10 +39,10 @@ import type { ValidityProofRecord, ValidityProofRequest, ValidityProver } from '
 import { RpcError } from './errors.ts';
 import { b58 } from './resultEncoding.ts';
 import type { ReadView, Store } from '../store/store.ts';
-import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/circuits.ts';
+import { circuitIdFor, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT } from '../prover/keys/circuits.ts';
 import { ProverError } from '../prover/errors.ts';
-import { OWN_CIRCUIT_WARNING, type ProofService } from '../prover/proofService.ts';
-import type { ValidityProofInputs } from '../prover/witness.ts';
+import { OWN_CIRCUIT_WARNING, type ProofService } from '../prover/run/proofService.ts';
+import type { ValidityProofInputs } from '../prover/engine/witness.ts';
 
 /** What the prover needs from the data source (LmdbDataSource has all of it). */
 export interface ValidityDataSource {

@@ -2,7 +2,7 @@
  * The INSECURE development powers of tau (BN254, 2^16, prepared for phase 2) the prover tests build
  * their keys with. Nothing outside the repository is needed: `ensureDevPtau()` generates it once into
  * `.refract-test-ptau/pot16_dev.ptau` (gitignored by `.refract-*`/) with snarkjs, as `refract setup`
- * does without `--ptau` (src/prover/snark.ts createDevPtau), and later runs reuse it. Parallel test
+ * does without `--ptau` (src/prover/engine/snark.ts createDevPtau), and later runs reuse it. Parallel test
  * files wait for one generation (a lock directory). `$REFRACT_DEV_PTAU` names an existing file to use
  * instead (e.g. a copy kept between CI runs). 2^16 (not less): inclusion_26_8 (50,336 constraints) and
  * the v2 circuits of the prover tests need it. Generation took 15–25 min on a shared 2-core machine
@@ -11,7 +11,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createDevPtau, terminateCurve } from '../../src/prover/snark.ts';
+import { createDevPtau, terminateCurve } from '../../src/prover/engine/snark.ts';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** Power of the test ptau. */

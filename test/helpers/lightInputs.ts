@@ -5,9 +5,9 @@
  * Poseidon2(low, high), §5.1).
  */
 import { poseidon2, poseidon3 } from '../../src/merkle/poseidon.ts';
-import type { LightKeySpec } from '../../src/prover/lightKeys.ts';
-import type { AccountProofInput, AddressProofInput, ValidityProofInputs } from '../../src/prover/witness.ts';
-import { bigintToBe32 } from '../../src/prover/proofEncoding.ts';
+import type { LightKeySpec } from '../../src/prover/keys/lightKeys.ts';
+import type { AccountProofInput, AddressProofInput, ValidityProofInputs } from '../../src/prover/engine/witness.ts';
+import { bigintToBe32 } from '../../src/prover/engine/proofEncoding.ts';
 
 /** Deterministic pseudo-random 32-byte BE value < 2^253 from a seed. */
 export function seeded(seed: number): Uint8Array {

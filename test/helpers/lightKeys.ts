@@ -4,12 +4,12 @@
  * later run). A test that needs them FAILS when they cannot be fetched (never skips: CI must see it).
  */
 import path from 'node:path';
-import { acquireSetupLock } from '../../src/prover/keySetup.ts';
-import { LocalBackend, type ProofBackend } from '../../src/prover/backend.ts';
+import { acquireSetupLock } from '../../src/prover/keys/keySetup.ts';
+import { LocalBackend, type ProofBackend } from '../../src/prover/run/backend.ts';
 import { ProverError } from '../../src/prover/errors.ts';
-import { fetchLightPackage, lightCacheDir, lightKeyReady, lightKeysDir, setupLightKeys } from '../../src/prover/lightKeySetup.ts';
-import type { LightKeySpec } from '../../src/prover/lightKeys.ts';
-import type { ProverPool } from '../../src/prover/pool.ts';
+import { fetchLightPackage, lightCacheDir, lightKeyReady, lightKeysDir, setupLightKeys } from '../../src/prover/keys/lightKeySetup.ts';
+import type { LightKeySpec } from '../../src/prover/keys/lightKeys.ts';
+import type { ProverPool } from '../../src/prover/run/pool.ts';
 import { REPO_ROOT } from './proverFixtures.ts';
 
 /** The keys directory the Light tests share. */

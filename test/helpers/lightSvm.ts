@@ -35,7 +35,7 @@ import {
 import { FailedTransactionMetadata, LiteSVM, type TransactionMetadata } from 'litesvm';
 import { poseidon2 } from '../../src/merkle/poseidon.ts';
 import { ZERO_BYTES } from '../../src/merkle/zeroValues.ts';
-import type { CompressedProof } from '../../src/prover/proofEncoding.ts';
+import type { CompressedProof } from '../../src/prover/engine/proofEncoding.ts';
 import * as base58 from '../../src/solana/base58.ts';
 
 export const LIGHT_SYSTEM_PROGRAM = 'SySTEM1eSU2p4BGQfQpimFEWWSC1XDFeun3Nqzz3rT7' as Address;

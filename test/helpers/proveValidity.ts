@@ -4,11 +4,11 @@
  * input (witness.ts) → proof from the pool (verified in the worker) → the encodings Photon and the
  * reference prover return (proofEncoding.ts).
  */
-import { compressProof, snarkjsToGnark } from '../../src/prover/proofEncoding.ts';
+import { compressProof, snarkjsToGnark } from '../../src/prover/engine/proofEncoding.ts';
 import { ProverError } from '../../src/prover/errors.ts';
-import type { ProverPool } from '../../src/prover/pool.ts';
-import type { ValidityProof } from '../../src/prover/proofService.ts';
-import { buildCircuitInput, type ValidityProofInputs } from '../../src/prover/witness.ts';
+import type { ProverPool } from '../../src/prover/run/pool.ts';
+import type { ValidityProof } from '../../src/prover/run/proofService.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../../src/prover/engine/witness.ts';
 
 /**
  * Proves inclusion of `inputs.accounts` and non-inclusion of `inputs.addresses` (v1, height 26).

@@ -8,10 +8,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { poseidon2, poseidon3 } from 'poseidon-lite';
-import { V1_TREE_HEIGHT } from '../../src/prover/circuits.ts';
+import { V1_TREE_HEIGHT } from '../../src/prover/keys/circuits.ts';
 import { ProverError } from '../../src/prover/errors.ts';
-import { bigintToBe32 } from '../../src/prover/proofEncoding.ts';
-import type { AccountProofInput, AddressProofInput } from '../../src/prover/witness.ts';
+import { bigintToBe32 } from '../../src/prover/engine/proofEncoding.ts';
+import type { AccountProofInput, AddressProofInput } from '../../src/prover/engine/witness.ts';
 
 /** Repository root (two levels above this file). */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -87,9 +87,9 @@ export type CompressedProofLike = { a: ArrayLike<number>; b: ArrayLike<number>; 
  */
 export async function verifyCompressedProof(keysDir: string, circuitId: string, compressed: CompressedProofLike, publicSignals: readonly (Uint8Array | string)[]): Promise<boolean> {
   const { readFile } = await import('node:fs/promises');
-  const { decompressProof, BN254_P, beToBigint } = await import('../../src/prover/proofEncoding.ts');
-  const { keyFiles } = await import('../../src/prover/keys.ts');
-  const { verify } = await import('../../src/prover/snark.ts');
+  const { decompressProof, BN254_P, beToBigint } = await import('../../src/prover/engine/proofEncoding.ts');
+  const { keyFiles } = await import('../../src/prover/keys/layout.ts');
+  const { verify } = await import('../../src/prover/engine/snark.ts');
   const d = decompressProof({ a: Uint8Array.from(compressed.a), b: Uint8Array.from(compressed.b), c: Uint8Array.from(compressed.c) });
   const [ax, negAy] = d.negA;
   const proof = {

@@ -10,7 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { REFRACT_BIN } from '../../src/prover/keyReadiness.ts';
+import { REFRACT_BIN } from '../../src/prover/keys/keyReadiness.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
 import { Store } from '../../src/store/store.ts';
 import { tempDir } from './photon.ts';

@@ -3,7 +3,7 @@
 // with fixed r, s and prints {source, note, mib, proof} as JSON on stdout.
 // argv: zkey path, table file path, .wtns path, r‖s hex (64 bytes).
 import { readFileSync } from 'node:fs';
-import { loadNativeKey, proveNative } from '../../src/prover/groth16Native.ts';
+import { loadNativeKey, proveNative } from '../../src/prover/engine/groth16Native.ts';
 
 const [zkey, tableFile, wtns, rsHex] = process.argv.slice(2) as [string, string, string, string];
 const key = loadNativeKey(new Uint8Array(readFileSync(zkey)), zkey, { tableMb: 1024, tableFile });

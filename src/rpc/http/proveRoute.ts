@@ -44,11 +44,11 @@ import { authorizeMethod } from '../dispatch.ts';
 import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
 import { resolveRateLimit } from './options.ts';
 import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
-import { JOB_ID_PATTERN } from '../../prover/bullmq.ts';
-import { keyShape } from '../../prover/lightKeys.ts';
+import { JOB_ID_PATTERN } from '../../prover/run/bullmq.ts';
+import { keyShape } from '../../prover/keys/lightKeys.ts';
 import { ProverError, type ProverErrorCode } from '../../prover/errors.ts';
-import { OWN_CIRCUIT_WARNING, type AsyncJobStatus, type ProofService } from '../../prover/proofService.ts';
-import { fromProverRequest } from '../../prover/witness.ts';
+import { OWN_CIRCUIT_WARNING, type AsyncJobStatus, type ProofService } from '../../prover/run/proofService.ts';
+import { fromProverRequest } from '../../prover/engine/witness.ts';
 
 /** HTTP status and reference-prover error code of a ProverError code (table in the module comment). */
 export const PROVE_HTTP_ERRORS: Record<ProverErrorCode, { status: number; code: string }> = {

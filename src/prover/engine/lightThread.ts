@@ -9,14 +9,14 @@
  *
  * Runs inside a Piscina thread only; imports no module with top-level await.
  */
-import { envValue } from '../config/config.ts';
+import { envValue } from '../../config/config.ts';
 import { readFile } from 'node:fs/promises';
-import { nativeAddon } from '../native.ts';
-import { ProverError } from './errors.ts';
+import { nativeAddon } from '../../native.ts';
+import { ProverError } from '../errors.ts';
 import { LIGHT_TABLE_MB_DEFAULT, lightAddonErrorCode, type LightProverAddon } from './lightMessages.ts';
-import { residentFile, type LightKeySpec } from './lightKeyTable.ts';
+import { residentFile, type LightKeySpec } from '../keys/lightKeyTable.ts';
 import { gnarkToSnarkjs, le32ToBigint, lightProofBytes, lightProofJson, writeLe32 } from './proofEncoding.ts';
-import type { ProveStages } from './proveMessages.ts';
+import type { ProveStages } from '../run/proveMessages.ts';
 import type { Groth16Proof } from './snark.ts';
 
 const addon = nativeAddon as unknown as LightProverAddon | null;

@@ -13,16 +13,16 @@
  * proofs total, proof time (witness + prove) and witness time per circuit, queue wait, batch size,
  * request time per backend, proofs by node, and errors by circuit and code.
  */
-import type { Metrics } from '../metrics.ts';
+import type { Metrics } from '../../metrics.ts';
 import { poolJob, queuedJob, type BackendProof, type ProofBackend, type ProofJob } from './backend.ts';
 import { proofJobId, type BackendJobStatus } from './bullmq.ts';
-import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from './proofEncoding.ts';
-import { lightKeyFor, lightKeyId, LIGHT_KEYS, lightWitness } from './lightKeys.ts';
-import { lightKeySource } from './lightKeySetup.ts';
-import { ProverError } from './errors.ts';
+import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from '../engine/proofEncoding.ts';
+import { lightKeyFor, lightKeyId, LIGHT_KEYS, lightWitness } from '../keys/lightKeys.ts';
+import { lightKeySource } from '../keys/lightKeySetup.ts';
+import { ProverError } from '../errors.ts';
 import type { ProveStages } from './proveMessages.ts';
-import type { Groth16Proof } from './snark.ts';
-import { buildCircuitInput, type ValidityProofInputs } from './witness.ts';
+import type { Groth16Proof } from '../engine/snark.ts';
+import { buildCircuitInput, type ValidityProofInputs } from '../engine/witness.ts';
 
 /** Default per-request proof timeout (ms): above the slowest v1 circuit (inclusion ×8, ~10 s on 2 cores) with queueing room. */
 export const DEFAULT_PROOF_TIMEOUT_MS = 60_000;

@@ -11,17 +11,17 @@
  * Backends only prove. Choosing the circuit, checking readiness, verifying foreign proofs, metrics
  * and encodings are the `ProofService`'s job (proofService.ts).
  */
-import { envValue } from '../config/config.ts';
+import { envValue } from '../../config/config.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { gnarkToSnarkjs, type GnarkProofJson } from './proofEncoding.ts';
-import { ProverError, type ProverErrorCode } from './errors.ts';
-import { lightKeyId, type LightWitness } from './lightKeys.ts';
+import { gnarkToSnarkjs, type GnarkProofJson } from '../engine/proofEncoding.ts';
+import { ProverError, type ProverErrorCode } from '../errors.ts';
+import { lightKeyId, type LightWitness } from '../keys/lightKeys.ts';
 import type { ProverPool } from './pool.ts';
 import type { PoolInput, ProveStages } from './proveMessages.ts';
-import type { CircuitInput, Groth16Proof } from './snark.ts';
-import { toProverRequest, type CircuitWitnessInput, type ValidityProofInputs } from './witness.ts';
-import { displayUrl } from '../displayUrl.ts';
+import type { CircuitInput, Groth16Proof } from '../engine/snark.ts';
+import { toProverRequest, type CircuitWitnessInput, type ValidityProofInputs } from '../engine/witness.ts';
+import { displayUrl } from '../../displayUrl.ts';
 
 /**
  * A proof request as backends take it: the inputs in indexer form, and what a prover thread needs:

@@ -1,9 +1,9 @@
 /**
- * What the proving threads (workers/prove.ts, src/prover/lightThread.ts) use of the addon's Light-key
+ * What the proving threads (workers/prove.ts, src/prover/engine/lightThread.ts) use of the addon's Light-key
  * functions, and its error codes; kept free of imports with top-level await so the thread's module
  * graph loads through `require`.
  */
-import type { ProverErrorCode } from './errors.ts';
+import type { ProverErrorCode } from '../errors.ts';
 
 /** The addon functions the Light prover threads use (native/kernels/src/binding.c). */
 export interface LightProverAddon {

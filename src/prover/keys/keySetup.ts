@@ -1,6 +1,6 @@
 /**
  * `setupCircuits`: compile the v1 circuits and create their Groth16 keys in a keys directory
- * (layout in keys.ts), cached and resumable.
+ * (layout in layout.ts), cached and resumable.
  *
  * Per circuit: generate the main file from the registry (circuits.ts) → compile with npm circom2
  * (`--O2 --r1cs --wasm`, cached under `<keysDir>/build/<id>/` by source hash) → `zKey.newZKey`
@@ -20,7 +20,7 @@
  * Timings on the 2-core development VM: compile 7 s (1 account) to 28 s (inclusion ×8); zkey
  * with the 2^16 dev ptau ~20 s for inclusion_26_1.
  */
-import { type Env, envValue } from '../config/config.ts';
+import { type Env, envValue } from '../../config/config.ts';
 import { availableParallelism } from 'node:os';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -29,8 +29,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CIRCUIT_IDS, getCircuit, mainSource, setupOrder, type CircuitSpec } from './circuits.ts';
-import { solanaVkeyToJson, vkeyToSolana } from './proofEncoding.ts';
-import { ProverError } from './errors.ts';
+import { solanaVkeyToJson, vkeyToSolana } from '../engine/proofEncoding.ts';
+import { ProverError } from '../errors.ts';
 import {
   digestFile,
   keyFiles,
@@ -40,7 +40,7 @@ import {
   writeManifest,
   type KeysManifest,
   type ManifestCircuit,
-} from './keys.ts';
+} from './layout.ts';
 import {
   compileCircuit,
   createDevPtau,
@@ -51,14 +51,14 @@ import {
   requiredPtauPower,
   terminateCurve,
   type SnarkLog,
-} from './snark.ts';
+} from '../engine/snark.ts';
 
 const require = createRequire(import.meta.url);
 
 /** Directory of the circom sources (repo `circuits/`). */
-export const CIRCUITS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../circuits');
+export const CIRCUITS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../circuits');
 /** Directory that contains the `circomlib` package (for `include "circomlib/circuits/…"`). */
-export const CIRCOMLIB_INCLUDE_DIR = path.resolve(path.dirname(require.resolve('circomlib/package.json')), '..');
+export const CIRCOMLIB_INCLUDE_DIR = path.resolve(path.dirname(require.resolve('circomlib/package.json')), '../..');
 
 /** Progress of `setupCircuits` / `compileCircuits`, for cli-progress bars or logs. */
 export interface SetupProgress {

@@ -13,11 +13,11 @@
  * 3. `ProverRequestJson`: the reference prover's `/prove` body (spec prover.md §2.2), hex
  *    `0x` + 64 lowercase digits, as Photon sends it.
  */
-import type { Bytes32 } from '../types.ts';
-import { poseidon2, poseidon3 } from '../merkle/poseidon.ts';
-import { circuitIdFor, getCircuit, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT, type CircuitKind } from './circuits.ts';
+import type { Bytes32 } from '../../types.ts';
+import { poseidon2, poseidon3 } from '../../merkle/poseidon.ts';
+import { circuitIdFor, getCircuit, V1_TREE_HEIGHT, V2_ADDRESS_TREE_HEIGHT, V2_STATE_TREE_HEIGHT, type CircuitKind } from '../keys/circuits.ts';
 import { BN254_R, beToBigint, bigintToBe32, parseHex, toHex32 } from './proofEncoding.ts';
-import { ProverError } from './errors.ts';
+import { ProverError } from '../errors.ts';
 import type { CircuitInput } from './snark.ts';
 
 /** Inclusion of one compressed account in a v1 state tree. */

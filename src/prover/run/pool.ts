@@ -37,12 +37,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
 import { MessageChannel } from 'node:worker_threads';
 import type { PoolInput, ProveItem, ProveItemMessage, ProveStages, ProveTask, ProveTaskResult, ProveWorkerData, TableLoad } from './proveMessages.ts';
-import { tsxExecArgv } from '../tsxWorker.ts';
-import { getCircuit } from './circuits.ts';
-import { lightKeyOfId } from './lightKeys.ts';
-import { ProverError } from './errors.ts';
-import { type Groth16Proof, optimizeWasmAtCompile, type ProverKernels, proverKernels } from './snark.ts';
-import { type ProverBackendKind, proverBackend, proverTableFiles, proverTableMb } from './groth16Native.ts';
+import { tsxExecArgv } from '../../tsxWorker.ts';
+import { getCircuit } from '../keys/circuits.ts';
+import { lightKeyOfId } from '../keys/lightKeys.ts';
+import { ProverError } from '../errors.ts';
+import { type Groth16Proof, optimizeWasmAtCompile, type ProverKernels, proverKernels } from '../engine/snark.ts';
+import { type ProverBackendKind, proverBackend, proverTableFiles, proverTableMb } from '../engine/groth16Native.ts';
 
 /** Curve layout of the pool threads: `auto` = `defaultPoolLayout`, else every thread's curve is multi- or single-threaded. */
 export type CurveThreading = 'auto' | 'multi' | 'single';
@@ -54,7 +54,7 @@ export function singleThreadFor(curve: CurveThreading | undefined): boolean | un
 
 /** Options of `ProverPool`. */
 export interface ProverPoolOptions {
-  /** Directory with `<id>.wasm/.zkey/.vkey.json` (see keys.ts). */
+  /** Directory with `<id>.wasm/.zkey/.vkey.json` (see keys/layout.ts). */
   keysDir: string;
   /** Worker threads (default `os.availableParallelism()`). */
   size?: number;
@@ -275,7 +275,7 @@ export class ProverPool {
     // The threads' wasm (the witness calculators) compiled optimized at load, so proofs run at their steady
     // speed from the first one (snark.ts). V8's flags are the process's: set here, before any thread compiles.
     optimizeWasmAtCompile();
-    const file = options.workerFile ?? fileURLToPath(new URL('../../workers/prove.ts', import.meta.url));
+    const file = options.workerFile ?? fileURLToPath(new URL('../../../workers/prove.ts', import.meta.url));
     const workerData: ProveWorkerData = {
       keysDir: this.opts.keysDir,
       singleThread: this.opts.singleThread,

@@ -11,15 +11,15 @@
  * sha256, so a restart only reads the resident files. One setup per keys directory at a time (the
  * lock of keySetup.ts on `<keys>/light`).
  */
-import { envValue } from '../config/config.ts';
+import { envValue } from '../../config/config.ts';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { nativeAddon } from '../native.ts';
-import { ProverError } from './errors.ts';
+import { nativeAddon } from '../../native.ts';
+import { ProverError } from '../errors.ts';
 import { acquireSetupLock } from './keySetup.ts';
 import { convertLightKey, LIGHT_CLI_PACKAGES, LIGHT_KEYS, sha256Hex, type LightCliVersion, type LightKeyAddon, type LightKeySpec } from './lightKeys.ts';
 import { lightKeysDir, residentFile } from './lightKeyTable.ts';

@@ -13,7 +13,7 @@
  * Pure BigInt arithmetic; no snarkjs.
  */
 import type { Groth16Proof, VerificationKey } from './snark.ts';
-import { ProverError } from './errors.ts';
+import { ProverError } from '../errors.ts';
 
 /** BN254 base field modulus p (coordinates of curve points). */
 export const BN254_P = 21888242871839275222246405745257275088696311157297823662689037894645226208583n;

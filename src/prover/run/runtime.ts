@@ -13,21 +13,21 @@
  * and circuits become usable one by one; until then their requests answer "Prover not available".
  * `health()` feeds GET /health; queue gauges and readiness gauges feed /metrics.
  */
-import { childEnv } from '../config/config.ts';
+import { childEnv } from '../../config/config.ts';
 import { availableParallelism } from 'node:os';
-import type { Metrics } from '../metrics.ts';
-import { nativeAddon } from '../native.ts';
+import type { Metrics } from '../../metrics.ts';
+import { nativeAddon } from '../../native.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
-import { DEFAULT_CIRCUIT_IDS, getCircuit } from './circuits.ts';
+import { DEFAULT_CIRCUIT_IDS, getCircuit } from '../keys/circuits.ts';
 import { type CurveThreading, logTableLoad, ProverPool, singleThreadFor } from './pool.ts';
-import type { ProverKernels } from './snark.ts';
-import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb, type ProverBackendKind } from './groth16Native.ts';
-import { KeyReadiness } from './keyReadiness.ts';
+import type { ProverKernels } from '../engine/snark.ts';
+import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb, type ProverBackendKind } from '../engine/groth16Native.ts';
+import { KeyReadiness } from '../keys/keyReadiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, OWN_CIRCUIT_WARNING, ProofService, type LightProofSource, type ProofVerifier } from './proofService.ts';
-import { LIGHT_KEYS, lightKeyId } from './lightKeys.ts';
-import { lightKeyReady, lightKeySource } from './lightKeySetup.ts';
-import { REFRACT_BIN } from './keyReadiness.ts';
+import { LIGHT_KEYS, lightKeyId } from '../keys/lightKeys.ts';
+import { lightKeyReady, lightKeySource } from '../keys/lightKeySetup.ts';
+import { REFRACT_BIN } from '../keys/keyReadiness.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /** Circuits loaded into the pool as soon as their keys are ready (the common small shapes). */

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ProverError } from './errors.ts';
+import { ProverError } from '../errors.ts';
 
 /** Manifest file name inside a keys directory. */
 export const MANIFEST_FILE = 'manifest.json';

@@ -1,4 +1,4 @@
-// Minimal ambient declaration for snarkjs 0.7.6 (ships no types). Only src/prover/snark.ts
+// Minimal ambient declaration for snarkjs 0.7.6 (ships no types). Only src/prover/engine/snark.ts
 // imports snarkjs; it narrows the values it uses to its own typed wrappers.
 declare module 'snarkjs' {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

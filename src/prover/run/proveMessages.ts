@@ -5,9 +5,9 @@
  * Times in ms, memory in bytes.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { ProverErrorCode } from './errors.ts';
-import type { ProverBackendKind, TableReport } from './groth16Native.ts';
-import type { CircuitInput, Groth16Proof, ProverKernels } from './snark.ts';
+import type { ProverErrorCode } from '../errors.ts';
+import type { ProverBackendKind, TableReport } from '../engine/groth16Native.ts';
+import type { CircuitInput, Groth16Proof, ProverKernels } from '../engine/snark.ts';
 
 /** `workerData` of the pool (fixed per worker). */
 export interface ProveWorkerData {

@@ -27,17 +27,17 @@
  *   ffjavascript's wasm serves.
  * - Compilation spawns the npm `circom2` compiler (circom 2.2.3 as WASI) in a child process.
  */
-import { childEnv, envValue } from '../config/config.ts';
+import { childEnv, envValue } from '../../config/config.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { open, mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import v8 from 'node:v8';
-import { ProverError } from './errors.ts';
-import { importAsMainThread } from '../mainThreadImport.ts';
-import { nativeAddon } from '../native.ts';
-import { ptauPowerFor } from './circuits.ts';
+import { ProverError } from '../errors.ts';
+import { importAsMainThread } from '../../mainThreadImport.ts';
+import { nativeAddon } from '../../native.ts';
+import { ptauPowerFor } from '../keys/circuits.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -502,7 +502,7 @@ export async function compileCircuit(opts: {
   includeDirs: string[];
 }): Promise<CompileResult> {
   const cli = require.resolve('circom2/cli.js');
-  const rel = (p: string) => path.relative('/', path.resolve(p)) || '.';
+  const rel = (p: string) => path.relative('/', path.resolve(p)) || '..';
   const args = [cli, rel(opts.mainFile), '--O2', '--r1cs', '--wasm', '-o', rel(opts.outDir)];
   for (const d of opts.includeDirs) args.push('-l', rel(d));
   await mkdir(opts.outDir, { recursive: true });

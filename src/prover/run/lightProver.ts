@@ -2,7 +2,7 @@
  * Proofs with Light Protocol's proving keys, standalone (bench:prove-light, tests; the daemon proves
  * through `ProofService` and its backend, which use the same pool): the witness vector (lightKeys.ts
  * `lightWitness`), a proof from a `ProverPool` whose threads keep the resident keys
- * (`<keys>/light/<name>.lkr`, made by `refract setup --light-keys`; src/prover/lightThread.ts), and
+ * (`<keys>/light/<name>.lkr`, made by `refract setup --light-keys`; src/prover/engine/lightThread.ts), and
  * the answer encodings: Light's prover JSON `{ar, bs, krs}` (light-keys §6: uncompressed, A not
  * negated) and the 128-byte on-chain `compressedProof` (§7: a = compress(−Ar), b = compress(Bs),
  * c = compress(Krs), Solana flags), as the official client and the reference indexer give it.
@@ -11,14 +11,14 @@
  * (lightkey.c `lk_prove`); a proof that does not verify is an error (`verify_failed`), never an answer.
  */
 import { availableParallelism } from 'node:os';
-import { ProverError } from './errors.ts';
-import { lightKeyReady, lightKeySource } from './lightKeySetup.ts';
-import { lightKeyFor, lightKeyId, lightWitness, type LightKeySpec } from './lightKeys.ts';
+import { ProverError } from '../errors.ts';
+import { lightKeyReady, lightKeySource } from '../keys/lightKeySetup.ts';
+import { lightKeyFor, lightKeyId, lightWitness, type LightKeySpec } from '../keys/lightKeys.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend } from './backend.ts';
 import { ProverPool } from './pool.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS } from './proofService.ts';
-import { compressGnarkProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from './proofEncoding.ts';
-import type { ValidityProofInputs } from './witness.ts';
+import { compressGnarkProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from '../engine/proofEncoding.ts';
+import type { ValidityProofInputs } from '../engine/witness.ts';
 
 /** A proof made with a Light key. */
 export interface LightProof {

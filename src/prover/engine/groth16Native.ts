@@ -11,14 +11,14 @@
  * snarkjs stays for setup and as the test oracle; `proverBackend('snarkjs')` keeps its prover and
  * its verifier.
  */
-import { envValue } from '../config/config.ts';
+import { envValue } from '../../config/config.ts';
 import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { keyFiles, removeTableFiles, tableFile } from './keys.ts';
-import { ProverError } from './errors.ts';
+import { keyFiles, removeTableFiles, tableFile } from '../keys/layout.ts';
+import { ProverError } from '../errors.ts';
 import type { Groth16Proof, VerificationKey } from './snark.ts';
-import { nativeAddon, type TableSource } from '../native.ts';
+import { nativeAddon, type TableSource } from '../../native.ts';
 
 /** Who computes a Groth16 proof in the pool threads: Refract's C prover or snarkjs' `groth16.prove`. */
 export type ProverBackendKind = 'native' | 'snarkjs';

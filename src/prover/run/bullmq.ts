@@ -37,14 +37,14 @@ import { DelayedError, Queue, QueueEvents, UnrecoverableError, Worker, type Job 
 import { Redis } from 'ioredis';
 import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backend.ts';
 import { DEFAULT_MAX_PENDING, NODE_ID, NODE_NAME, queuedJob } from './backend.ts';
-import { lightKeyOfId } from './lightKeys.ts';
-import { ProverError, type ProverErrorCode } from './errors.ts';
+import { lightKeyOfId } from '../keys/lightKeys.ts';
+import { ProverError, type ProverErrorCode } from '../errors.ts';
 import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
-import type { ProverKernels } from './snark.ts';
-import type { CircuitInput, Groth16Proof } from './snark.ts';
-import type { ProverBackendKind } from './groth16Native.ts';
+import type { ProverKernels } from '../engine/snark.ts';
+import type { CircuitInput, Groth16Proof } from '../engine/snark.ts';
+import type { ProverBackendKind } from '../engine/groth16Native.ts';
 import type { TableLoad } from './proveMessages.ts';
-import { displayUrl } from '../displayUrl.ts';
+import { displayUrl } from '../../displayUrl.ts';
 
 /** Default BullMQ queue name. */
 export const DEFAULT_QUEUE_NAME = 'refract-proofs';

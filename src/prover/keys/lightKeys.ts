@@ -10,11 +10,11 @@
  * with one `readFile` and loads with `lightKeyLoad` (no square roots, no CBOR at start).
  */
 import { createHash } from 'node:crypto';
-import type { Bytes32 } from '../types.ts';
-import { ProverError } from './errors.ts';
-import { BN254_R, beToBigint, toHex32, writeLe32 } from './proofEncoding.ts';
-import { v2PublicInputHash, type ValidityProofInputs } from './witness.ts';
-import { poseidon2, poseidon3 } from '../merkle/poseidon.ts';
+import type { Bytes32 } from '../../types.ts';
+import { ProverError } from '../errors.ts';
+import { BN254_R, beToBigint, toHex32, writeLe32 } from '../engine/proofEncoding.ts';
+import { v2PublicInputHash, type ValidityProofInputs } from '../engine/witness.ts';
+import { poseidon2, poseidon3 } from '../../merkle/poseidon.ts';
 import { LIGHT_CLI_PACKAGES, LIGHT_KEYS, lightKeyFor, type LightCliVersion, type LightKeySpec } from './lightKeyTable.ts';
 
 export * from './lightKeyTable.ts';

@@ -3,7 +3,7 @@
  * background (for `refract start`, which serves reads while keys are missing or being built).
  *
  * A circuit is ready when the manifest lists it and its four files exist with the recorded sizes
- * (keys.ts `checkKeys`, shallow). `refresh()` re-reads that; while a background setup runs, it is
+ * (layout.ts `checkKeys`, shallow). `refresh()` re-reads that; while a background setup runs, it is
  * called every `pollMs` (setup rewrites the manifest after each circuit, so circuits become ready
  * one by one).
  *
@@ -12,18 +12,18 @@
  * never blocks the API's event loop and yields the cores to serving.
  * Its log lines are forwarded; its outcome shows in `health()` (for GET /health).
  */
-import { childEnv, type Env, envValue } from '../config/config.ts';
+import { childEnv, type Env, envValue } from '../../config/config.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CIRCUIT_IDS } from './circuits.ts';
-import { ProverError } from './errors.ts';
-import { checkKeys, readManifest } from './keys.ts';
+import { ProverError } from '../errors.ts';
+import { checkKeys, readManifest } from './layout.ts';
 
 /** The `refract` CLI entry (bin/refract.mjs), for spawning `refract setup`. */
-export const REFRACT_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/refract.mjs');
+export const REFRACT_BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../bin/refract.mjs');
 
 /**
  * The development ptau to use when none is configured: `$REFRACT_DEV_PTAU` if that file exists, else
