@@ -1,11 +1,11 @@
 /**
- * src/light/encodeV2.ts round-trips through the v2 parser: an `invoke` + `insert_into_queues` group
+ * src/sim/encodeV2.ts round-trips through the v2 parser: an `invoke` + `insert_into_queues` group
  * decodes (parserV2) to the event it was built from, and a BatchEvent decodes (events.ts) to itself.
  */
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
-import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, encodeInsertIntoQueues, v2InstructionGroup } from '../src/light/encodeV2.ts';
+import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, encodeInsertIntoQueues, v2InstructionGroup } from '../src/sim/encodeV2.ts';
 import { decodeMerkleTreeEvent } from '../src/light/events.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
 import { decodeInsertIntoQueues, eventsFromLightInstructions } from '../src/light/parserV2.ts';

@@ -14,7 +14,7 @@ import { decodeBlockJson, decodeTransactionEnvelope } from '../src/solana/decode
 import { DecodeError } from '../src/solana/errors.ts';
 import { DEFAULT_SKIM } from '../src/solana/skim.ts';
 import { blockFromYellowstone, blockHeaderFromYellowstone, transactionErrorFromJson, transactionErrorToJson, transactionFromYellowstone } from '../src/solana/yellowstone.ts';
-import { geyserBlockFromJson, geyserTransactionFromJson } from '../src/solana/yellowstoneFromJson.ts';
+import { geyserBlockFromJson, geyserTransactionFromJson } from '../src/sim/yellowstoneFromJson.ts';
 import { updatesForBlock } from '../src/sim/geyser.ts';
 import { SubscribeRequest } from '@triton-one/yellowstone-grpc';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../src/solana/programIds.ts';

@@ -13,7 +13,7 @@ import { GrpcSourceFault, type GrpcSourceOptions, grpcBlocks } from '../src/inge
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { type GeyserServer, startGeyserServer, updatesForBlock } from '../src/sim/geyser.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../src/solana/programIds.ts';
-import { geyserBlockFromJson } from '../src/solana/yellowstoneFromJson.ts';
+import { geyserBlockFromJson } from '../src/sim/yellowstoneFromJson.ts';
 import type { BlockInfo } from '../src/types.ts';
 import { type RawTx, TestChain, namesProgram } from './grpc.chain.ts';
 

@@ -3,7 +3,7 @@
  * mainnet slot 407265370 where the reference indexer panicked building nullifier queue indices.
  * No fixture holds such a transaction, so the test crafts instruction-based (v2) transactions —
  * light-system `invoke` → Solana system transfer → ACP `insert_into_queues` (photon.md §1.5) — with a
- * v2 encoder (src/light/encodeV2.ts), and indexes them into a fresh store:
+ * v2 encoder (src/sim/encodeV2.ts), and indexes them into a fresh store:
  *   1. a tx creating two accounts in HLKs5 (via its output queue) and one in smt1;
  *   2. the mixed tx spending them (inputs in several orders), creating one HLKs5 output;
  *   3. a forester tx carrying the v1 NullifierEvent of the smt1 leaf.
@@ -15,10 +15,10 @@ import { describe, expect, it } from 'vitest';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_REGISTRY_PROGRAM_ID, NOOP_PROGRAM_ID } from '../src/light/constants.ts';
-import { encodeNullifierEvent } from '../src/light/encodeEvents.ts';
+import { encodeNullifierEvent } from '../src/sim/encodeEvents.ts';
 import { compressedAccountHash, nullifierHash } from '../src/light/hashing.ts';
 import { parseTransaction } from '../src/light/parser.ts';
-import { TREE_TYPE_U64 as TREE_TYPE, type V2LightTransaction, v2InstructionGroup } from '../src/light/encodeV2.ts';
+import { TREE_TYPE_U64 as TREE_TYPE, type V2LightTransaction, v2InstructionGroup } from '../src/sim/encodeV2.ts';
 import { Store } from '../src/store/store.ts';
 import type { BlockInfo, Bytes32, CompressedAccount, TransactionInfo } from '../src/types.ts';
 import { tempDir } from './helpers/photon.ts';
@@ -30,7 +30,7 @@ const SMT1 = registry.get('smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT')!;
 const b58 = (b: Uint8Array) => bs58.encode(b);
 
 // ---------------------------------------------------------------------------------------------
-// v2 transactions, built with src/light/encodeV2.ts
+// v2 transactions, built with src/sim/encodeV2.ts
 
 type LightTx = V2LightTransaction & { signature: string };
 

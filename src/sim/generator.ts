@@ -33,8 +33,8 @@ import {
   REGISTERED_PROGRAM_PDA,
   SYSTEM_PROGRAM_ID,
 } from '../light/constants.ts';
-import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from '../light/encodeEvents.ts';
-import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from '../light/encodeV2.ts';
+import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from './encodeEvents.ts';
+import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from './encodeV2.ts';
 import { compressedAccountHash, indexedLeafHashV2, nullifierHash } from '../light/hashing.ts';
 import { HIGHEST_ADDRESS_PLUS_ONE, elementHashV1 } from '../merkle/indexedConstants.ts';
 import { poseidon2Batch } from '../merkle/poseidon.ts';

@@ -3,7 +3,7 @@
  * and tests: `/geyser.Geyser/Subscribe` (bidirectional stream) plus the cheap unary calls (Ping, GetSlot,
  * GetBlockHeight, GetLatestBlockhash, GetVersion, SubscribeReplayInfo), on @grpc/grpc-js with the message
  * codecs of `@triton-one/yellowstone-grpc`. Blocks come from a {@link GeyserSource} (getBlock JSON, as the
- * simulator's RPC answers them) and are converted by src/solana/yellowstoneFromJson.ts.
+ * simulator's RPC answers them) and are converted by src/sim/yellowstoneFromJson.ts.
  *
  * What it does as the real server does (yellowstone-grpc-geyser `grpc.rs`, `filter.rs`):
  * - filters: `transactions` (vote, failed, signature, accountInclude / accountExclude / accountRequired
@@ -70,7 +70,7 @@ import {
   SubscribeUpdate,
 } from '@triton-one/yellowstone-grpc';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type GeyserBlock, type GeyserTransaction, geyserBlockFromJson } from '../solana/yellowstoneFromJson.ts';
+import { type GeyserBlock, type GeyserTransaction, geyserBlockFromJson } from './yellowstoneFromJson.ts';
 
 /** The chain the server streams (the simulator implements it). */
 export interface GeyserSource {

@@ -7,8 +7,8 @@
  */
 import { serialize, type Schema } from 'borsh';
 import type { BatchEvent, Bytes32, CompressedAccount, InstructionInfo } from '../types.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA, SYSTEM_PROGRAM_ID } from './constants.ts';
-import { DISCRIMINATORS, type QueueSequenceNumber } from './parserV2.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, LIGHT_SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA, SYSTEM_PROGRAM_ID } from '../light/constants.ts';
+import { DISCRIMINATORS, type QueueSequenceNumber } from '../light/parserV2.ts';
 import { B32, COMPRESSED_ACCOUNT } from './encodeEvents.ts';
 import { TREE_TYPE_CODE, type TreeType } from '../config/trees.ts';
 

@@ -6,9 +6,9 @@
  * Legacy and v0 messages (the message-first v1 envelope is refused). Pure, no I/O.
  */
 import type { SubscribeUpdateBlockMeta, SubscribeUpdateTransactionInfo } from '@triton-one/yellowstone-grpc';
-import * as base58 from './base58.ts';
-import { VOTE_PROGRAM_ID } from './programIds.ts';
-import { transactionErrorFromJson } from './yellowstone.ts';
+import * as base58 from '../solana/base58.ts';
+import { VOTE_PROGRAM_ID } from '../solana/programIds.ts';
+import { transactionErrorFromJson } from '../solana/yellowstone.ts';
 
 type Json = Record<string, any>;
 
