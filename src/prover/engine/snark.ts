@@ -502,7 +502,7 @@ export async function compileCircuit(opts: {
   includeDirs: string[];
 }): Promise<CompileResult> {
   const cli = require.resolve('circom2/cli.js');
-  const rel = (p: string) => path.relative('/', path.resolve(p)) || '..';
+  const rel = (p: string) => path.relative('/', path.resolve(p)) || '.';
   const args = [cli, rel(opts.mainFile), '--O2', '--r1cs', '--wasm', '-o', rel(opts.outDir)];
   for (const d of opts.includeDirs) args.push('-l', rel(d));
   await mkdir(opts.outDir, { recursive: true });

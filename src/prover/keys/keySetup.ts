@@ -58,7 +58,7 @@ const require = createRequire(import.meta.url);
 /** Directory of the circom sources (repo `circuits/`). */
 export const CIRCUITS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../circuits');
 /** Directory that contains the `circomlib` package (for `include "circomlib/circuits/…"`). */
-export const CIRCOMLIB_INCLUDE_DIR = path.resolve(path.dirname(require.resolve('circomlib/package.json')), '../..');
+export const CIRCOMLIB_INCLUDE_DIR = path.resolve(path.dirname(require.resolve('circomlib/package.json')), '..');
 
 /** Progress of `setupCircuits` / `compileCircuits`, for cli-progress bars or logs. */
 export interface SetupProgress {
