@@ -39,10 +39,8 @@ import type { BackendDepth, BackendProof, ProofBackend, ProofJob } from './backe
 import { DEFAULT_MAX_PENDING, NODE_ID, NODE_NAME, queuedJob } from './backend.ts';
 import { lightKeyOfId } from '../keys/lightKeys.ts';
 import { ProverError, type ProverErrorCode } from '../errors.ts';
-import { ProverPool, type CurveThreading, singleThreadFor } from './pool.ts';
-import type { ProverKernels } from '../engine/snark.ts';
+import { type PoolThreadSettings, ProverPool, singleThreadFor } from './pool.ts';
 import type { CircuitInput, Groth16Proof } from '../engine/snark.ts';
-import type { ProverBackendKind } from '../engine/groth16Native.ts';
 import type { TableLoad } from './proveMessages.ts';
 import { displayUrl } from '../../displayUrl.ts';
 
@@ -470,22 +468,10 @@ function toBackendProof(r: ProofJobResult, jobId: string, submitted: number, tot
 // Consumer: prover nodes
 
 /** Options of `startProverNode`. */
-export interface ProverNodeOptions {
+export interface ProverNodeOptions extends PoolThreadSettings {
   redisUrl: string;
   /** Keys directory (ignored when `pool` is given). */
   keysDir?: string;
-  /** Pool threads = BullMQ concurrency (default: cores; ignored when `pool` is given). */
-  threads?: number;
-  /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
-  curve?: CurveThreading;
-  /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
-  kernels?: ProverKernels;
-  /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
-  backend?: ProverBackendKind;
-  /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
-  tableMb?: number;
-  /** Native backend: the table files' directory, or `off` (see `ProverPoolOptions.tableFiles`; default $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
-  tableFiles?: string;
   /** Native backend, own pool: each key load of a prover thread (`ProverPoolOptions.onTableLoad`). */
   onTableLoad?: (t: TableLoad) => void;
   /** Use this pool (e.g. the API process's own) instead of starting one; it is not closed with the node. */

@@ -52,6 +52,26 @@ export function singleThreadFor(curve: CurveThreading | undefined): boolean | un
   return curve === 'single' ? true : curve === 'multi' ? false : undefined;
 }
 
+/**
+ * The operator's settings of a pool's threads (flags `--[prover-]threads`, `curve`, `kernels`,
+ * `backend`, `table-mb`, `table-files` of `refract start` and `refract prover`), before they become
+ * `ProverPoolOptions`.
+ */
+export interface PoolThreadSettings {
+  /** Pool threads (default: cores; for `refract prover` also the BullMQ concurrency). */
+  threads?: number;
+  /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
+  curve?: CurveThreading;
+  /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
+  kernels?: ProverKernels;
+  /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
+  backend?: ProverBackendKind;
+  /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
+  tableMb?: number;
+  /** Native backend: the table files' directory, or `off` (see `ProverPoolOptions.tableFiles`; default $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
+  tableFiles?: string;
+}
+
 /** Options of `ProverPool`. */
 export interface ProverPoolOptions {
   /** Directory with `<id>.wasm/.zkey/.vkey.json` (see keys/layout.ts). */

@@ -20,9 +20,8 @@ import { nativeAddon } from '../../native.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
 import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from '../keys/circuits.ts';
-import { type CurveThreading, logTableLoad, ProverPool, singleThreadFor } from './pool.ts';
-import type { ProverKernels } from '../engine/snark.ts';
-import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb, type ProverBackendKind } from '../engine/groth16Native.ts';
+import { logTableLoad, type PoolThreadSettings, ProverPool, singleThreadFor } from './pool.ts';
+import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb } from '../engine/groth16Native.ts';
 import { KeyReadiness } from '../keys/keyReadiness.ts';
 import { DEFAULT_PROOF_TIMEOUT_MS, OWN_CIRCUIT_WARNING, ProofService, type LightProofSource, type ProofVerifier } from './proofService.ts';
 import { LIGHT_KEYS, lightKeyId } from '../keys/lightKeys.ts';
@@ -41,7 +40,7 @@ export interface RuntimeLog {
 }
 
 /** Options of `ProverRuntime.start`. */
-export interface ProverRuntimeOptions {
+export interface ProverRuntimeOptions extends PoolThreadSettings {
   /** false → no prover (config `prover: false` / `--no-prover`). */
   enabled: boolean;
   keysDir: string;
@@ -54,18 +53,6 @@ export interface ProverRuntimeOptions {
   queueName?: string;
   /** With Redis: also prove in this process (default true; `--no-local-prover`). */
   localWorker?: boolean;
-  /** Pool threads (default: cores). */
-  threads?: number;
-  /** Curves of the pool threads (default `auto`: see `defaultPoolLayout`). */
-  curve?: CurveThreading;
-  /** MSM and FFT kernels of the pool threads (default native when the addon is built; see `proverKernels`). */
-  kernels?: ProverKernels;
-  /** Groth16 prover of the pool threads (default native when the addon is built; see `proverBackend`). */
-  backend?: ProverBackendKind;
-  /** Native backend: fixed-base MSM table budget per key, MiB (see `ProverPoolOptions.tableMb`). */
-  tableMb?: number;
-  /** Native backend: the table files' directory, or `off` (see `ProverPoolOptions.tableFiles`; default $REFRACT_PROVER_TABLE_FILES, else the keys directory). */
-  tableFiles?: string;
   /** Per-request proof timeout, ms (default 60 s). */
   timeoutMs?: number;
   /** Proof queue bound, default 64: pending proofs of the in-process queue, or jobs waiting in the BullMQ queue. */
