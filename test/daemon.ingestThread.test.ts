@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { NETWORK_START_SLOTS } from '../src/ingest/sources/startSlot.ts';
+import { NETWORK_START_SLOTS } from '../src/ingest/startSlot.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir, txDir } from './helpers/photon.ts';

@@ -55,8 +55,8 @@ describe('src/ingest is laid out as its stages', () => {
     for (const f of [
       'sources/poller.ts',
       'sources/files.ts',
-      'sources/startSlot.ts',
-      'sources/treeSync.ts',
+      'startSlot.ts',
+      'treeSync.ts',
       'parse.ts',
       'prepareBatch.ts',
       'indexer.ts',

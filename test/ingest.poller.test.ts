@@ -7,7 +7,7 @@ import bs58 from 'bs58';
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { pollBlocks } from '../src/ingest/sources/poller.ts';
-import { NETWORK_START_SLOTS, StartSlotUnavailable, resolveStartSlot } from '../src/ingest/sources/startSlot.ts';
+import { NETWORK_START_SLOTS, StartSlotUnavailable, resolveStartSlot } from '../src/ingest/startSlot.ts';
 import { SolanaRpcError, type SolanaRpc } from '../src/solana/rpcClient.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';

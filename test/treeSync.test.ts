@@ -1,5 +1,5 @@
 /**
- * Trees from the chain (src/ingest/sources/treeSync.ts) against a tiny local JSON-RPC node (node:http)
+ * Trees from the chain (src/ingest/treeSync.ts) against a tiny local JSON-RPC node (node:http)
  * serving the REAL account dumps of test/fixtures/light-accounts: the registry gets the dumps' trees with
  * their own root-history capacities (chain over config, differences logged once); a validity proof's
  * root index uses the chain's capacity; a node refusing getProgramAccounts → warning + the config;
@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { encodeTreeAccount } from '../src/light/treeAccounts.ts';
 import { DEFAULT_TREE_OWNER } from '../src/light/constants.ts';
-import { TreeResolver, syncTreeRegistry } from '../src/ingest/sources/treeSync.ts';
+import { TreeResolver, syncTreeRegistry } from '../src/ingest/treeSync.ts';
 import { TreeRegistry, loadTreeRegistry } from '../src/config/trees.ts';
 import { getValidityProofPaths } from '../src/query/validityProofPaths.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';

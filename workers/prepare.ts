@@ -9,7 +9,7 @@
 import { loadTreeRegistry } from '../src/config/trees.ts';
 import { pollPreparedBatches } from '../src/ingest/preparedBatches.ts';
 import type { SourceChange } from '../src/ingest/sources/live.ts';
-import { TreeResolver } from '../src/ingest/sources/treeSync.ts';
+import { TreeResolver } from '../src/ingest/treeSync.ts';
 import { PREPARED_AHEAD, type PrepareThreadCommand, type PrepareThreadData, type PrepareThreadMessage } from '../src/ingest/threads/prepareThread.ts';
 import { serveThread } from '../src/ingest/threads/thread.ts';
 import { createLogger } from '../src/log.ts';

@@ -20,7 +20,7 @@ import { BackfillView } from './backfillProgress.ts';
 import { Indexer } from '../ingest/indexer.ts';
 import { type IngestThread, startIngestThread } from '../ingest/threads/ingestThread.ts';
 import { runIngest } from '../ingest/loop.ts';
-import { syncTreeRegistry } from '../ingest/sources/treeSync.ts';
+import { syncTreeRegistry } from '../ingest/treeSync.ts';
 import { createLogger } from '../log.ts';
 import { poseidonInfo } from '../merkle/poseidon.ts';
 import { Metrics } from '../metrics.ts';
@@ -227,7 +227,7 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
     await closeSimulator();
     throw e;
   });
-  // Trees from the chain over config/trees.json + config `trees` (src/ingest/sources/treeSync.ts); the config alone without ingest or with `treeSync: false`.
+  // Trees from the chain over config/trees.json + config `trees` (src/ingest/treeSync.ts); the config alone without ingest or with `treeSync: false`.
   const synced = await syncTreeRegistry(config.ingest && config.treeSync ? solana : null, config.trees, { owner: config.treeOwner, log });
   const { registry, trees } = synced;
   const treeLookup = config.ingest && config.treeSync ? { owner: config.treeOwner, negativeTtlMs: config.treeLookupTtlSeconds * 1000 } : undefined;

@@ -113,7 +113,7 @@ export const configSchema = z
     /** Log format (src/log.ts): `auto` = human-readable on a terminal, JSON otherwise; `pretty`; `json`. */
     logFormat: z.enum(LOG_FORMATS).default('auto'),
     trees: z.array(treeEntry).default([]),
-    /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/sources/treeSync.ts). */
+    /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/treeSync.ts). */
     treeSync: z.boolean().default(true),
     /** Keep only trees whose AccessMetadata.owner is this (base58); Photon's expected tree owner by default. */
     treeOwner: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 pubkey').default('24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs'),

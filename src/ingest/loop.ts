@@ -1,5 +1,5 @@
 /**
- * The ingest loop of `refract start`: find where to start (sources/startSlot.ts), poll the Solana
+ * The ingest loop of `refract start`: find where to start (startSlot.ts), poll the Solana
  * RPC and prepare each batch (preparedBatches.ts, here or on a prepare thread:
  * threads/prepareThread.ts), commit it in one write transaction (indexer.ts), report progress as
  * IngestEvents (progress.ts), stop cleanly (finish the current batch) on abort. Its thread:
@@ -12,23 +12,22 @@ import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type SeqStream, type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullification, seqKey, sequenceRuns, storedPosition, treesWithPositions } from '../state/sequence.ts';
 import type { WriteView } from '../store/store.ts';
-import type { GapReport, IngestEvent } from './progress.ts';
+import type { IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
-import { type GapListing, listGap, splitPreparedBatch } from './heal.ts';
+import { SequenceGuard } from './guard/guard.ts';
 import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
 import { type PreparedItem, pollPreparedBatches } from './preparedBatches.ts';
 import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, listSignatures, planBackfill, progressOf } from './sources/backfill.ts';
 import type { LiveSourceName, SourceChange } from './sources/live.ts';
-import { sleep } from './sources/poller.ts';
-import { resolveStartSlot } from './sources/startSlot.ts';
-import { type TreeLookupOptions, TreeResolver } from './sources/treeSync.ts';
+import { sleep } from './sleep.ts';
+import { resolveStartSlot } from './startSlot.ts';
+import { type TreeLookupOptions, TreeResolver } from './treeSync.ts';
 import { preparedBatchesFromThread } from './threads/prepareThread.ts';
 
 /** Options of the ingest loop. */
 export interface IngestOptions {
-  /** First slot when the store is empty or ends before it (default: see sources/startSlot.ts `resolveStartSlot`). */
+  /** First slot when the store is empty or ends before it (default: see startSlot.ts `resolveStartSlot`). */
   startSlot?: number;
   concurrency: number;
   maxBatchBlocks: number;
@@ -44,7 +43,7 @@ export interface IngestOptions {
   prepareThread?: { trees: Config['trees']; logLevel: string };
   /**
    * Look trees the registry does not know up on chain (getAccountInfo, negative cache) before their
-   * outputs are skipped (sources/treeSync.ts `TreeResolver`); absent = skip them at once.
+   * outputs are skipped (treeSync.ts `TreeResolver`); absent = skip them at once.
    */
   treeLookup?: TreeLookupOptions;
   /** Signature backfill when the store is far behind the tip (sources/backfill.ts); absent = never. */
@@ -75,8 +74,6 @@ export interface BackfillSettings {
 /** Transactions per backfill chunk (one write transaction), and chunks fetched ahead. */
 const BACKFILL_CHUNK = 1000;
 const BACKFILL_PREFETCH = 3;
-/** How deep a heal may recurse (a missing transaction whose own numbers show another gap). */
-const MAX_HEAL_DEPTH = 8;
 
 /**
  * Runs until `opts.signal` aborts. Store errors are logged and the batch is retried after a pause
@@ -102,7 +99,8 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     billPerCall: opts.backfill?.billPerCall,
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
-  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, held: null, headCheck: null, arrival: null, nullifiedLookedAt: new Set() };
+  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, arrival: null, guard: null as unknown as SequenceGuard };
+  ctx.guard = new SequenceGuard({ indexer, rpc, gov, opts, emit, commit: (batch, prepareSeconds, extra) => commitWithRetry(ctx, batch, prepareSeconds, extra) });
   // A stored backfill resumes whatever the threshold is now (planBackfill); a new one needs a threshold > 0.
   if (opts.backfill) {
     const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));
@@ -140,7 +138,7 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
       emit({ kind: 'trees', trees });
     }
     ctx.arrival = { source: source ?? 'rpc', seenAt };
-    await commitChecked(ctx, batch, prepareSeconds);
+    await ctx.guard.commit(batch, prepareSeconds);
     ctx.arrival = null;
     if (opts.signal.aborted) break;
     // Give the event loop a turn between batches: a prepare thread that is ahead always has the next
@@ -161,19 +159,10 @@ interface Ctx {
   /** The store's last slot as this loop committed it. */
   lastSlot: number;
   tip: number;
-  /** The gap ingest is held at, if any. */
-  held: GapReport | null;
-  /**
-   * While a backfill runs: where it began (its `afterSlot`) and the trees' streams already looked at
-   * (`seqKey`). A stream met for the first time (no stored number) has its tree listed on its own back
-   * to there before the stream's first number is committed: a transaction missing before a stream's
-   * first number shows no gap (e.g. a tree's first batch event, after its outputs set a position).
-   */
-  headCheck: { afterSlot: number; seen: Set<string> } | null;
+  /** Checks and commits every batch (guard/guard.ts). */
+  guard: SequenceGuard;
   /** The live source of the batch being committed and when its last slot was first seen (Unix ms). */
   arrival: { source: LiveSourceName; seenAt?: number } | null;
-  /** Nullifications already looked up without finding the spend (not looked up again). */
-  nullifiedLookedAt: Set<string>;
 }
 
 /** Runs a node request until it succeeds (logged, paused 2 s between tries) or the loop stops (then undefined). */
@@ -205,7 +194,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
     onProgress: report,
   };
   ctx.tip = state.target.slot;
-  ctx.headCheck = { afterSlot: state.afterSlot, seen: new Set() };
+  ctx.guard.beginBackfill(state.afterSlot);
   report(progressOf(state, state.phase));
   opts.log.info({ phase: state.phase, targetSlot: state.target.slot, afterSlot: state.afterSlot, listed: state.listed, indexed: state.indexed }, 'backfill running');
   try {
@@ -217,7 +206,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
     const indexedAtStart = state.indexed;
     opts.log.info({ listed: state.listed, failed: state.failed, remaining }, 'backfill listing done: fetching the Light transactions');
     for await (const chunk of fetchChunks(indexer.store, rpc, gov, state, bopts)) {
-      if (chunk.handOver && opts.sequenceCheck !== false) await tailCheck(ctx, chunk.handOver.slot);
+      if (chunk.handOver && opts.sequenceCheck !== false) await ctx.guard.tailCheck(chunk.handOver.slot);
       if (opts.signal.aborted) return;
       const started = performance.now();
       const batch = prepareBatch(chunk.blocks, indexer.registry);
@@ -229,7 +218,7 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
           w.putMetaText(BACKFILL_META, undefined);
         } else w.putMetaText(BACKFILL_META, JSON.stringify({ ...state, indexed: indexedAfter }));
       };
-      await commitChecked(ctx, batch, (performance.now() - started) / 1000, extra);
+      await ctx.guard.commit(batch, (performance.now() - started) / 1000, extra);
       if (opts.signal.aborted) return;
       state.indexed = indexedAfter;
       opts.log.debug({ throughSlot: chunk.throughSlot, indexed: state.indexed, listed: state.listed }, 'backfill chunk committed');
@@ -246,158 +235,6 @@ async function runBackfill(ctx: Ctx, state: BackfillState): Promise<void> {
   } catch (err) {
     if (opts.signal.aborted) return;
     throw err;
-  }
-}
-
-/**
- * Before the hand-over: a gap at the very end of a tree's history shows no later number to give it
- * away, so each tree the backfill met is listed on its own (getSignaturesForAddress(tree)) from its
- * last number's slot up to the hand-over slot, and what the store lacks is fetched and committed
- * (checked like any batch). One listing request per tree in the usual case.
- */
-async function tailCheck(ctx: Ctx, throughSlot: number): Promise<void> {
-  const { indexer, opts } = ctx;
-  const since = indexer.store.read((r) => treesWithPositions(r)); // tree → lowest last-number slot over its streams
-  for (const [tree, afterSlot] of since) {
-    const listing = await listTree(ctx, { tree, afterSlot, throughSlot }, new Set());
-    if (!listing) return;
-    await commitFound(ctx, listing, { tree, stream: 'tail', expected: '', got: '', afterSlot, slot: throughSlot, signature: '' }, 'backfill: the tree\'s own signature listing shows transactions the program listing missed after its last number; indexing them', 0);
-  }
-}
-
-/** `listGap` with the loop's settings; null once the loop stops (listGap throws only then). */
-async function listTree(ctx: Ctx, gap: Parameters<typeof listGap>[3], known: ReadonlySet<string>): Promise<GapListing | null> {
-  ctx.opts.log.debug({ tree: gap.tree, afterSlot: gap.afterSlot, throughSlot: gap.throughSlot, signature: gap.signature }, 'listing a tree\'s signatures');
-  try {
-    return await listGap(ctx.rpc, ctx.gov, ctx.indexer.store, gap, known, { batchSize: ctx.opts.backfill?.batchSize ?? 100, signal: ctx.opts.signal, log: ctx.opts.log });
-  } catch (err) {
-    if (ctx.opts.signal.aborted) return null;
-    throw err;
-  }
-}
-
-/**
- * Commits what a tree's own listing found missing (checked like any batch, one heal level deeper),
- * logging `message` and reporting a `healed` event; false when it found nothing.
- */
-async function commitFound(ctx: Ctx, listing: GapListing, report: GapReport, message: string, depth: number): Promise<boolean> {
-  if (!listing.blocks.length) return false;
-  const fetched = listing.blocks.reduce((n, b) => n + b.transactions.length + (b.undecodable?.length ?? 0), 0);
-  ctx.opts.log.warn({ ...report, fetched, listed: listing.listed }, message);
-  ctx.emit({ kind: 'sequence', outcome: 'healed', gap: report, fetched });
-  await commitChecked(ctx, prepareBatch(listing.blocks, ctx.indexer.registry), 0, undefined, depth + 1);
-  return true;
-}
-
-/** Commits the updates of `batch` before `index` (when there are any) and returns the rest, or null once the loop stops. */
-async function commitBefore(ctx: Ctx, batch: PreparedBatch, index: number, prepareSeconds: number): Promise<PreparedBatch | null> {
-  const [head, tail] = splitPreparedBatch(batch, index);
-  if (head.updates.length || head.records.length || head.rejected.length) await commitWithRetry(ctx, head, prepareSeconds);
-  return ctx.opts.signal.aborted ? null : tail;
-}
-
-/**
- * The first update of `updates` that carries a number of a tree's stream with no stored position and
- * not yet looked at (`seen`, keys `seqKey(tree, stream)`), or null. Per stream, not per tree: a tree's
- * streams begin at different transactions (its first outputs, its first forester batch event, …), and
- * the first number of each is taken as given by the sequence check.
- */
-function firstUnseenStream(ctx: Ctx, updates: readonly PreparedBatch['updates'][number][], seen: ReadonlySet<string>): { tree: string; stream: SeqStream; index: number } | null {
-  return ctx.indexer.store.read((r) => {
-    const known = new Set<string>();
-    for (let index = 0; index < updates.length; index++) {
-      for (const run of sequenceRuns(updates[index]!)) {
-        const key = seqKey(run.tree, run.stream);
-        if (seen.has(key) || known.has(key)) continue;
-        if (storedPosition(r, run.tree, run.stream) !== undefined) known.add(key);
-        else return { tree: run.tree, stream: run.stream, index };
-      }
-    }
-    return null;
-  });
-}
-
-/** A gap as events carry it. */
-function gapReport(g: SequenceGap): GapReport {
-  return { tree: g.tree, stream: g.stream, expected: String(g.expected), got: String(g.got), afterSlot: g.afterSlot, slot: g.slot, signature: g.signature };
-}
-
-/**
- * Commits `batch` after the tree sequence check (`IngestOptions.sequenceCheck`): the part before a
- * gap is committed, the transactions that carry the missing numbers are looked up through the tree's
- * own signature listing (heal.ts) and committed (checked the same way), then the rest; numbers of
- * rejected transactions are accepted; anything else holds ingest (logged, `held` event, /health
- * degraded) and is looked up again with a growing pause. `extra` goes with the commit of the batch's
- * last part.
- */
-async function commitChecked(ctx: Ctx, batch: PreparedBatch, prepareSeconds: number, extra?: (w: WriteView) => void, depth = 0): Promise<void> {
-  const { indexer, opts } = ctx;
-  let current = batch;
-  let holds = 0;
-  for (;;) {
-    const checking = opts.sequenceCheck !== false && depth <= MAX_HEAL_DEPTH;
-    const gap = checking
-      ? indexer.store.read((r) => {
-          const numbers = firstSequenceGap(r, current.updates);
-          const nullified = firstUnspentNullification(r, current.updates, ctx.nullifiedLookedAt);
-          return nullified && (!numbers || nullified.index < numbers.index) ? nullified : numbers;
-        })
-      : null;
-    const unseen = checking && ctx.headCheck ? firstUnseenStream(ctx, current.updates, ctx.headCheck.seen) : null;
-    // A tree's stream met for the first time before the first gap: look at the tree's history before it first (its own listing).
-    if (unseen && (!gap || unseen.index <= gap.index)) {
-      const rest = await commitBefore(ctx, current, unseen.index, prepareSeconds);
-      if (!rest) return;
-      prepareSeconds = 0;
-      current = rest;
-      const first = rest.updates[0]!;
-      const afterSlot = ctx.headCheck!.afterSlot;
-      const listing = await listTree(ctx, { tree: unseen.tree, afterSlot: afterSlot + 1, signature: first.signature }, new Set(rest.updates.map((u) => u.signature)));
-      if (!listing) return;
-      ctx.headCheck!.seen.add(seqKey(unseen.tree, unseen.stream));
-      await commitFound(ctx, listing, { tree: unseen.tree, stream: 'head', expected: '', got: '', afterSlot, slot: first.slot, signature: first.signature }, 'backfill: the tree\'s own signature listing shows transactions before the first one the program listing gave; indexing them first', depth);
-      continue;
-    }
-    if (!gap) {
-      await commitWithRetry(ctx, current, prepareSeconds, extra);
-      if (opts.signal.aborted) return;
-      if (ctx.held && depth === 0) {
-        ctx.emit({ kind: 'sequence', outcome: 'released', gap: ctx.held });
-        opts.log.info({ tree: ctx.held.tree, stream: ctx.held.stream }, 'the held tree is whole again: ingest goes on');
-        ctx.held = null;
-      }
-      return;
-    }
-    const rest = await commitBefore(ctx, current, gap.index, prepareSeconds);
-    if (!rest) return;
-    prepareSeconds = 0;
-    current = rest;
-    const report = gapReport(gap);
-    const listing = await listTree(ctx, gap, new Set(rest.updates.map((u) => u.signature)));
-    if (!listing) return;
-    if (await commitFound(ctx, listing, report, 'sequence gap in a tree\'s numbers: the missing transactions were found through the tree\'s signature listing; indexing them first', depth)) continue;
-    if (gap.stream === 'nullified') {
-      // Evidence, not a number: the spend may be a transaction Refract rejected, or lie before the indexed range.
-      opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10), listed: listing.listed }, 'a forester nullified a leaf whose account the store holds as unspent, and the tree\'s signature listing has no missing transaction for it: indexing on (the account stays unspent here)');
-      ctx.nullifiedLookedAt.add(gap.signature);
-      ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
-      continue;
-    }
-    if (listing.rejected.length) {
-      opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10) }, 'sequence gap in a tree\'s numbers: they belong to transactions Refract rejected; indexing past it');
-      indexer.store.write((w) => acceptGap(w, gap));
-      ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
-      continue;
-    }
-    holds++;
-    if (!ctx.held) {
-      ctx.held = report;
-      ctx.emit({ kind: 'sequence', outcome: 'held', gap: report });
-    }
-    const pause = Math.min(60_000, 1000 * 2 ** Math.min(holds, 6));
-    opts.log.error({ ...report, listed: listing.listed, retryInMs: pause }, `sequence gap in a tree's numbers: nothing after slot ${gap.afterSlot} of this tree's transactions is found, so ingest holds here (nothing after it is applied); asking again`);
-    await sleep(pause, opts.signal);
-    if (opts.signal.aborted) return;
   }
 }
 

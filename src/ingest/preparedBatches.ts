@@ -1,6 +1,6 @@
 /**
  * The prepare half of the RPC ingest loop: the poller's block batches (sources/poller.ts), each
- * prepared (prepareBatch.ts) as it comes, unknown trees looked up on chain (sources/treeSync.ts
+ * prepared (prepareBatch.ts) as it comes, unknown trees looked up on chain (treeSync.ts
  * `TreeResolver`). Runs on the loop's own thread (loop.ts) or on the prepare thread
  * (workers/prepare.ts via threads/prepareThread.ts); both hand the loop {@link PreparedItem}s.
  */
@@ -9,7 +9,7 @@ import type { SolanaRpc } from '../solana/rpcClient.ts';
 import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
 import { type LiveSourceName, type LiveSourceOptions, type SourceChange, liveBlocks } from './sources/live.ts';
 import { type PollerOptions, pollBlocks } from './sources/poller.ts';
-import type { TreeResolver } from './sources/treeSync.ts';
+import type { TreeResolver } from './treeSync.ts';
 
 /** A prepared batch, and the time making it took (seconds; on the thread that made it). */
 export interface PreparedItem {

@@ -4,10 +4,10 @@
  * devnet by genesis hash) or the node's first available block.
  */
 import type { Logger } from 'pino';
-import { displayUrl } from '../../displayUrl.ts';
-import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../../solana/rpcClient.ts';
-import type { Store } from '../../store/store.ts';
-import { sleep } from './poller.ts';
+import { displayUrl } from '../displayUrl.ts';
+import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../solana/rpcClient.ts';
+import type { Store } from '../store/store.ts';
+import { sleep } from './sleep.ts';
 
 /**
  * Clusters with a known first Light Protocol slot, by genesis hash (photon.md §1.1 "network start

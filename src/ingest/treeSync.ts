@@ -7,10 +7,10 @@
  * (`TreeResolver`, with a negative cache).
  */
 import type { Logger } from 'pino';
-import { type TreeEntry, TreeRegistry, loadTreeRegistry } from '../../config/trees.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../../light/constants.ts';
-import { type DecodedTree, TREE_ACCOUNT_HEADER_BYTES, TreeAccountError, decodeTreeAccount } from '../../light/treeAccounts.ts';
-import type { SolanaRpc } from '../../solana/rpcClient.ts';
+import { type TreeEntry, TreeRegistry, loadTreeRegistry } from '../config/trees.ts';
+import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
+import { type DecodedTree, TREE_ACCOUNT_HEADER_BYTES, TreeAccountError, decodeTreeAccount } from '../light/treeAccounts.ts';
+import type { SolanaRpc } from '../solana/rpcClient.ts';
 
 /** How long `TreeResolver` remembers that a pubkey is not a usable tree (default 10 minutes). */
 export const DEFAULT_NEGATIVE_TTL_MS = 10 * 60_000;

@@ -1,6 +1,6 @@
 /**
  * Codec of Light Protocol's Merkle tree and queue accounts (owned by the account-compression
- * program): what the tree-metadata sync (photon.md §1.1, src/ingest/sources/treeSync.ts) reads from the chain.
+ * program): what the tree-metadata sync (photon.md §1.1, src/ingest/treeSync.ts) reads from the chain.
  * Pure: bytes in, plain objects out; no store, ingest or RPC imports.
  *
  * Layouts (all integers little-endian; offsets include the 8-byte discriminator):

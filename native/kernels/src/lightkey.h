@@ -6,7 +6,7 @@
  *   lk_decode(key, len)  parses the 16-byte header, the proving key (§2.2, compressed or raw points,
  *                        decompressed with gnark's "lexicographically largest" flag) and the verifying
  *                        key (§2.3), and returns two blobs plus the offset of the R1CS CBOR (parsed by
- *                        the TypeScript side, src/prover/lightKeys.ts, into the R1CS blob).
+ *                        the TypeScript side, src/prover/keys/lightKeys.ts, into the R1CS blob).
  *     points blob: u32[16] header {1, n, nbWires, nA, nB, nK, nIC, 0…}, Fr ω, ω⁻¹, n⁻¹ (Montgomery
  *                  LE), α1 β1 δ1 (G1), β2 δ2 (G2), A[nA], B1[nB], K[nK], Z[n] (G1, Z in NATURAL
  *                  order: Z[k] = [τ^k(τⁿ−1)/δ]₁), B2[nB] (G2), InfinityA[nbWires], InfinityB[nbWires];

@@ -7,14 +7,13 @@
  * listing, a stream). Those the store has neither indexed nor rejected are fetched as blocks (one per
  * slot, block order) for the loop to commit before the rest of its batch.
  */
-import type { Logger } from 'pino';
-import type { RequestGovernor } from '../solana/requestGovernor.ts';
-import type { SolanaRpc } from '../solana/rpcClient.ts';
-import type { SequenceGap } from '../state/sequence.ts';
-import type { Store } from '../store/store.ts';
-import type { BlockInfo } from '../types.ts';
-import { type BackfillOptions, fetchBlocks, withRetry } from './sources/backfill.ts';
-import type { PreparedBatch } from './prepareBatch.ts';
+import type { RequestGovernor } from '../../solana/requestGovernor.ts';
+import type { SolanaRpc } from '../../solana/rpcClient.ts';
+import type { SequenceGap } from '../../state/sequence.ts';
+import type { Store } from '../../store/store.ts';
+import type { BlockInfo } from '../../types.ts';
+import { type FetchOptions, fetchBlocks, withRetry } from '../fetchTransactions.ts';
+import type { PreparedBatch } from '../prepareBatch.ts';
 
 /** What a tree's own listing shows over a gap's range. */
 export interface GapListing {
@@ -38,7 +37,7 @@ export async function listGap(
   store: Store,
   gap: Pick<SequenceGap, 'tree' | 'afterSlot'> & { signature?: string; throughSlot?: number },
   known: ReadonlySet<string>,
-  opts: Pick<BackfillOptions, 'batchSize' | 'signal'> & { log: Logger },
+  opts: Pick<FetchOptions, 'batchSize' | 'signal' | 'log'>,
 ): Promise<GapListing> {
   const missing: { slot: number; signature: string }[] = [];
   const rejected: string[] = [];

@@ -20,17 +20,16 @@
  * RequestGovernor (rate, concurrency, 429 / Retry-After). State lives in the store (meta `backfill`,
  * `backfillSigs`), so a SIGKILL at any moment resumes where it stopped, with nothing lost and nothing
  * indexed twice. A listing can still miss transactions (a node's history gap, a provider's index
- * lag): the tree sequence check in the loop (state/sequence.ts, ingest/heal.ts) catches and heals that.
+ * lag): the tree sequence check in the loop (state/sequence.ts, ingest/guard/heal.ts) catches and heals that.
  */
 import type { Logger } from 'pino';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
-import { DecodeError, decodeTransactionJson } from '../parse.ts';
 import type { RequestGovernor } from '../../solana/requestGovernor.ts';
-import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError, SolanaUnavailableError, getTransactionParams } from '../../solana/rpcClient.ts';
+import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../../solana/rpcClient.ts';
 import type { BlockRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
 import type { BlockInfo } from '../../types.ts';
-import { sleep } from './poller.ts';
+import { fetchBlocks, withRetry } from '../fetchTransactions.ts';
 
 /** Store metadata name of the backfill state. */
 export const BACKFILL_META = 'backfill';
@@ -232,117 +231,4 @@ export async function* fetchChunks(store: Store, rpc: SolanaRpc, gov: RequestGov
     yield chunk;
   }
   if (!opts.signal.aborted) yield { blocks: [], throughSlot: null, count: 0, handOver: state.target };
-}
-
-/** The listed `entries` (ascending slots) fetched and made into blocks: one per slot, transactions in block order. */
-export async function fetchBlocks(
-  rpc: SolanaRpc,
-  gov: RequestGovernor,
-  entries: readonly { slot: number; signature: string; rank?: number }[],
-  parentSlot: number,
-  batchSupport: { ok: boolean },
-  opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'> & { priority?: number },
-): Promise<BlockInfo[]> {
-  const jsons = await fetchTransactions(rpc, gov, entries.map((e) => e.signature), batchSupport, opts);
-  const bySlot = new Map<number, { entry: (typeof entries)[number]; json: { transactionIndex?: number; blockTime?: number | null } & Record<string, unknown> }[]>();
-  entries.forEach((entry, i) => {
-    let l = bySlot.get(entry.slot);
-    if (!l) bySlot.set(entry.slot, (l = []));
-    l.push({ entry, json: jsons[i] as never });
-  });
-  const blocks: BlockInfo[] = [];
-  let parent = parentSlot;
-  for (const [slot, list] of [...bySlot].sort((a, b) => a[0] - b[0])) {
-    if (list.length > 1) {
-      if (list.every((t) => typeof t.json.transactionIndex === 'number')) list.sort((a, b) => a.json.transactionIndex! - b.json.transactionIndex!);
-      else {
-        const order = await blockOrder(rpc, gov, slot, opts);
-        const pos = (sig: string) => order.get(sig) ?? Number.MAX_SAFE_INTEGER;
-        list.sort((a, b) => pos(a.entry.signature) - pos(b.entry.signature));
-      }
-    }
-    const block: BlockInfo = { slot, parentSlot: parent, blockTime: Number(list[0]!.json.blockTime ?? 0), blockHeight: 0, blockhash: '', previousBlockhash: '', transactions: [] };
-    list.forEach((t, index) => {
-      try {
-        block.transactions.push(decodeTransactionJson(t.json).transaction);
-      } catch (err) {
-        if (!(err instanceof DecodeError)) throw err;
-        (block.undecodable ??= []).push({ index, signature: t.entry.signature, reason: err.message });
-      }
-    });
-    blocks.push(block);
-    parent = slot;
-  }
-  return blocks;
-}
-
-/** Position of each signature in its block (getBlock, transactionDetails "signatures"). */
-async function blockOrder(rpc: SolanaRpc, gov: RequestGovernor, slot: number, opts: Pick<BackfillOptions, 'signal' | 'log'>): Promise<Map<string, number>> {
-  const b = await withRetry(opts, 'getBlock', () => gov.run('getBlock', () => rpc.getBlockSignatures(slot, opts.signal), opts.signal));
-  return new Map((b?.signatures ?? []).map((s, i) => [s, i]));
-}
-
-/**
- * getTransaction JSON of each signature, in order: JSON-RPC batches of `batchSize` (one request each
- * once the node has refused a batch), all through `gov`. A transaction the node does not know (yet)
- * is asked for again with a pause, logged: the listing said it exists.
- */
-export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, signatures: readonly string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'batchSize' | 'signal' | 'log'> & { priority?: number }): Promise<unknown[]> {
-  const out: unknown[] = new Array(signatures.length);
-  const groups: number[][] = [];
-  const size = Math.max(1, opts.batchSize);
-  for (let i = 0; i < signatures.length; i += size) groups.push(signatures.slice(i, i + size).map((_, k) => i + k));
-  await Promise.all(
-    groups.map(async (idx) => {
-      let todo = idx;
-      for (let attempt = 0; todo.length && !opts.signal.aborted; attempt++) {
-        if (attempt) {
-          opts.log.warn({ missing: todo.map((i) => signatures[i]).slice(0, 5), count: todo.length, attempt }, 'the node does not have listed transactions (yet); asking again');
-          await sleep(Math.min(10_000, 250 * 2 ** Math.min(attempt, 6)), opts.signal);
-        }
-        const answers = await fetchOnce(rpc, gov, todo.map((i) => signatures[i]!), batchSupport, opts);
-        const left: number[] = [];
-        todo.forEach((i, k) => {
-          if (answers[k] === null || answers[k] === undefined) left.push(i);
-          else out[i] = answers[k];
-        });
-        todo = left;
-      }
-    }),
-  );
-  if (opts.signal.aborted) throw new Error('stopped');
-  return out;
-}
-
-async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], batchSupport: { ok: boolean }, opts: Pick<BackfillOptions, 'signal' | 'log'> & { priority?: number }): Promise<(unknown | null)[]> {
-  if (batchSupport.ok && sigs.length > 1) {
-    try {
-      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal, sigs.length, opts.priority), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
-      return answers.map((a) => (a.ok ? a.result : null));
-    } catch (err) {
-      if (!(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message))) throw err;
-      batchSupport.ok = false;
-      opts.log.warn({ err: err.message }, 'the node does not take JSON-RPC batches: fetching transactions one by one');
-    }
-  }
-  return Promise.all(sigs.map((s) => withRetry(opts, 'getTransaction', () => gov.run('getTransaction', () => rpc.getTransaction(s, opts.signal), opts.signal, 1, opts.priority))));
-}
-
-/**
- * Runs `fn` until it succeeds or `signal` aborts: transport failures and node errors are logged and
- * retried with a capped exponential pause (rate limits are the governor's). `retryable(err)` false
- * rethrows at once.
- */
-export async function withRetry<T>(opts: Pick<BackfillOptions, 'signal' | 'log'>, what: string, fn: () => Promise<T>, retryable: (err: unknown) => boolean = () => true): Promise<T> {
-  let delay = 250;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (opts.signal.aborted || !retryable(err)) throw err;
-      opts.log.warn({ err: (err as Error).message, retryInMs: delay }, `${what} failed; retrying`);
-      await sleep(delay, opts.signal);
-      delay = Math.min(delay * 2, 10_000);
-    }
-  }
 }

@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import { decodeBlockJson } from '../parse.ts';
 import type { SolanaRpc } from '../../solana/rpcClient.ts';
 import type { BlockInfo } from '../../types.ts';
+import { sleep } from '../sleep.ts';
 
 /** Poller options. */
 export interface PollerOptions {
@@ -49,18 +50,6 @@ export interface PollerOptions {
 
 /** Slots behind the tip below which the poller never lingers (see "Batching while catching up"). */
 export const LINGER_MIN_BEHIND = 16;
-
-/** Resolves after `ms` or as soon as `signal` aborts (the abort listener is removed either way). */
-export const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /**
  * Yields batches of consecutive blocks in slot order until `signal` aborts or the consumer stops

@@ -17,7 +17,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Config } from '../../config/config.ts';
 import type { IngestEvent } from '../progress.ts';
 import type { BackfillSettings } from '../loop.ts';
-import type { TreeLookupOptions } from '../sources/treeSync.ts';
+import type { TreeLookupOptions } from '../treeSync.ts';
 import { startIndexingThread } from './thread.ts';
 
 /** workerData of workers/ingest.ts. */

@@ -12,7 +12,7 @@ import type { TreeEntry } from '../../config/trees.ts';
 import type { PreparedBatch } from '../prepareBatch.ts';
 import type { PreparedItem } from '../preparedBatches.ts';
 import type { LiveSourceName, SourceChange } from '../sources/live.ts';
-import type { TreeLookupOptions } from '../sources/treeSync.ts';
+import type { TreeLookupOptions } from '../treeSync.ts';
 import { startIndexingThread } from './thread.ts';
 
 /** Batches the prepare thread may have handed over that are not committed yet. */
