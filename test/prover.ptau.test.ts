@@ -2,6 +2,7 @@
 // downloaded (from a local HTTP server here), verified against its published BLAKE2b-512 hash and
 // cached; an unreachable server falls back to the INSECURE development ptau, a wrong file is
 // refused. Also: the build order (most used circuits first) and the snarkjs logger shape.
+import { rejection } from './helpers/rejection.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
@@ -72,16 +73,6 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/`;
 }
 
-async function rejection(p: Promise<unknown>): Promise<ProverError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(ProverError);
-    return e as ProverError;
-  }
-  throw new Error('expected a rejection');
-}
-
 let dir: string;
 const srv = new TestServer();
 const name8 = hermezPtauName(8);
@@ -147,7 +138,7 @@ describe('fetchCeremonyPtau', () => {
     const bad = Buffer.from(bytes8);
     bad[12345] ^= 1;
     srv.files.set(`/ptau/${hermezPtauName(9)}`, bad);
-    const e = await rejection(fetchCeremonyPtau({ power: 9, dir: d, baseUrl: srv.url, hashes: { 9: hashes8[8] } }));
+    const e = await rejection(fetchCeremonyPtau({ power: 9, dir: d, baseUrl: srv.url, hashes: { 9: hashes8[8] } }), ProverError);
     expect(e.code).toBe('setup_failed');
     expect(e.details).toMatchObject({ reason: 'mismatch', expected: hashes8[8], got: b2(bad) });
     expect(e.message).toContain(`refusing ${srv.url}${hermezPtauName(9)}: its BLAKE2b-512 is ${b2(bad)}, the published hash of ${hermezPtauName(9)} is ${hashes8[8]}`);
@@ -158,22 +149,22 @@ describe('fetchCeremonyPtau', () => {
     const d = path.join(dir, 'unreachable');
     let t0 = performance.now();
     const closed = await closedPortUrl();
-    let e = await rejection(fetchCeremonyPtau({ power: 8, dir: d, baseUrl: closed, hashes: hashes8 }));
+    let e = await rejection(fetchCeremonyPtau({ power: 8, dir: d, baseUrl: closed, hashes: hashes8 }), ProverError);
     expect(e.details?.reason).toBe('unreachable');
     expect(e.message).toBe(`cannot download the public ceremony ptau ${closed}${name8}: ECONNREFUSED`);
     expect(performance.now() - t0).toBeLessThan(3000);
 
     srv.hang.add(`/hang/${name8}`);
     t0 = performance.now();
-    e = await rejection(fetchCeremonyPtau({ power: 8, dir: d, baseUrl: srv.url.replace('/ptau/', '/hang/'), hashes: hashes8, connectTimeoutMs: 300 }));
+    e = await rejection(fetchCeremonyPtau({ power: 8, dir: d, baseUrl: srv.url.replace('/ptau/', '/hang/'), hashes: hashes8, connectTimeoutMs: 300 }), ProverError);
     expect(e.details?.reason).toBe('unreachable');
     expect(e.message).toMatch(/: no response within 300 ms$/);
     expect(performance.now() - t0).toBeLessThan(3000);
 
-    e = await rejection(fetchCeremonyPtau({ power: 10, dir: d, baseUrl: srv.url, hashes: { 10: hashes8[8] } }));
+    e = await rejection(fetchCeremonyPtau({ power: 10, dir: d, baseUrl: srv.url, hashes: { 10: hashes8[8] } }), ProverError);
     expect(e.message).toBe(`cannot download the public ceremony ptau ${srv.url}${hermezPtauName(10)}: HTTP 404 Not Found`);
 
-    e = await rejection(fetchCeremonyPtau({ power: 7, dir: d, baseUrl: srv.url }));
+    e = await rejection(fetchCeremonyPtau({ power: 7, dir: d, baseUrl: srv.url }), ProverError);
     expect(e.details?.reason).toBe('unknown_power');
     expect(e.message).toMatch(/no published hash for a 2\^7 ceremony ptau \(known powers: 8, 9, .*, 28\)/);
   });
@@ -214,7 +205,7 @@ describe('resolvePtau (setup without --ptau)', () => {
 
   test('a mismatching download is an error, not a fallback', async () => {
     const keysDir = path.join(dir, 'keys-mismatch');
-    const e = await rejection(resolvePtau({ keysDir, ceremony: { baseUrl: srv.url, hashes: { 16: hashes8[8] } } }, 13, () => {}));
+    const e = await rejection(resolvePtau({ keysDir, ceremony: { baseUrl: srv.url, hashes: { 16: hashes8[8] } } }, 13, () => {}), ProverError);
     expect(e.details?.reason).toBe('mismatch');
     expect(e.message).toMatch(/Check REFRACT_PTAU_URL, or download the file yourself and pass --ptau <file>$/);
   });

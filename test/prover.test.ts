@@ -1,6 +1,7 @@
 // End to end: setup (dev ptau, cached in .refract-test-keys/) → witness from a real height-26
 // tree → proof through the Piscina pool → verification with the vkey → encodings.
 // First run: ~1 min of setup for inclusion_26_1 and non-inclusion_26_1; later runs reuse the keys.
+import { rejection } from './helpers/rejection.ts';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -17,16 +18,6 @@ import { buildCircuitInput, fromProverRequest, toProverRequest } from '../src/pr
 const IDS = ['inclusion_26_1', 'non-inclusion_26_1'];
 const vkeys: Record<string, VerificationKey> = {};
 let pool: ProverPool;
-
-async function rejection(p: Promise<unknown>): Promise<ProverError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(ProverError);
-    return e as ProverError;
-  }
-  throw new Error('expected a rejection');
-}
 
 beforeAll(async () => {
   const events: SetupProgress[] = [];
@@ -61,7 +52,7 @@ describe('setup', () => {
   });
 
   test('missing keys are reported with the fix', async () => {
-    const e = await rejection(checkKeys(TEST_KEYS_DIR, ['inclusion_26_8']));
+    const e = await rejection(checkKeys(TEST_KEYS_DIR, ['inclusion_26_8']), ProverError);
     expect(e.code).toBe('keys_missing');
     expect(e.message).toMatch(/run `refract setup`[\s\S]*inclusion_26_8: not in .*manifest\.json/);
   });
@@ -125,7 +116,7 @@ describe('proving through the pool', () => {
   test('a wrong root fails with a named constraint error, and the pool keeps working', async () => {
     const acc = syntheticAccount(1, 5);
     const w = buildCircuitInput({ accounts: [{ ...acc, root: syntheticAccount(2, 5).root }], addresses: [] });
-    const e = await rejection(pool.prove(w.circuitId, w.input));
+    const e = await rejection(pool.prove(w.circuitId, w.input), ProverError);
     expect(e.code).toBe('witness_failed');
     expect(e.message).toMatch(/do not fold to the given state root .*template Inclusion_\d+ line: \d+/);
   });
@@ -136,15 +127,15 @@ describe('proving through the pool', () => {
     expect(() => buildCircuitInput({ accounts: [], addresses: [low] })).toThrow(/not strictly between/);
     // Bypass the input check: the circuit's range check must fail too.
     const w = buildCircuitInput({ accounts: [], addresses: [addr] });
-    const e = await rejection(pool.prove(w.circuitId, { ...w.input, values: [(1n << 250n).toString()] }));
+    const e = await rejection(pool.prove(w.circuitId, { ...w.input, values: [(1n << 250n).toString()] }), ProverError);
     expect(e.code).toBe('witness_failed');
     expect(e.message).toMatch(/range check failed.*template Num2Bits_\d+/);
   });
 
   test('malformed circom input and unknown circuits', async () => {
     const w = buildCircuitInput({ accounts: [syntheticAccount(3, 9)], addresses: [] });
-    expect((await rejection(pool.prove(w.circuitId, { ...w.input, pathIndices: [] }))).code).toBe('invalid_input');
-    expect((await rejection(pool.prove('inclusion_26_5', w.input))).code).toBe('unsupported_shape');
+    expect((await rejection(pool.prove(w.circuitId, { ...w.input, pathIndices: [] }), ProverError)).code).toBe('invalid_input');
+    expect((await rejection(pool.prove('inclusion_26_5', w.input), ProverError)).code).toBe('unsupported_shape');
   });
 
   test('concurrent jobs of one circuit are batched and all verify; one bad input fails alone', async () => {
