@@ -28,14 +28,13 @@
  *   server: src/sim/geyser.ts `applyFaultRequest`).
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import * as base58 from '../solana/base58.ts';
 import type { Logger } from 'pino';
-import { type TreeEntry, defaultTreeEntries } from '../config/trees.ts';
-import { ACCOUNT_COMPRESSION_PROGRAM_ID, DEFAULT_TREE_OWNER } from '../light/constants.ts';
-import { type QueueKind, encodeTreeAccount } from '../light/treeAccounts.ts';
 import { DEFAULT_SIM_V2_WEIGHT, type GeneratorOptions } from './generator.ts';
-import { type Chain, type ChainBlock, type ChainStats, RpcError, notAvailable, posOf } from './chain.ts';
+import { type Chain, type ChainStats, RpcError, notAvailable } from './chain.ts';
 import { windowChain } from './windowChain.ts';
+import { RpcEndpoint, type RpcStats, errorText } from './rpcEndpoint.ts';
+import { SimRpcMethods, renderBlock } from './rpcMethods.ts';
+import { SlotClock } from './slotClock.ts';
 import {
   DEFAULT_HISTORY_SLOTS,
   DEFAULT_LIGHT_EVERY,
@@ -47,38 +46,8 @@ import {
 } from './sparseChain.ts';
 
 export { DEFAULT_HISTORY_SLOTS, DEFAULT_LIGHT_EVERY, DEFAULT_LIGHT_PER_SLOT, DEFAULT_PADDING_TXS, DEFAULT_SKIP_EVERY, MAX_PADDING_TXS };
-
-const QUEUE_OF: Record<TreeEntry['type'], QueueKind | null> = { StateV1: 'NullifierV1', AddressV1: 'AddressV1', StateV2: 'OutputV2', AddressV2: null };
-
-/**
- * The account-compression accounts the simulator serves: each tree of `config/trees.json` (the
- * generated transactions use smt1, amt1 and, with a v2 weight, bmt1 with its output queue oq1 and amt2) and its queue, owned by Photon's expected tree owner,
- * as header-only account data in the real accounts' layout (src/light/treeAccounts.ts
- * `encodeTreeAccount`; next index and sequence number 0). Pubkey (base58) → data.
- */
-export function simulatedTreeAccounts(trees: readonly TreeEntry[] = defaultTreeEntries()): Map<string, Uint8Array> {
-  const out = new Map<string, Uint8Array>();
-  for (const t of trees) {
-    out.set(t.tree, encodeTreeAccount({ kind: 'tree', ...t, nextIndex: 0, sequenceNumber: 0, owner: DEFAULT_TREE_OWNER }));
-    const q = QUEUE_OF[t.type];
-    if (q && t.queue !== t.tree) out.set(t.queue, encodeTreeAccount({ kind: 'queue', queue: t.queue, tree: t.tree, queueType: q, owner: DEFAULT_TREE_OWNER }));
-  }
-  return out;
-}
-
-/** getAccountInfo / getProgramAccounts `config` (params[1]): base64 only, optional dataSlice. Throws RpcError -32602 naming the field. */
-function accountConfig(method: string, v: unknown): { dataSlice?: { offset: number; length: number } } {
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'object') throw new RpcError(-32602, `Invalid params: ${method} config (params[1]) must be an object`);
-  const c = v as { encoding?: unknown; dataSlice?: { offset?: unknown; length?: unknown } };
-  if (c.encoding !== undefined && c.encoding !== 'base64') throw new RpcError(-32602, `Invalid params: ${method}: the simulator serves encoding "base64" only, got ${JSON.stringify(c.encoding)}`);
-  if (c.dataSlice === undefined) return {};
-  const { offset, length } = c.dataSlice ?? {};
-  if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || (offset as number) < 0 || (length as number) < 0) {
-    throw new RpcError(-32602, `Invalid params: ${method}: dataSlice needs non-negative integer offset and length, got ${JSON.stringify(c.dataSlice)}`);
-  }
-  return { dataSlice: { offset: offset as number, length: length as number } };
-}
+export type { RpcStats } from './rpcEndpoint.ts';
+export { simulatedTreeAccounts } from './rpcMethods.ts';
 
 /** Simulator options. */
 export interface SimulatorOptions {
@@ -140,30 +109,8 @@ export interface SimulatorOptions {
 /** Blocks the simulator keeps by default (≈ 20 minutes of 400 ms slots; ≈ 12 KB per 8-transaction block). */
 export const DEFAULT_KEEP_SLOTS = 3000;
 
-/** Slots between a block and its finalization (confirmationStatus, commitment `finalized`). */
-const FINALIZATION_LAG = 32;
-/** getSignaturesForAddress's largest `limit` (agave MAX_GET_CONFIRMED_SIGNATURES_FOR_ADDRESS2_LIMIT). */
-const MAX_SIGNATURES_LIMIT = 1000;
-
 /** Counts describing what the simulator holds in memory. */
 export type SimulatorStats = ChainStats;
-
-/** Requests answered, as counted by the simulator (`rpcStats()`, `GET /stats`). */
-export interface RpcStats {
-  /** JSON-RPC requests answered, by method (each request of a batch counts; rate-limited ones do not). */
-  requests: Record<string, number>;
-  /** Sum of `requests`. */
-  totalRequests: number;
-  /** Batch POSTs answered (arrays of requests). */
-  batches: number;
-  /** HTTP 429 answers (rate limit). */
-  rateLimited: number;
-}
-
-/** A result that is JSON text already (a kept block or transaction), written into the response as is. */
-class RawJson {
-  constructor(readonly text: string) {}
-}
 
 /** A running simulator. */
 export interface Simulator {
@@ -213,83 +160,21 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-const sha = (s: string) => base58.encode(Buffer.from(s.padEnd(32, '.').slice(0, 32)));
-
-/** A config object (params[i]) or {}; -32602 when present and not an object. */
-function configAt(method: string, params: unknown[], i: number): Record<string, unknown> {
-  const v = params[i];
-  if (v === undefined || v === null) return {};
-  if (typeof v !== 'object' || Array.isArray(v)) throw new RpcError(-32602, `Invalid params: ${method} config (params[${i}]) must be an object`);
-  return v as Record<string, unknown>;
-}
-
-/** The 64 bytes of a base58 signature, or undefined. */
-function signatureBytes(v: unknown): Uint8Array | undefined {
-  if (typeof v !== 'string') return undefined;
-  const b = base58.tryDecode(v);
-  return b?.length === 64 ? b : undefined;
-}
-
-/**
- * The commitment of a config, `confirmed` when absent (the simulator's tip is confirmed; agave's default
- * is `finalized`); -32602 below `confirmed` for the methods that need it (as agave).
- */
-function commitmentOf(cfg: Record<string, unknown>, atLeastConfirmed: boolean): 'processed' | 'confirmed' | 'finalized' {
-  const c = cfg.commitment ?? 'confirmed';
-  if (c !== 'processed' && c !== 'confirmed' && c !== 'finalized') throw new RpcError(-32602, `Invalid params: commitment must be processed, confirmed or finalized, got ${JSON.stringify(c)}`);
-  if (atLeastConfirmed && c === 'processed') throw new RpcError(-32602, 'Method does not support commitment below `confirmed`');
-  return c;
-}
-
-/** A token bucket of `rps` requests per second (capacity `rps`). */
-class TokenBucket {
-  private tokens: number;
-  private last = performance.now();
-  constructor(private readonly rps: number) {
-    this.tokens = rps;
-  }
-  /** Takes `n` tokens (a batch larger than the bucket once it is full); else the seconds to wait. */
-  take(n: number): { ok: true } | { ok: false; retryAfter: number } {
-    const now = performance.now();
-    this.tokens = Math.min(this.rps, this.tokens + ((now - this.last) / 1000) * this.rps);
-    this.last = now;
-    const need = Math.min(n, this.rps);
-    if (this.tokens >= need) {
-      this.tokens -= n;
-      return { ok: true };
-    }
-    return { ok: false, retryAfter: Math.max(1, Math.ceil((need - this.tokens) / this.rps)) };
-  }
-}
-
 /** Checks a positive integer option. */
 function checkInt(name: string, v: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!Number.isSafeInteger(v) || v < min || v > max) throw new RangeError(`simulator ${name} must be an integer from ${min} to ${max}, got ${v}`);
   return v;
 }
 
-/**
- * Starts the simulator; resolves once it listens (the sparse profile generates its history first).
- * Throws a RangeError for an option out of range (`keepSlots` not an integer ≥ 1, …), and the listen
- * error (EADDRINUSE…) when the port cannot be bound.
- */
-export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
-  const profile = opts.profile ?? 'default';
-  if (profile !== 'default' && profile !== 'sparse') throw new RangeError(`simulator profile must be default or sparse, got ${JSON.stringify(profile)}`);
-  const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
-  if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
-  const slotMs = checkInt('slotMs', opts.slotMs ?? 400, 1);
+/** The chain of `profile`, from the options (validated: RangeError naming the option). */
+function makeChain(profile: 'default' | 'sparse', opts: SimulatorOptions, slotMs: number, keepSlots: number): Chain {
   const seed = opts.seed ?? 1;
   const hide = checkInt('hideFromProgramListing', opts.hideFromProgramListing ?? 0, 0);
-  const rps = opts.rps ?? 0;
-  if (!(rps >= 0) || !Number.isFinite(rps)) throw new RangeError(`simulator rps must be a number ≥ 0 (0 = no limit), got ${rps}`);
-  const withIndex = opts.transactionIndex ?? true;
-  let chain: Chain;
   if (profile === 'sparse') {
     const skipEvery = checkInt('skipEvery', opts.skipEvery ?? DEFAULT_SKIP_EVERY, 0);
     if (skipEvery === 1) throw new RangeError('simulator skipEvery must be 0 (no skipped slots) or ≥ 2, got 1');
     opts.log?.info({ historySlots: opts.historySlots ?? DEFAULT_HISTORY_SLOTS }, 'simulator: generating the sparse history');
-    chain = sparseChain({
+    return sparseChain({
       slotMs,
       seed,
       owners: opts.owners ?? 200,
@@ -304,7 +189,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       log: opts.log,
     });
   } else {
-    chain = windowChain({
+    return windowChain({
       slotMs,
       txsPerBlock: checkInt('txsPerBlock', opts.txsPerBlock ?? 8, 0, 100_000),
       keepSlots,
@@ -318,228 +203,33 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       log: opts.log,
     });
   }
+}
 
-  // Pause (`POST /pause`): the tip stands at `frozen`; on resume the chain's clock is read `offset` slots back.
-  let frozen: number | null = null;
-  let offset = 0;
-  /** The newest produced slot (the chain's, unless paused or moved back by a pause). */
-  const tip = (): number => {
-    if (frozen !== null) return frozen;
-    const t = chain.tip();
-    if (offset === 0) return t;
-    let s = t - offset;
-    while (s > 0 && !chain.produced(s)) s--;
-    return Math.max(0, s);
-  };
-
-  /** The newest finalized slot: a produced slot at least FINALIZATION_LAG below the tip. */
-  const finalizedSlot = (tip_ = tip()) => {
-    let t = Math.max(0, tip_ - FINALIZATION_LAG);
-    while (t > 0 && !chain.produced(t)) t--;
-    return t;
-  };
-  /** -32016 when the node has not reached `minContextSlot` (agave MinContextSlotNotReached). */
-  const checkMinContext = (cfg: Record<string, unknown>, tip: number) => {
-    const m = cfg.minContextSlot;
-    if (m === undefined || m === null) return;
-    if (typeof m !== 'number' || !Number.isSafeInteger(m) || m < 0) throw new RpcError(-32602, `Invalid params: minContextSlot must be a non-negative integer, got ${JSON.stringify(m)}`);
-    if (tip < m) throw new RpcError(-32016, 'Minimum context slot has not been reached', { contextSlot: tip });
-  };
-
-  /** getBlock's JSON text of a block. */
-  const renderBlock = (b: ChainBlock, details: 'full' | 'signatures' | 'none', rewards: boolean): string => {
-    const parts = [
-      `"blockHeight":${JSON.stringify(b.blockHeight)}`,
-      `"blockTime":${JSON.stringify(b.blockTime)}`,
-      `"blockhash":${JSON.stringify(b.blockhash)}`,
-      `"parentSlot":${b.parentSlot}`,
-      `"previousBlockhash":${JSON.stringify(b.previousBlockhash)}`,
-    ];
-    if (details === 'full') parts.push(`"transactions":[${b.entries().join(',')}]`);
-    else if (details === 'signatures') parts.push(`"signatures":${JSON.stringify(b.signatures())}`);
-    if (rewards) parts.push('"rewards":[]');
-    return `{${parts.join(',')}}`;
-  };
-
-  const treeAccounts = simulatedTreeAccounts();
-  const accountJson = (data: Uint8Array, cfg: { dataSlice?: { offset: number; length: number } }) => {
-    const d = cfg.dataSlice ? data.subarray(cfg.dataSlice.offset, cfg.dataSlice.offset + cfg.dataSlice.length) : data;
-    return { data: [Buffer.from(d).toString('base64'), 'base64'], executable: false, lamports: 1_000_000_000, owner: ACCOUNT_COMPRESSION_PROGRAM_ID, rentEpoch: 0, space: data.length };
-  };
-
-  const getSignaturesForAddress = (params: unknown[]): unknown => {
-    const address = params[0];
-    if (typeof address !== 'string' || base58.decode32(address) === undefined) throw new RpcError(-32602, `Invalid param: address (params[0]) must be a base58 32-byte pubkey, got ${JSON.stringify(address)}`);
-    const cfg = configAt('getSignaturesForAddress', params, 1);
-    const limit = cfg.limit ?? MAX_SIGNATURES_LIMIT;
-    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SIGNATURES_LIMIT) throw new RpcError(-32602, `Invalid limit; max ${MAX_SIGNATURES_LIMIT}`);
-    const commitment = commitmentOf(cfg, true);
-    const tipNow = tip();
-    checkMinContext(cfg, tipNow);
-    const finalized = finalizedSlot(tipNow);
-    const newest = commitment === 'finalized' ? finalized : tipNow;
-    const cursor = (field: 'before' | 'until') => {
-      const v = cfg[field];
-      if (v === undefined || v === null) return undefined;
-      const bytes = signatureBytes(v);
-      if (!bytes) throw new RpcError(-32602, `Invalid param: ${field} must be a base58 64-byte transaction signature, got ${JSON.stringify(v)}`);
-      return chain.locate(bytes, v as string);
-    };
-    const before = cursor('before');
-    const until = cursor('until');
-    // As agave: an unknown `before` lists nothing; an unknown `until` walks to the first available block.
-    if (before === null) return [];
-    const hi = Math.min(before ?? Infinity, posOf(newest + 1, 0));
-    const lo = until ?? posOf(chain.firstAvailable(), 0) - 1;
-    const items = (ms: { signature: string; slot: number; err: unknown }[]) =>
-      ms.map((m) => ({ signature: m.signature, slot: m.slot, err: m.err, memo: null, blockTime: chain.blockTime(m.slot), confirmationStatus: m.slot <= finalized ? 'finalized' : 'confirmed' }));
-    const found = chain.signaturesFor(address, hi, lo, limit);
-    return found instanceof Promise ? found.then(items) : items(found);
-  };
-
-  const handle = (method: string, params: unknown[]): unknown => {
-    switch (method) {
-      case 'getSlot':
-      case 'getBlockHeight': {
-        const cfg = configAt(method, params, 0);
-        const tipNow = tip();
-        checkMinContext(cfg, tipNow);
-        const slot = commitmentOf(cfg, false) === 'finalized' ? finalizedSlot(tipNow) : tipNow;
-        return method === 'getSlot' ? slot : chain.blockHeight(slot);
-      }
-      case 'getFirstAvailableBlock':
-        return chain.firstAvailable();
-      case 'getGenesisHash':
-        return sha('refract-simulator-genesis');
-      case 'getHealth':
-        return 'ok';
-      case 'getVersion':
-        return { 'solana-core': 'refract-simulator', 'feature-set': 0 };
-      case 'getBlock': {
-        const s = params[0];
-        if (typeof s !== 'number' || !Number.isSafeInteger(s) || s < 0) throw new RpcError(-32602, `Invalid params: slot (params[0]) must be a non-negative integer, got ${JSON.stringify(s)}`);
-        const cfg = configAt(method, params, 1);
-        const details = cfg.transactionDetails ?? 'full';
-        if (details !== 'full' && details !== 'signatures' && details !== 'none') {
-          throw new RpcError(-32602, `Invalid params: transactionDetails: the simulator serves "full", "signatures" or "none", got ${JSON.stringify(details)}`);
-        }
-        const rewards = cfg.rewards !== false;
-        if (commitmentOf(cfg, true) === 'finalized' && s > finalizedSlot()) throw new RpcError(-32004, `Block not available for slot ${s}`);
-        if (s > tip()) throw notAvailable(s); // past a paused (or moved back) tip
-        const b = chain.block(s);
-        return b instanceof Promise ? b.then((x) => new RawJson(renderBlock(x, details, rewards))) : new RawJson(renderBlock(b, details, rewards));
-      }
-      case 'getTransaction': {
-        const sig = params[0];
-        const bytes = signatureBytes(sig);
-        if (!bytes) throw new RpcError(-32602, `Invalid params: signature (params[0]) must be a base58 64-byte transaction signature, got ${JSON.stringify(sig)}`);
-        const cfg = configAt(method, params, 1);
-        const commitment = commitmentOf(cfg, true);
-        const t = chain.transaction(bytes, sig as string);
-        if (!t || t.slot > tip()) return null; // unknown, pruned with its block, or past a paused tip
-        if (commitment === 'finalized' && t.slot > finalizedSlot()) return null;
-        return new RawJson(`{"slot":${t.slot},"blockTime":${JSON.stringify(t.blockTime)},${t.entry.slice(1, -1)}${withIndex ? `,"transactionIndex":${t.index}` : ''}}`);
-      }
-      case 'getSignaturesForAddress':
-        return getSignaturesForAddress(params);
-      case 'getProgramAccounts': {
-        const cfg = accountConfig(method, params[1]);
-        checkMinContext(configAt(method, params, 1), tip());
-        if (typeof params[0] !== 'string') throw new RpcError(-32602, `Invalid params: program id (params[0]) must be a base58 string, got ${JSON.stringify(params[0])}`);
-        if (params[0] !== ACCOUNT_COMPRESSION_PROGRAM_ID) return [];
-        return [...treeAccounts].map(([pubkey, data]) => ({ pubkey, account: accountJson(data, cfg) }));
-      }
-      case 'getAccountInfo': {
-        const cfg = accountConfig(method, params[1]);
-        const slot = tip();
-        checkMinContext(configAt(method, params, 1), slot);
-        const pk = params[0];
-        let bytes = 0;
-        try {
-          bytes = typeof pk === 'string' ? base58.decode(pk).length : 0;
-        } catch {
-          // not base58: reported below
-        }
-        if (bytes !== 32) throw new RpcError(-32602, `Invalid params: pubkey (params[0]) must be a base58 32-byte pubkey, got ${JSON.stringify(pk)}`);
-        const data = treeAccounts.get(pk as string);
-        return { context: { slot }, value: data ? accountJson(data, cfg) : null };
-      }
-      default:
-        throw new RpcError(-32601, `Method not found: ${method}`);
-    }
-  };
-
-  // Request counters and the rate limit.
-  let counters: RpcStats = { requests: {}, totalRequests: 0, batches: 0, rateLimited: 0 };
-  const bucket = rps > 0 ? new TokenBucket(rps) : null;
-  const errorText = (id: unknown, code: number, message: string, data?: unknown) =>
-    JSON.stringify({ jsonrpc: '2.0', error: data === undefined ? { code, message } : { code, message, data }, id: id ?? null });
-
-  /** One request object of a POST: its response text (or a Promise of it). */
-  const answer = (msg: unknown): string | Promise<string> => {
-    if (typeof msg !== 'object' || msg === null || Array.isArray(msg) || typeof (msg as { method?: unknown }).method !== 'string') {
-      return errorText((msg as { id?: unknown } | null)?.id, -32600, 'Invalid Request');
-    }
-    const { id = null, method, params } = msg as { id?: unknown; method: string; params?: unknown };
-    counters.requests[method] = (counters.requests[method] ?? 0) + 1;
-    counters.totalRequests++;
-    const fail = (err: unknown) => {
-      const e = err as Error;
-      return err instanceof RpcError ? errorText(id, err.code, err.message, err.data) : errorText(id, -32603, `Internal error: ${e?.message ?? String(err)}`);
-    };
-    const succeed = (result: unknown) => `{"jsonrpc":"2.0","result":${result instanceof RawJson ? result.text : JSON.stringify(result)},"id":${JSON.stringify(id)}}`;
-    try {
-      const result = handle(method, Array.isArray(params) ? params : []);
-      return result instanceof Promise ? result.then(succeed, fail) : succeed(result);
-    } catch (err) {
-      return fail(err);
-    }
-  };
-
-  /** A POST body → HTTP status, headers and body. */
-  const answerBody = async (body: string): Promise<{ status: number; headers: Record<string, string>; text: string }> => {
-    const json = { 'content-type': 'application/json' };
-    let msg: unknown;
-    try {
-      msg = JSON.parse(body);
-    } catch (err) {
-      return { status: 200, headers: json, text: errorText(null, -32700, `Parse error: ${(err as Error).message}`) };
-    }
-    const batch = Array.isArray(msg);
-    const n = batch ? Math.max(1, (msg as unknown[]).length) : 1;
-    if (bucket) {
-      const t = bucket.take(n);
-      if (!t.ok) {
-        counters.rateLimited++;
-        return { status: 429, headers: { ...json, 'retry-after': String(t.retryAfter) }, text: errorText(null, -32005, 'Too many requests') };
-      }
-    }
-    if (!batch) return { status: 200, headers: json, text: await answer(msg) };
-    const list = msg as unknown[];
-    if (list.length === 0) return { status: 200, headers: json, text: errorText(null, -32600, 'Invalid Request') };
-    counters.batches++;
-    const texts = await Promise.all(list.map(answer));
-    return { status: 200, headers: json, text: `[${texts.join(',')}]` };
-  };
+/**
+ * Starts the simulator; resolves once it listens (the sparse profile generates its history first).
+ * Throws a RangeError for an option out of range (`keepSlots` not an integer ≥ 1, …), and the listen
+ * error (EADDRINUSE…) when the port cannot be bound.
+ */
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const profile = opts.profile ?? 'default';
+  if (profile !== 'default' && profile !== 'sparse') throw new RangeError(`simulator profile must be default or sparse, got ${JSON.stringify(profile)}`);
+  const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
+  if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
+  const slotMs = checkInt('slotMs', opts.slotMs ?? 400, 1);
+  checkInt('hideFromProgramListing', opts.hideFromProgramListing ?? 0, 0);
+  const rps = opts.rps ?? 0;
+  if (!(rps >= 0) || !Number.isFinite(rps)) throw new RangeError(`simulator rps must be a number ≥ 0 (0 = no limit), got ${rps}`);
+  const withIndex = opts.transactionIndex ?? true;
+  const chain = makeChain(profile, opts, slotMs, keepSlots);
+  const clock = new SlotClock(chain);
+  const tip = () => clock.tip();
+  const methods = new SimRpcMethods(chain, clock, withIndex);
+  const endpoint = new RpcEndpoint((method, params) => methods.handle(method, params), rps);
 
   // Control routes (module comment): `METHOD path` → handler of the parsed JSON body.
   const routes = new Map<string, (body: unknown) => unknown>();
-  const pause = () => {
-    frozen ??= tip();
-    return frozen;
-  };
-  const resume = () => {
-    if (frozen !== null) {
-      // The chain's clock is ahead of the frozen tip by the pause: read it that much back from now on.
-      const at = frozen;
-      frozen = null;
-      offset = 0;
-      offset = Math.max(0, tip() - at);
-    }
-    return tip();
-  };
-  routes.set('POST /pause', () => ({ paused: true, slot: pause() }));
-  routes.set('POST /resume', () => ({ paused: false, slot: resume() }));
+  routes.set('POST /pause', () => ({ paused: true, slot: clock.pause() }));
+  routes.set('POST /resume', () => ({ paused: false, slot: clock.resume() }));
   const serveRoute = (handler: (body: unknown) => unknown, text: string, res: ServerResponse) => {
     const send = (status: number, v: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -566,7 +256,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     if (req.method === 'GET') {
       if (path === '/stats') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ profile, slot: tip(), paused: frozen !== null, ...counters, chain: chain.stats() }));
+        res.end(JSON.stringify({ profile, slot: tip(), paused: clock.paused(), ...endpoint.counters, chain: chain.stats() }));
       } else if (path === '/health') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end('ok');
@@ -581,7 +271,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     req.setEncoding('utf8');
     req.on('data', (d: string) => (body += d));
     req.on('end', () => {
-      answerBody(body).then(
+      endpoint.answerBody(body).then(
         (r) => {
           res.writeHead(r.status, r.headers);
           res.end(r.text);
@@ -637,10 +327,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     slot: () => tip(),
     tipSlot: () => tip(),
     stats: () => chain.stats(),
-    rpcStats: () => ({ ...counters, requests: { ...counters.requests } }),
-    resetRpcStats: () => {
-      counters = { requests: {}, totalRequests: 0, batches: 0, rateLimited: 0 };
-    },
+    rpcStats: () => ({ ...endpoint.counters, requests: { ...endpoint.counters.requests } }),
+    resetRpcStats: () => endpoint.resetCounters(),
     async blockJson(slot) {
       if (slot > tip()) throw notAvailable(slot);
       try {
@@ -667,9 +355,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       };
     },
     hiddenSignatures: () => chain.hidden(),
-    pause,
-    resume,
-    paused: () => frozen !== null,
+    pause: () => clock.pause(),
+    resume: () => clock.resume(),
+    paused: () => clock.paused(),
     route(method, path, handler) {
       routes.set(`${method} ${path}`, handler);
     },
