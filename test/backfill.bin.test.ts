@@ -13,7 +13,7 @@ import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
 import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
-import { jsonRpc, sleep } from './helpers/jsonRpc.ts';
+import { jsonRpc, reachSlot, sleep } from './helpers/jsonRpc.ts';
 
 afterAll(killSpawned);
 
@@ -51,18 +51,6 @@ async function daemon(simPort: number, db: string, args: string[], env: Record<s
   throw new Error('refract start did not come up');
 }
 
-/** Waits until the daemon has indexed `slot` (getIndexerSlot) and its backfill (if any) is done. */
-async function reach(port: number, slot: number, ms = 240_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await call(port, 'getIndexerSlot').catch(() => null);
-    const h = await fetch(`http://127.0.0.1:${port}/health`).then((x) => x.json(), () => null);
-    if (typeof r?.result === 'number' && r.result >= slot && (!h?.backfill || h.backfill.phase === 'done')) return;
-    if (Date.now() > deadline) throw new Error(`indexer at ${r?.result}, wanted ${slot}; health ${JSON.stringify(h)}`);
-    await sleep(250);
-  }
-}
-
 /** The newest produced block at or below the simulator's tip (what both sources end on). */
 async function lastBlock(simPort: number, tip: number): Promise<number> {
   for (let s = tip; s > 0; s--) {
@@ -80,7 +68,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const end = await lastBlock(sim.port, sim.tip);
     const a = await daemon(sim.port, tempDir('refract-bf-a-'), ['--backfill-threshold-slots', '100']);
     const b = await daemon(sim.port, tempDir('refract-bf-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reach(a.port, end), reach(b.port, end)]);
+    await Promise.all([reachSlot(a.port, end, 240_000), reachSlot(b.port, end, 240_000)]);
     const da = await apiDigest(a.port);
     const db = await apiDigest(b.port, da.owners);
     expect(da.signatures.length).toBeGreaterThan(300);
@@ -137,7 +125,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     expect(indexedAtKill.length).toBeGreaterThanOrEqual(5);
     expect(indexedAtKill.some((n) => n > 0)).toBe(true);
     const a = await daemon(sim.port, dbA, ['--backfill-threshold-slots', '100']);
-    await Promise.all([reach(a.port, end), reach(c.port, end)]);
+    await Promise.all([reachSlot(a.port, end, 240_000), reachSlot(c.port, end, 240_000)]);
     const dc = await apiDigest(c.port);
     const da = await apiDigest(a.port, dc.owners);
     expect(dc.signatures.length).toBeGreaterThan(1000);
@@ -152,7 +140,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const end = await lastBlock(sim.port, sim.tip);
     const a = await daemon(sim.port, tempDir('refract-bf-hide-a-'), ['--backfill-threshold-slots', '100']);
     const b = await daemon(sim.port, tempDir('refract-bf-hide-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reach(a.port, end), reach(b.port, end)]);
+    await Promise.all([reachSlot(a.port, end, 240_000), reachSlot(b.port, end, 240_000)]);
     const db = await apiDigest(b.port);
     const da = await apiDigest(a.port, db.owners);
     expect(digestDifferences(da, db)).toEqual([]);

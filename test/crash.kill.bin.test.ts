@@ -26,7 +26,7 @@ import { ADDRESS_TREE_V1 } from '../src/light/constants.ts';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
 import { tempDir } from './helpers/photon.ts';
 import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
-import { jsonRpc, sleep } from './helpers/jsonRpc.ts';
+import { jsonRpc, reachSlot, sleep } from './helpers/jsonRpc.ts';
 
 afterAll(killSpawned);
 
@@ -82,18 +82,6 @@ async function waitLog(log: () => string, re: RegExp, deadline: number, after?: 
   }
 }
 
-/** Waits until the daemon at `port` has indexed `slot` and no backfill is left (GET /health). */
-async function reach(port: number, slot: number, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const r = await call(port, 'getIndexerSlot').catch(() => null);
-    const h = await fetch(`http://127.0.0.1:${port}/health`).then((x) => x.json(), () => null);
-    if (typeof r?.result === 'number' && r.result >= slot && (!h?.backfill || h.backfill.phase === 'done')) return;
-    if (Date.now() > deadline) throw new Error(`indexer at ${r?.result}, wanted ${slot}; health ${JSON.stringify(h)}`);
-    await sleep(200);
-  }
-}
-
 describe('refract start SIGKILLed in every phase that writes (through the binary)', () => {
   it(`12 SIGKILLs (backfill listing, tree listing, gap heal, backfill chunk, after a commit, live polling), then the store equals a never-killed daemon's through the API (seed ${SEED})`, async () => {
     const simPort = await freePort();
@@ -129,7 +117,7 @@ describe('refract start SIGKILLed in every phase that writes (through the binary
     const killsMs = Date.now() - t0;
     const { slot: frozen } = await (await fetch(`http://127.0.0.1:${simPort}/pause`, { method: 'POST' })).json() as { slot: number };
     const a = spawnRefract(argsA());
-    await Promise.all([reach(portA, frozen, 120_000), reach(portB, frozen, 120_000)]);
+    await Promise.all([reachSlot(portA, frozen, 120_000, 200), reachSlot(portB, frozen, 120_000, 200)]);
 
     // Both digests at once (each from its own store: owners, addresses and unspent accounts as each daemon lists them).
     const extras = { tokenAccounts: true, v1StateTrees: [STATE_V1_TREE], addressTrees: [ADDRESS_TREE_V1, DEFAULT_V2_ADDRESS_TREE], freshAddresses: 100, maxTransactions: 4000 };
