@@ -62,19 +62,23 @@ function encodeAccountData(data: AccountView['data']) {
     : { discriminator: u64(data.discriminator), data: b64(data.data), dataHash: b58(data.dataHash) };
 }
 
-/** The fields V1 `Account` and `AccountV2` open with, in Photon's order: hash, address, data, owner, lamports. */
-function accountHead(a: AccountView) {
-  return { hash: b58(a.hash), address: b58OrNull(a.address), data: encodeAccountData(a.data), owner: b58(a.owner), lamports: u64(a.lamports) };
-}
-
-/** The position fields of both account shapes, in Photon's order: leafIndex, seq (null in batched trees), slotCreated. */
-function accountPosition(a: AccountView) {
-  return { leafIndex: a.leafIndex, seq: a.seq === null ? null : u64(a.seq), slotCreated: u64(a.slotCreated) };
-}
-
-/** V1 `Account`: hash, address, data, owner, lamports, tree, leafIndex, seq, slotCreated (key order as Photon's). */
+/**
+ * V1 `Account`: hash, address, data, owner, lamports, tree, leafIndex, seq, slotCreated.
+ * Written out as one literal, like `encodeAccountV2`, not built from shared parts by spreading: on
+ * this hot path the spread version encoded about 3× slower (measured in this round's review).
+ */
 export function encodeAccount(a: AccountView) {
-  return { ...accountHead(a), tree: b58(a.treeInfo.tree), ...accountPosition(a) };
+  return {
+    hash: b58(a.hash),
+    address: b58OrNull(a.address),
+    data: encodeAccountData(a.data),
+    owner: b58(a.owner),
+    lamports: u64(a.lamports),
+    tree: b58(a.treeInfo.tree),
+    leafIndex: a.leafIndex,
+    seq: a.seq === null ? null : u64(a.seq),
+    slotCreated: u64(a.slotCreated),
+  };
 }
 
 /** `TreeContextInfo`: {treeType, tree, queue, cpiContext} (proof `treeContext`). */
@@ -89,7 +93,18 @@ export function encodeMerkleContext(t: TreeRef) {
 
 /** `AccountV2`: hash, address, data, owner, lamports, leafIndex, seq, slotCreated, proveByIndex, merkleContext. */
 export function encodeAccountV2(a: AccountView) {
-  return { ...accountHead(a), ...accountPosition(a), proveByIndex: a.inOutputQueue, merkleContext: encodeMerkleContext(a.treeInfo) };
+  return {
+    hash: b58(a.hash),
+    address: b58OrNull(a.address),
+    data: encodeAccountData(a.data),
+    owner: b58(a.owner),
+    lamports: u64(a.lamports),
+    leafIndex: a.leafIndex,
+    seq: a.seq === null ? null : u64(a.seq),
+    slotCreated: u64(a.slotCreated),
+    proveByIndex: a.inOutputQueue,
+    merkleContext: encodeMerkleContext(a.treeInfo),
+  };
 }
 
 /** `TokenData`: mint, owner, amount, delegate, state, tlv (base64 or null). */
