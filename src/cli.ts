@@ -87,7 +87,8 @@ program
 
 /**
  * The prover-thread flags shared by `refract start` (as --prover-threads, --prover-curve, …) and
- * `refract prover` (as --threads, --curve, …): one declaration, `prefix` before each name. Each value
+ * `refract prover` (as --threads, --curve, …): one declaration, `prefix` before each name; and
+ * `--queue` (the BullMQ queue name), which both take unprefixed. Each value
  * is checked where it is parsed (a usage error names the flag) or where the prover reads it.
  */
 function proverThreadOptions(cmd: Command, prefix: '' | 'prover-'): Command {

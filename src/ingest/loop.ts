@@ -99,8 +99,8 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
     billPerCall: opts.backfill?.billPerCall,
     onRateLimited: (pauseMs, rps) => opts.log.warn({ pauseMs, rps }, 'the node rate-limited a request: pausing and slowing down'),
   });
-  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, arrival: null, guard: null as unknown as SequenceGuard };
-  ctx.guard = new SequenceGuard({ indexer, rpc, gov, opts, emit, commit: (batch, prepareSeconds, extra) => commitWithRetry(ctx, batch, prepareSeconds, extra) });
+  const guard = new SequenceGuard({ indexer, rpc, gov, opts, emit, commit: (batch, prepareSeconds, extra) => commitWithRetry(ctx, batch, prepareSeconds, extra) });
+  const ctx: Ctx = { indexer, rpc, gov, opts, emit, lastSlot: resolved.lastIndexed ?? 0, tip: 0, arrival: null, guard };
   // A stored backfill resumes whatever the threshold is now (planBackfill); a new one needs a threshold > 0.
   if (opts.backfill) {
     const state = await withNodeRetry(ctx, 'planning the backfill', () => planBackfill(indexer.store, rpc, gov, resolved!.start, { thresholdSlots: opts.backfill!.thresholdSlots, signal: opts.signal, log: opts.log }));

@@ -216,7 +216,6 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const keepSlots = opts.keepSlots ?? DEFAULT_KEEP_SLOTS;
   if (!Number.isSafeInteger(keepSlots) || keepSlots < 1) throw new RangeError(`simulator keepSlots must be an integer ≥ 1, got ${keepSlots}`);
   const slotMs = checkInt('slotMs', opts.slotMs ?? 400, 1);
-  checkInt('hideFromProgramListing', opts.hideFromProgramListing ?? 0, 0);
   const rps = opts.rps ?? 0;
   if (!(rps >= 0) || !Number.isFinite(rps)) throw new RangeError(`simulator rps must be a number ≥ 0 (0 = no limit), got ${rps}`);
   const withIndex = opts.transactionIndex ?? true;

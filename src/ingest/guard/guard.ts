@@ -72,11 +72,6 @@ export class SequenceGuard {
     this.ctx = { ...deps, held: null, headCheck: null, nullifiedLookedAt: new Set() };
   }
 
-  /** The gap ingest is held at, or null. */
-  get held(): GapReport | null {
-    return this.ctx.held;
-  }
-
   /** A backfill that began after `afterSlot` is running: streams met for the first time get a head check. */
   beginBackfill(afterSlot: number): void {
     this.ctx.headCheck = { afterSlot, seen: new Set() };
