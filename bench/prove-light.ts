@@ -17,7 +17,7 @@
  *   [--throughput-n 40] [--out bench/results/prove-light.json]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { LIGHT_KEYS, lightWitness } from '../src/prover/keys/lightKeys.ts';
@@ -138,6 +138,15 @@ for (const name of values.throughput!.split(',').filter(Boolean)) {
   process.stderr.write(`[bench:prove-light] throughput ${name}: refract ${ours}/s, light ${theirs}/s at concurrency ${cores}\n`);
 }
 
+/** True when the CPU has AVX-512 IFMA (the MSM's fastest path uses it); null where /proc/cpuinfo cannot be read. */
+function cpuHasIfma(): boolean | null {
+  try {
+    return /\bavx512ifma\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
 const lightRss = ref.rss();
 await ref.stop();
 await prover.close();
@@ -145,7 +154,7 @@ const rssPeak = hwm('self');
 const inc1 = circuits.mainnet_inclusion_26_1 as { refract: { p50: number }; light: { p50: number } | null; speedupP50: number | null } | undefined;
 const result = {
   date: new Date().toISOString(),
-  machine: { cores, loadavgEnd: loadavg() },
+  machine: { cores, cpu: cpus()[0]?.model ?? null, avx512ifma: cpuHasIfma(), loadavgEnd: loadavg() },
   iterations: N,
   restart: { keys: LIGHT_KEYS.length, allKeysLoadedMs: Math.round(restartMs), warmMs: Math.round(loadMs) },
   memory: { refractRssAllKeysMiB: mib(rssAllKeys), refractRssBeforeKeysMiB: mib(rss0), refractPeakRssMiB: mib(rssPeak), lightPeakRssMiB: mib(lightRss), note: "Refract: this bench process (prover threads with all 24 keys + the bench's own heap); Light: its prover process after serving the 18 circuits it loads" },
