@@ -75,10 +75,12 @@ describe('refract on the command line', () => {
     const args = ['start', '--no-ingest', '--no-prover', '--db', tempDir(), '--host', '0.0.0.0', '--port', String(port)];
     // `script` runs the daemon on a pseudo-terminal; Ctrl-C (byte 3 written to the terminal) stops it once
     // the start line is there (through the pipe: SIGINT). Waiting for the line, not a fixed time: a loaded
-    // machine can take more than 6 s to start.
+    // machine can take more than 6 s to start. `exec`: script runs the command through $SHELL -c, and a
+    // shell that does not exec it (dash, where SHELL is /bin/sh or unset, as on CI) would take the Ctrl-C
+    // too and die of it (exit 130) while the daemon stops cleanly.
     const env = { ...process.env, REFRACT_LOG_LEVEL: 'info' };
     const onTty = (extra: string[]) =>
-      untilThenStop('script', ['-qec', `${process.execPath} ${REFRACT_BIN} ${[...args, ...extra].join(' ')}`, '/dev/null'], env, 'stdout', (c) => c.stdin!.write('\x03'));
+      untilThenStop('script', ['-qec', `exec ${process.execPath} ${REFRACT_BIN} ${[...args, ...extra].join(' ')}`, '/dev/null'], env, 'stdout', (c) => c.stdin!.write('\x03'));
     const tty = await onTty([]);
     const out = tty.stdout.replace(/\x1b\[[0-9;]*m/g, '');
     expect(out).toMatch(new RegExp(`^\\[\\d\\d:\\d\\d:\\d\\d\\] INFO: the API is at http://127\\.0\\.0\\.1:${port}; try: curl -s http://127\\.0\\.0\\.1:${port} -H 'content-type: application/json' -d '\\{"jsonrpc":"2\\.0","id":1,"method":"getIndexerHealth"\\}'`, 'm'));
