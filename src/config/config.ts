@@ -5,197 +5,56 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-const treeEntry = z.object({
-  tree: z.string(),
-  queue: z.string(),
-  type: z.enum(['StateV1', 'AddressV1', 'StateV2', 'AddressV2']),
-  height: z.number().int(),
-  rootHistoryCapacity: z.number().int(),
-});
+import { LOG_FORMATS, type LogFormat, type EnvType, type SettingKey, type SettingsShape, settingEntries } from './settings.ts';
 
-/** Values of `logFormat` / `REFRACT_LOG_FORMAT` / `--log-format`. */
-export const LOG_FORMATS = ['auto', 'pretty', 'json'] as const;
-/** A log format (src/log.ts). */
-export type LogFormat = (typeof LOG_FORMATS)[number];
+export { LOG_FORMATS, type LogFormat, MAX_MIN_CONTEXT_WAIT_MS } from './settings.ts';
 
-/** Upper bound of `minContextWaitMs`. */
-export const MAX_MIN_CONTEXT_WAIT_MS = 60_000;
-/** The message of an invalid `minContextWaitMs`, naming where it is set. */
-function minContextWaitMessage(iss: { input?: unknown }): string {
-  return `expected an integer from 0 to ${MAX_MIN_CONTEXT_WAIT_MS} ms (REFRACT_MIN_CONTEXT_WAIT_MS, --min-context-wait-ms, config minContextWaitMs), got ${typeof iss.input === 'string' ? JSON.stringify(iss.input) : String(iss.input)}`;
-}
-
-/** The validated configuration. */
-export const configSchema = z
-  .object({
-    db: z.string().default('./data'),
-    lmdbWritemap: z.boolean().default(true),
-    rpcUrl: z.string().url().default('http://127.0.0.1:8899'),
-    /**
-     * Yellowstone gRPC endpoint (http(s)://host:port) to follow the chain with: Light transactions and
-     * slot updates streamed, the RPC poller as fallback (src/ingest/sources/live.ts); its token comes
-     * from REFRACT_GRPC_X_TOKEN only. Absent: the poller alone.
-     */
-    grpcUrl: z.string().url().optional(),
-    host: z.string().default('0.0.0.0'),
-    port: z.number().int().min(0).max(65535).default(8784),
-    ingest: z.boolean().default(true),
-    /** `refract start`: run the ingest loop on a worker thread (src/ingest/threads/ingestThread.ts); false = on the main thread. */
-    ingestThread: z.boolean().default(true),
-    /** Poll, decode and validate on a second thread while the ingest thread commits (src/ingest/threads/prepareThread.ts); absent = when the machine has more than two cores. */
-    prepareThread: z.boolean().optional(),
-    startSlot: z.number().int().min(0).optional(),
-    /** `refract start`: seed the empty store from this snapshot first (file path or http(s) URL; src/commands/snapshot.ts). */
-    snapshot: z.string().min(1).optional(),
-    /**
-     * Signature backfill (src/ingest/sources/backfill.ts): when the node's tip is at least this many
-     * slots past where indexing would start (an empty store, or one after downtime), find the Light
-     * transactions through getSignaturesForAddress and fetch only those; 0 = always block by block.
-     */
-    backfillThresholdSlots: z.number().int().min(0).default(5000),
-    /** Backfill (and gap healing) requests per second at most; 0 = no cap (adaptive to 429 / Retry-After either way). */
-    backfillRps: z.number().min(0).default(0),
-    /** The provider bills each call of a JSON-RPC batch: backfillRps counts calls (a batch of 100 = 100), not HTTP requests. */
-    backfillRpsPerCall: z.boolean().default(false),
-    /** Backfill requests in flight at most. */
-    backfillConcurrency: z.number().int().min(1).max(256).default(8),
-    /** getTransaction requests per JSON-RPC batch (1 = no batches; providers allow up to 100). */
-    backfillBatchSize: z.number().int().min(1).max(1000).default(100),
-    /** Check every batch from the node against the trees' numbered changes; a gap holds ingest until healed (src/state/sequence.ts). */
-    sequenceCheck: z.boolean().default(true),
-    fetchConcurrency: z.number().int().min(1).max(500).default(20),
-    maxBatchBlocks: z.number().int().min(1).max(10_000).default(100),
-    keysDir: z.string().default('./keys'),
-    prover: z.boolean().default(true),
-    /** Prove with Light Protocol's own proving keys (`<keysDir>/light/`, converted from Light's CLI packages by `refract setup --light-keys`); missing ones are converted in the background. */
-    lightKeys: z.boolean().default(true),
-    /** With lightKeys: prove shapes Light ships no key for (or whose key is not ready) with Refract's own circuits — such proofs do NOT verify on chain. */
-    ownCircuits: z.boolean().default(false),
-    /** With lightKeys: where the background conversion takes Light's `.key` files (e.g. an installed Light CLI's `bin/proving-keys`); absent = the CLI packages from the npm registry. */
-    lightKeysSource: z.string().min(1).optional(),
-    proverThreads: z.number().int().min(1).max(256).optional(),
-    proverCurve: z.enum(['auto', 'multi', 'single']).default('auto'),
-    /** MSM and FFT kernels under snarkjs in the prover threads; absent = native when the addon is built. */
-    proverKernels: z.enum(['native', 'wasm']).optional(),
-    /** Groth16 prover in the prover threads: Refract's native C prover or snarkjs; absent = native when the addon is built. */
-    proverBackend: z.enum(['native', 'snarkjs']).optional(),
-    /** Native prover: fixed-base MSM tables for a key whose four tables fit this many MiB (all or none, once per process); absent = 96 (v1 circuits of up to 2 accounts or addresses, 1-account / 1-address v2 circuits). */
-    proverTableMb: z.number().int().min(0).max(65536).optional(),
-    /** Native prover: directory of the fixed-base tables' files (`<dir>/<circuit>.tables`), or `off` (built at every load, never written); absent = the keys directory. */
-    proverTableFiles: z.string().min(1, 'a directory, or "off"').optional(),
-    proverUrl: z.string().url().optional(),
-    ptau: z.string().optional(),
-    redisUrl: z.string().optional(),
-    apiKeys: z.array(z.string().min(1)).default([]),
-    /**
-     * Default token bucket: per key once keys are configured, per client IP while the API is open;
-     * `false` = none. Absent = none while no key is configured, 100/s burst 200 per key once keys are
-     * (src/rpc/http/options.ts `resolveRateLimit`).
-     */
-    rateLimit: z.union([z.literal(false), z.object({ ratePerSecond: z.number().positive().finite(), burst: z.number().int().positive() }).strict()]).optional(),
-    bodyLimitBytes: z.number().int().positive().default(1024 * 1024),
-    /**
-     * Answer JSON-RPC errors with HTTP 200 and the error in the body (default), as Photon does and as
-     * JSON-RPC clients read them: `@lightprotocol/stateless.js` reads no body on a non-200 status and
-     * shows only `HTTP error! status: N`. `false`: the statuses of docs/api.md#errors (401, 429, 503…).
-     */
-    httpErrorsAs200: z.boolean().default(true),
-    corsOrigins: z.array(z.string().min(1)).default(['*']),
-    healthMaxSlotLag: z.number().int().min(0).default(20),
-    /** Longest wait of a request for its `minContextSlot` to be indexed, ms (src/rpc/slotWatcher.ts); 0 = never wait. */
-    minContextWaitMs: z
-      .number({ error: minContextWaitMessage })
-      .int({ error: minContextWaitMessage })
-      .min(0, { error: minContextWaitMessage })
-      .max(MAX_MIN_CONTEXT_WAIT_MS, { error: minContextWaitMessage })
-      .default(2000),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    /** Log format (src/log.ts): `auto` = human-readable on a terminal, JSON otherwise; `pretty`; `json`. */
-    logFormat: z.enum(LOG_FORMATS).default('auto'),
-    trees: z.array(treeEntry).default([]),
-    /** `refract start`: load trees from the chain (getProgramAccounts on the account-compression program) over `trees` (src/ingest/treeSync.ts). */
-    treeSync: z.boolean().default(true),
-    /** Keep only trees whose AccessMetadata.owner is this (base58); Photon's expected tree owner by default. */
-    treeOwner: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 pubkey').default('24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs'),
-    /** An unknown tree met during ingest that is not on chain is looked up again after this many seconds. */
-    treeLookupTtlSeconds: z.number().int().min(0).default(600),
-  })
-  .strict();
+/** The validated configuration, derived from the settings table (src/config/settings.ts). */
+export const configSchema = z.object(Object.fromEntries(settingEntries().map(([key, s]) => [key, s.schema])) as SettingsShape).strict();
 
 /** Refract's configuration after merging and validation. */
 export type Config = z.infer<typeof configSchema>;
 
-/** Environment variables and the config keys they set. */
-export const ENV_KEYS: Record<string, { key: keyof Config; type: 'string' | 'number' | 'boolean' | 'list' | 'rateLimit' }> = {
-  REFRACT_DB: { key: 'db', type: 'string' },
-  REFRACT_LMDB_WRITEMAP: { key: 'lmdbWritemap', type: 'boolean' },
-  REFRACT_RPC_URL: { key: 'rpcUrl', type: 'string' },
-  REFRACT_GRPC_URL: { key: 'grpcUrl', type: 'string' },
-  REFRACT_SNAPSHOT: { key: 'snapshot', type: 'string' },
-  REFRACT_HOST: { key: 'host', type: 'string' },
-  REFRACT_PORT: { key: 'port', type: 'number' },
-  REFRACT_KEYS_DIR: { key: 'keysDir', type: 'string' },
-  REFRACT_PROVER_URL: { key: 'proverUrl', type: 'string' },
-  REFRACT_LIGHT_KEYS: { key: 'lightKeys', type: 'boolean' },
-  REFRACT_OWN_CIRCUITS: { key: 'ownCircuits', type: 'boolean' },
-  REFRACT_LIGHT_KEYS_SOURCE: { key: 'lightKeysSource', type: 'string' },
-  REFRACT_PROVER_THREADS: { key: 'proverThreads', type: 'number' },
-  REFRACT_PROVER_CURVE: { key: 'proverCurve', type: 'string' },
-  REFRACT_PROVER_KERNELS: { key: 'proverKernels', type: 'string' },
-  REFRACT_PROVER_BACKEND: { key: 'proverBackend', type: 'string' },
-  REFRACT_PROVER_TABLE_MB: { key: 'proverTableMb', type: 'number' },
-  REFRACT_PROVER_TABLE_FILES: { key: 'proverTableFiles', type: 'string' },
-  REFRACT_REDIS_URL: { key: 'redisUrl', type: 'string' },
-  REDIS_URL: { key: 'redisUrl', type: 'string' },
-  // The only place REFRACT_API_KEYS is read: the server and POST /prove get the keys from the config.
-  REFRACT_API_KEYS: { key: 'apiKeys', type: 'list' },
-  REFRACT_RATE_LIMIT: { key: 'rateLimit', type: 'rateLimit' },
-  REFRACT_HTTP_ERRORS_AS_200: { key: 'httpErrorsAs200', type: 'boolean' },
-  REFRACT_CORS_ORIGINS: { key: 'corsOrigins', type: 'list' },
-  REFRACT_LOG_LEVEL: { key: 'logLevel', type: 'string' },
-  REFRACT_LOG_FORMAT: { key: 'logFormat', type: 'string' },
-  REFRACT_FETCH_CONCURRENCY: { key: 'fetchConcurrency', type: 'number' },
-  REFRACT_BACKFILL_THRESHOLD_SLOTS: { key: 'backfillThresholdSlots', type: 'number' },
-  REFRACT_BACKFILL_RPS: { key: 'backfillRps', type: 'number' },
-  REFRACT_BACKFILL_RPS_PER_CALL: { key: 'backfillRpsPerCall', type: 'boolean' },
-  REFRACT_BACKFILL_CONCURRENCY: { key: 'backfillConcurrency', type: 'number' },
-  REFRACT_BACKFILL_BATCH_SIZE: { key: 'backfillBatchSize', type: 'number' },
-  REFRACT_SEQUENCE_CHECK: { key: 'sequenceCheck', type: 'boolean' },
-  REFRACT_INGEST_THREAD: { key: 'ingestThread', type: 'boolean' },
-  REFRACT_PREPARE_THREAD: { key: 'prepareThread', type: 'boolean' },
-  REFRACT_TREE_SYNC: { key: 'treeSync', type: 'boolean' },
-  REFRACT_TREE_OWNER: { key: 'treeOwner', type: 'string' },
-  REFRACT_TREE_LOOKUP_TTL_SECONDS: { key: 'treeLookupTtlSeconds', type: 'number' },
-  REFRACT_MIN_CONTEXT_WAIT_MS: { key: 'minContextWaitMs', type: 'number' },
-};
+/** The defaults: what `loadConfig` gives with no file, variable or flag. */
+export const CONFIG_DEFAULTS: Readonly<Config> = configSchema.parse({});
 
 /**
- * Environment variables read outside `loadConfig`, name → what it does (docs/operations.md has each).
+ * Environment variables and the config keys they set, derived from the settings table; where several
+ * variables set one key (REFRACT_REDIS_URL, REDIS_URL) the first set one wins.
+ */
+export const ENV_KEYS: Record<string, { key: SettingKey; type: EnvType }> = Object.fromEntries(
+  settingEntries().flatMap(([key, s]) => (s.env ?? []).map((name) => [name, { key, type: s.envType ?? 'string' }])),
+);
+
+/**
+ * Environment variables read outside `loadConfig`, name → meaning and default (markdown; the generated
+ * table of docs/operations.md lists those that are not also a setting's variable).
  * They are process-wide: worker threads and `refract setup` children share the environment, so a
  * switch a thread needs before any config reaches it lives here; secrets that must never be config
  * keys or flags (REFRACT_GRPC_X_TOKEN) too. {@link envValue} is their only reader: config.ts is the
  * only module of src/ and workers/ that touches `process.env` (test/architecture.env.test.ts).
  */
 export const ENV_SWITCHES = {
-  REFRACT_BASE58: '`js`: the JavaScript base58 decoder instead of the native addon (benchmarks, tests)',
-  REFRACT_POSEIDON: '`js`: the JavaScript Poseidon instead of the native addon (benchmarks, tests)',
-  REFRACT_FAST_LANE: '`0`: POST / through fastify\'s whole pipeline instead of the hot lane',
-  REFRACT_LIGHT_CACHE: "where `refract setup --light-keys` keeps the npm packages it fetched (default <keys>/light/cache)",
-  REFRACT_LIGHT_TABLE_MB: "fixed-base table budget of each of Light's keys in a prover thread, MiB",
-  REFRACT_PROVER_BACKEND: 'prover threads: native or snarkjs (the config key proverBackend, for threads and `refract prover`)',
-  REFRACT_PROVER_KERNELS: 'prover threads: native or wasm MSM/FFT kernels under snarkjs (config proverKernels)',
-  REFRACT_PROVER_TABLE_MB: 'prover threads: fixed-base table budget per key, MiB (config proverTableMb)',
-  REFRACT_PROVER_TABLE_FILES: 'prover threads: where table files are kept, or `off` (config proverTableFiles)',
-  REFRACT_NODE_NAME: 'the `node` label of refract_proofs_by_node_total (default: the host name)',
-  REFRACT_DEV_PTAU: 'an INSECURE development powers-of-tau file used when no --ptau is given',
-  REFRACT_PTAU_URL: 'base URL of the public ceremony ptau files, or `off`',
-  REFRACT_GRPC_X_TOKEN: 'the Yellowstone gRPC x-token (a secret: never a flag or config key)',
-  REFRACT_LOG_FORMAT: 'auto, pretty or json (every logger of the process, its threads and children)',
-  REFRACT_LOG_LEVEL: 'pino level of loggers made before the config is read (threads, children)',
-  REFRACT_LMDB_WRITEMAP: '`0`: LMDB without the write map (also for `refract index`)',
-  REFRACT_REDIS_URL: 'Redis for `refract prover` (also the config key redisUrl of `refract start`)',
-  REDIS_URL: 'Redis for `refract prover` when REFRACT_REDIS_URL is unset',
-} as const;
+  REFRACT_GRPC_X_TOKEN: { doc: 'the Yellowstone gRPC `x-token` of `refract start` (a secret: never a flag, config key or log field); `refract simulate --grpc-port` requires it of clients when set' },
+  REFRACT_NODE_NAME: { doc: "this process's name in `refract_proofs_by_node_total` and in its node id (`name:pid:random`); give prover nodes a name that survives restarts (pod or machine name)", default: 'the host name' },
+  REFRACT_LIGHT_CACHE: { doc: 'where `refract setup --light-keys` keeps the two CLI tarballs (151 MB each) it fetches with `npm pack` and unpacks', default: '`<keys>/light/cache`' },
+  REFRACT_LIGHT_TABLE_MB: { doc: "fixed-base MSM table budget of each of Light's keys in a prover thread, MiB (the one-account / one-address keys fit; `<keys>/light/<name>.tables`); `0` = none", default: '`48`' },
+  REFRACT_PTAU_URL: { doc: 'where the public ceremony ptau is downloaded from (a mirror must serve the same files: each is checked against its published hash and refused otherwise); `off` disables the download', default: '`https://storage.googleapis.com/zkevm/ptau/`' },
+  REFRACT_DEV_PTAU: { doc: 'the development (INSECURE) ptau used when no `--ptau` is given', default: '`../shared/dev-ptau/pot16_dev.ptau` when it exists' },
+  REFRACT_FAST_LANE: { doc: "`0`: serve `POST /` through fastify's pipeline only (no [hot lane](architecture.md#notes-by-module))", default: '`1`' },
+  REFRACT_POSEIDON: { doc: '`js`: the JavaScript Poseidon (circomlibjs) instead of the native addon (benchmarks, tests)', default: 'native' },
+  REFRACT_BASE58: { doc: '`js`: decode base58 with `bs58` instead of the native addon (benchmarks, tests)', default: 'native' },
+  // Also settings (ENV_KEYS), read here by threads and children before any config reaches them.
+  REFRACT_PROVER_BACKEND: { doc: 'prover threads: native or snarkjs (the setting proverBackend, for threads and `refract prover`)' },
+  REFRACT_PROVER_KERNELS: { doc: 'prover threads: native or wasm MSM/FFT kernels under snarkjs (the setting proverKernels)' },
+  REFRACT_PROVER_TABLE_MB: { doc: 'prover threads: fixed-base table budget per key, MiB (the setting proverTableMb)' },
+  REFRACT_PROVER_TABLE_FILES: { doc: 'prover threads: where table files are kept, or `off` (the setting proverTableFiles)' },
+  REFRACT_LOG_FORMAT: { doc: 'auto, pretty or json: every logger of the process, its threads and children (the setting logFormat)' },
+  REFRACT_LOG_LEVEL: { doc: 'pino level of loggers made before the config is read: threads, children (the setting logLevel)' },
+  REFRACT_LMDB_WRITEMAP: { doc: '`0`: LMDB without the write map, also for `refract index` (the setting lmdbWritemap)' },
+  REFRACT_REDIS_URL: { doc: 'Redis for `refract prover` (the setting redisUrl)' },
+  REDIS_URL: { doc: 'Redis for `refract prover` when REFRACT_REDIS_URL is unset (the setting redisUrl)' },
+} as const satisfies Record<string, { doc: string; default?: string }>; // doc and default: markdown, for docs/operations.md#the-table
 /** A name of {@link ENV_SWITCHES}. */
 export type EnvSwitch = keyof typeof ENV_SWITCHES;
 /** An environment: this process's, or a test's record. */
@@ -299,7 +158,7 @@ function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof 
   const out: Partial<Record<keyof Config, unknown>> = {};
   for (const [name, { key, type }] of Object.entries(ENV_KEYS)) {
     const v = env[name];
-    if (v === undefined || v === '') continue;
+    if (v === undefined || v === '' || key in out) continue;
     if (type === 'number') out[key] = Number(v);
     else if (type === 'boolean') out[key] = parseEnvBoolean(name, v);
     else if (type === 'rateLimit') out[key] = parseRateLimit(name, v);
