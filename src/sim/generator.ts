@@ -617,34 +617,31 @@ export class LightTxGenerator {
         };
         return { tx: this.foresterTx(slot, encodeBatchEvent(event), this.v2AddressTreeB58), kind: k, outputs: 0 };
       }
-      case 'batchAppend': {
-        const zkp = this.zkp;
-        if (this.v2NextLeaf - this.v2Appended < zkp) return this.nextCompact(slot);
-        const old = this.v2Appended;
-        const leaves: [number, Uint8Array][] = [];
-        for (let leaf = old; leaf < old + zkp; leaf++) {
-          const hash = this.v2QueuedHashes.get(leaf)!;
-          this.v2QueuedHashes.delete(leaf);
-          if (!this.v2NullifiedLeaves.has(leaf)) leaves.push([leaf, hash]);
-        }
-        this.v2Model().setMany(leaves);
-        this.v2Appended += zkp;
-        return { tx: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchAppend', old, this.v2Appended)), this.v2TreeB58), kind: k, outputs: 0 };
-      }
+      case 'batchAppend':
       case 'batchNullify': {
+        // A forester's batch on the state tree bmt1: append the next zkp queued outputs (those nullified
+        // meanwhile stay zero), or nullify the next zkp entries of the input queue.
+        const append = k === 'batchAppend';
         const zkp = this.zkp;
-        if (this.v2InputNext - this.v2Nullified < zkp) return this.nextCompact(slot);
-        const old = this.v2Nullified;
+        const old = append ? this.v2Appended : this.v2Nullified;
+        if ((append ? this.v2NextLeaf : this.v2InputNext) - old < zkp) return this.nextCompact(slot);
         const leaves: [number, Uint8Array][] = [];
-        for (let q = old; q < old + zkp; q++) {
-          const e = this.v2InputQueue.get(q)!;
-          this.v2InputQueue.delete(q);
-          leaves.push([e.leafIndex, e.nullifier]);
-          this.v2NullifiedLeaves.add(e.leafIndex);
+        for (let i = old; i < old + zkp; i++) {
+          if (append) {
+            const hash = this.v2QueuedHashes.get(i)!;
+            this.v2QueuedHashes.delete(i);
+            if (!this.v2NullifiedLeaves.has(i)) leaves.push([i, hash]);
+          } else {
+            const e = this.v2InputQueue.get(i)!;
+            this.v2InputQueue.delete(i);
+            leaves.push([e.leafIndex, e.nullifier]);
+            this.v2NullifiedLeaves.add(e.leafIndex);
+          }
         }
         this.v2Model().setMany(leaves);
-        this.v2Nullified += zkp;
-        return { tx: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent('batchNullify', old, this.v2Nullified)), this.v2TreeB58), kind: k, outputs: 0 };
+        if (append) this.v2Appended += zkp;
+        else this.v2Nullified += zkp;
+        return { tx: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent(k, old, old + zkp)), this.v2TreeB58), kind: k, outputs: 0 };
       }
     }
   }

@@ -142,6 +142,19 @@ function describeStore(store: Store): Pick<SnapshotManifest, 'schemaVersion' | '
   });
 }
 
+/**
+ * {@link describeStore} of the store at `dir`, opened read-only without the write map (opening must
+ * not grow or touch its data file) and closed again.
+ */
+async function describeStoreAt(dir: string): Promise<ReturnType<typeof describeStore>> {
+  const store = new Store({ path: dir, readOnly: true, writemap: false });
+  try {
+    return describeStore(store);
+  } finally {
+    await store.close();
+  }
+}
+
 /** The bytes before the payload: magic line, manifest length and checksum, manifest, newline. */
 export function encodeSnapshotHeader(manifest: SnapshotManifest): Buffer {
   const json = Buffer.from(JSON.stringify(manifest), 'utf8');
@@ -203,14 +216,7 @@ export async function prepareSnapshot(store: Store, opts: PrepareSnapshotOptions
     // A fresh environment written by LMDB's ordinary write path: it takes writes like any store
     // (the replica's restore still checks that, `probeStoreWritable`).
     await store.copyTo(copyDir);
-    // Read-only, no write map: opening must not grow or touch the copy's data file.
-    const copy = new Store({ path: copyDir, readOnly: true, writemap: false });
-    let described;
-    try {
-      described = describeStore(copy);
-    } finally {
-      await copy.close();
-    }
+    const described = await describeStoreAt(copyDir);
     const dataPath = join(copyDir, 'data.mdb');
     const dataBytes = (await stat(dataPath)).size;
     const payloadPath = join(work, 'payload.gz');
@@ -553,13 +559,7 @@ export async function restoreSnapshot(opts: RestoreSnapshotOptions): Promise<Sna
       if (!probe.ok) throw new SnapshotError('writable', `the restored store does not accept writes (${probe.reason}); --db was left untouched`);
 
       // 5. Open and compare with the manifest.
-      const store = new Store({ path: dbDir, readOnly: true, writemap: false });
-      let found;
-      try {
-        found = describeStore(store);
-      } finally {
-        await store.close();
-      }
+      const found = await describeStoreAt(dbDir);
       const mismatch = compareContents(manifest, found);
       if (mismatch) throw new SnapshotError('contents', `the restored store does not match the snapshot's manifest: ${mismatch}`);
 

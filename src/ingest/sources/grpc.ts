@@ -46,6 +46,7 @@ import { CommitmentLevel, SubscribeRequest, type SubscribeUpdate, type Subscribe
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
 import { DecodeError, blockFromYellowstone, blockHeaderFromYellowstone, encodeBase58 } from '../parse.ts';
 import type { BlockInfo } from '../../types.ts';
+import { childAbort } from '../abort.ts';
 
 /** Why a gRPC subscription was given up (module comment). */
 export type GrpcFaultReason =
@@ -201,18 +202,10 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
  * after yielding the blocks taken before it).
  */
 export async function* grpcBlocks(opts: GrpcSourceOptions): AsyncGenerator<BlockInfo[]> {
-  const mode = opts.mode ?? 'blocks';
-  const silenceMs = opts.silenceMs ?? 5_000;
-  const reorderMs = opts.reorderMs ?? 2_000;
-  const maxLag = opts.maxLagSlots ?? 64;
-  const lagGraceMs = opts.lagGraceMs ?? 10_000;
-  const maxBatch = opts.maxBatchBlocks ?? 100;
-  const maxBuffered = opts.maxBufferedBlocks ?? 20_000;
-  const connectTimeoutMs = opts.connectTimeoutMs ?? 10_000;
-  const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  if (opts.signal?.aborted) return;
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const { mode = 'blocks', silenceMs = 5_000, reorderMs = 2_000, maxLagSlots: maxLag = 64, lagGraceMs = 10_000 } = opts;
+  const { maxBatchBlocks: maxBatch = 100, maxBufferedBlocks: maxBuffered = 20_000, connectTimeoutMs = 10_000 } = opts;
+  const { stop, dispose } = childAbort(opts.signal);
+  if (stop.signal.aborted) return;
   setMaxListeners(20, stop.signal);
 
   let fault: GrpcSourceFault | null = null;
@@ -417,8 +410,7 @@ export async function* grpcBlocks(opts: GrpcSourceOptions): AsyncGenerator<Block
     }
   } finally {
     clearInterval(watchdog);
-    opts.signal?.removeEventListener('abort', onAbort);
-    stop.abort();
+    dispose();
     if (stream) {
       const s = stream;
       s.removeAllListeners('data');

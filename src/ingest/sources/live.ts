@@ -29,6 +29,7 @@ import type { SolanaRpc } from '../../solana/rpcClient.ts';
 import type { BlockInfo } from '../../types.ts';
 import { type GrpcFaultReason, type GrpcSourceOptions, GrpcSourceFault, grpcBlocks } from './grpc.ts';
 import { type PollerOptions, pollBlocks } from './poller.ts';
+import { childAbort } from '../abort.ts';
 
 /** Which source is live. */
 export type LiveSourceName = 'grpc' | 'rpc';
@@ -168,15 +169,9 @@ function faultOf(p: Pump): GrpcSourceFault {
  * (module comment), until `signal` aborts or the consumer stops.
  */
 export async function* liveBlocks(rpc: SolanaRpc, opts: LiveSourceOptions): AsyncGenerator<BlockInfo[]> {
-  const log = opts.log;
-  const retryMs = opts.retryGrpcMs ?? 3_000;
-  const maxRetryMs = opts.maxRetryGrpcMs ?? 15_000;
-  const switchWithin = opts.switchWithinSlots ?? 2;
-  const maxProbeBlocks = opts.maxProbeBlocks ?? 10_000;
-  const stop = new AbortController();
-  const onAbort = () => stop.abort();
-  if (opts.signal?.aborted) return;
-  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const { log, retryGrpcMs: retryMs = 3_000, maxRetryGrpcMs: maxRetryMs = 15_000, switchWithinSlots: switchWithin = 2, maxProbeBlocks = 10_000 } = opts;
+  const { stop, dispose } = childAbort(opts.signal);
+  if (stop.signal.aborted) return;
 
   let lastSlot = opts.lastIndexedSlot;
   let lastHash: string | null = null;
@@ -353,8 +348,7 @@ export async function* liveBlocks(rpc: SolanaRpc, opts: LiveSourceOptions): Asyn
       });
     }
   } finally {
-    opts.signal?.removeEventListener('abort', onAbort);
-    stop.abort();
+    dispose();
     await Promise.all([live.stop(), probe?.stop()]);
   }
 }

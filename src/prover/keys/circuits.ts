@@ -88,60 +88,23 @@ export interface CircuitSpec {
   readonly publicSignals: readonly string[];
 }
 
-function inclusion(n: number): CircuitSpec {
-  return {
-    id: `inclusion_${V1_TREE_HEIGHT}_${n}`,
-    kind: 'inclusion',
-    version: 1,
-    nAccounts: n,
-    nAddresses: 0,
-    stateTreeHeight: V1_TREE_HEIGHT,
-    addressTreeHeight: 0,
-    constraints: CONSTRAINTS_PER_ACCOUNT * n,
-    nPublic: 2 * n,
-    ptauPower: ptauPowerFor(CONSTRAINTS_PER_ACCOUNT * n, 2 * n),
-    sourceFile: 'inclusion.circom',
-    mainTemplate: `Inclusion(${V1_TREE_HEIGHT}, ${n})`,
-    publicSignals: ['roots', 'leaves'],
-  };
+/** The v1 circuit of `kind` for `n` accounts and `m` new addresses (height 26; 0 for the side a kind lacks). */
+function v1(kind: CircuitKind, n: number, m: number): CircuitSpec {
+  const H = V1_TREE_HEIGHT;
+  const constraints = CONSTRAINTS_PER_ACCOUNT * n + CONSTRAINTS_PER_ADDRESS * m;
+  const nPublic = 2 * n + 2 * m;
+  const base = { kind, version: 1 as const, nAccounts: n, nAddresses: m, stateTreeHeight: n > 0 ? H : 0, addressTreeHeight: m > 0 ? H : 0, constraints, nPublic, ptauPower: ptauPowerFor(constraints, nPublic) };
+  switch (kind) {
+    case 'inclusion':
+      return { ...base, id: `inclusion_${H}_${n}`, sourceFile: 'inclusion.circom', mainTemplate: `Inclusion(${H}, ${n})`, publicSignals: ['roots', 'leaves'] };
+    case 'non-inclusion':
+      return { ...base, id: `non-inclusion_${H}_${m}`, sourceFile: 'non_inclusion.circom', mainTemplate: `NonInclusion(${H}, ${m})`, publicSignals: ['roots', 'values'] };
+    case 'combined':
+      return { ...base, id: `combined_${H}_${H}_${n}_${m}`, sourceFile: 'combined.circom', mainTemplate: `Combined(${H}, ${H}, ${n}, ${m})`, publicSignals: ['roots', 'leaves', 'addrRoots', 'values'] };
+  }
 }
 
-function nonInclusion(m: number): CircuitSpec {
-  return {
-    id: `non-inclusion_${V1_TREE_HEIGHT}_${m}`,
-    kind: 'non-inclusion',
-    version: 1,
-    nAccounts: 0,
-    nAddresses: m,
-    stateTreeHeight: 0,
-    addressTreeHeight: V1_TREE_HEIGHT,
-    constraints: CONSTRAINTS_PER_ADDRESS * m,
-    nPublic: 2 * m,
-    ptauPower: ptauPowerFor(CONSTRAINTS_PER_ADDRESS * m, 2 * m),
-    sourceFile: 'non_inclusion.circom',
-    mainTemplate: `NonInclusion(${V1_TREE_HEIGHT}, ${m})`,
-    publicSignals: ['roots', 'values'],
-  };
-}
-
-function combined(n: number, m: number): CircuitSpec {
-  return {
-    id: `combined_${V1_TREE_HEIGHT}_${V1_TREE_HEIGHT}_${n}_${m}`,
-    kind: 'combined',
-    version: 1,
-    nAccounts: n,
-    nAddresses: m,
-    stateTreeHeight: V1_TREE_HEIGHT,
-    addressTreeHeight: V1_TREE_HEIGHT,
-    constraints: CONSTRAINTS_PER_ACCOUNT * n + CONSTRAINTS_PER_ADDRESS * m,
-    nPublic: 2 * n + 2 * m,
-    ptauPower: ptauPowerFor(CONSTRAINTS_PER_ACCOUNT * n + CONSTRAINTS_PER_ADDRESS * m, 2 * n + 2 * m),
-    sourceFile: 'combined.circom',
-    mainTemplate: `Combined(${V1_TREE_HEIGHT}, ${V1_TREE_HEIGHT}, ${n}, ${m})`,
-    publicSignals: ['roots', 'leaves', 'addrRoots', 'values'],
-  };
-}
-
+/** The v2 circuit of `kind` for `n` accounts and `m` new addresses (heights 32 / 40). */
 function v2(kind: CircuitKind, n: number, m: number): CircuitSpec {
   const S = V2_STATE_TREE_HEIGHT;
   const A = V2_ADDRESS_TREE_HEIGHT;
@@ -161,9 +124,9 @@ function v2(kind: CircuitKind, n: number, m: number): CircuitSpec {
 
 /** Every supported v1 circuit, smallest first within each kind (the default set of `refract setup`). */
 export const CIRCUITS: readonly CircuitSpec[] = Object.freeze([
-  ...[1, 2, 3, 4, 8].map(inclusion),
-  ...[1, 2].map(nonInclusion),
-  ...[1, 2, 3, 4].flatMap((n) => [1, 2].map((m) => combined(n, m))),
+  ...[1, 2, 3, 4, 8].map((n) => v1('inclusion', n, 0)),
+  ...[1, 2].map((m) => v1('non-inclusion', 0, m)),
+  ...[1, 2, 3, 4].flatMap((n) => [1, 2].map((m) => v1('combined', n, m))),
 ]);
 
 /** Every supported v2 circuit (spec §1.6), smallest first within each kind; built only on request. */

@@ -11,11 +11,10 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import fp from 'fastify-plugin';
 import { ANONYMOUS } from '../dispatch.ts';
 import { RpcError } from '../errors.ts';
-import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor } from './auth.ts';
+import { extractApiKey, loadKeysAndLimit, rateLimitFor } from './auth.ts';
 import type { Principal } from './auth.ts';
-import { resolveRateLimit } from './options.ts';
 import type { RpcServerOptions } from './options.ts';
-import { MemoryRateLimiter, checkRateLimitConfig } from './rateLimit.ts';
+import { MemoryRateLimiter } from './rateLimit.ts';
 import type { RateLimitConfig, RateLimiter } from './rateLimit.ts';
 import { RedisRateLimiter } from './rateLimitRedis.ts';
 
@@ -61,11 +60,7 @@ export interface Access {
  * @param onLimiterError hears a remote limiter's failures (requests are allowed meanwhile)
  */
 export function createAccess(options: RpcServerOptions, onLimiterError: (err: unknown) => void): Access {
-  const keyConfigs = loadApiKeys(options.apiKeys, options.env);
-  for (const k of keyConfigs) if (k.rateLimit) checkRateLimitConfig(k.rateLimit);
-  const keys = new ApiKeyStore(keyConfigs);
-  const defaultLimit = resolveRateLimit(options.rateLimit, keys.open);
-  if (defaultLimit) checkRateLimitConfig(defaultLimit);
+  const { keyConfigs, keys, defaultLimit } = loadKeysAndLimit(options);
   const anyLimit = !!defaultLimit || keyConfigs.some((k) => k.rateLimit) || !!options.rateLimiter;
   const limiter: RateLimiter | null = !anyLimit
     ? null

@@ -15,7 +15,8 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { parseEnvList } from '../../config/config.ts';
 import type { Caller } from '../dispatch.ts';
 import { RpcError } from '../errors.ts';
-import type { RateLimitConfig } from './rateLimit.ts';
+import { checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
+import { resolveRateLimit } from './options.ts';
 
 /** One configured key. */
 export interface ApiKeyConfig {
@@ -174,4 +175,27 @@ export function redactUrl(url: string): string {
     return name === null || name === 'api-key' ? `${raw}=***` : part;
   });
   return `${url.slice(0, q + 1)}${params.join('&')}${url.slice(end)}`;
+}
+
+/** A server's API keys and default bucket, checked (see {@link loadKeysAndLimit}). */
+export interface KeysAndLimit {
+  /** Every key with its label, rights and own bucket. */
+  keyConfigs: ApiKeyConfig[];
+  keys: ApiKeyStore;
+  /** The default bucket (`resolveRateLimit`), or false for none. */
+  defaultLimit: RateLimitConfig | false;
+}
+
+/**
+ * The API keys (`apiKeys` plus `REFRACT_API_KEYS` of `env`) and the default bucket of a server (the
+ * JSON-RPC API, `POST /prove`, `GET /snapshot`), every bucket checked. Throws on an empty or duplicate
+ * key or invalid rate-limit numbers (the start-up error names it).
+ */
+export function loadKeysAndLimit(opts: { apiKeys?: readonly (string | ApiKeyConfig)[]; env?: Record<string, string | undefined>; rateLimit?: RateLimitConfig | false }): KeysAndLimit {
+  const keyConfigs = loadApiKeys(opts.apiKeys, opts.env);
+  for (const k of keyConfigs) if (k.rateLimit) checkRateLimitConfig(k.rateLimit);
+  const keys = new ApiKeyStore(keyConfigs);
+  const defaultLimit = resolveRateLimit(opts.rateLimit, keys.open);
+  if (defaultLimit) checkRateLimitConfig(defaultLimit);
+  return { keyConfigs, keys, defaultLimit };
 }

@@ -41,9 +41,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeMethod } from '../dispatch.ts';
-import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
-import { resolveRateLimit } from './options.ts';
-import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
+import { extractApiKey, loadKeysAndLimit, rateLimitFor, type ApiKeyConfig } from './auth.ts';
+import { MemoryRateLimiter, type RateLimitConfig } from './rateLimit.ts';
 import { JOB_ID_PATTERN } from '../../prover/run/bullmq.ts';
 import { keyShape } from '../../prover/keys/lightKeys.ts';
 import { ProverError, type ProverErrorCode } from '../../prover/errors.ts';
@@ -153,11 +152,7 @@ function takeOr429(limiter: MemoryRateLimiter, reply: FastifyReply, id: string, 
  * fastify plugin loaded on `ready`. Call before `app.listen()`.
  */
 export function registerProveRoute(app: FastifyInstance, opts: ProveRouteOptions): void {
-  const keyConfigs = loadApiKeys(opts.apiKeys, opts.env);
-  for (const k of keyConfigs) if (k.rateLimit) checkRateLimitConfig(k.rateLimit);
-  const keys = new ApiKeyStore(keyConfigs);
-  const defaultLimit = resolveRateLimit(opts.rateLimit, keys.open);
-  if (defaultLimit) checkRateLimitConfig(defaultLimit);
+  const { keys, defaultLimit } = loadKeysAndLimit(opts);
   const route = opts.path ?? '/prove';
   const statusRoute = `${route}/status`;
   const getService = () => (typeof opts.service === 'function' ? opts.service() : opts.service);

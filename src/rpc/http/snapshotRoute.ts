@@ -28,9 +28,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { authorizeMethod } from '../dispatch.ts';
-import { ApiKeyStore, extractApiKey, loadApiKeys, rateLimitFor, type ApiKeyConfig } from './auth.ts';
-import { resolveRateLimit } from './options.ts';
-import { MemoryRateLimiter, checkRateLimitConfig, type RateLimitConfig } from './rateLimit.ts';
+import { extractApiKey, loadKeysAndLimit, rateLimitFor, type ApiKeyConfig } from './auth.ts';
+import { MemoryRateLimiter, type RateLimitConfig } from './rateLimit.ts';
 import { prepareSnapshot, type PreparedSnapshot } from '../../store/snapshot.ts';
 import type { Store } from '../../store/store.ts';
 
@@ -69,11 +68,7 @@ function sendError(reply: FastifyReply, status: number, code: string, message: s
  * before `app.listen()`. Throws on invalid key or rate-limit options.
  */
 export function registerSnapshotRoute(app: FastifyInstance, opts: SnapshotRouteOptions): void {
-  const keyConfigs = loadApiKeys(opts.apiKeys, opts.env);
-  for (const k of keyConfigs) if (k.rateLimit) checkRateLimitConfig(k.rateLimit);
-  const keys = new ApiKeyStore(keyConfigs);
-  const defaultLimit = resolveRateLimit(opts.rateLimit, keys.open);
-  if (defaultLimit) checkRateLimitConfig(defaultLimit);
+  const { keys, defaultLimit } = loadKeysAndLimit(opts);
   const limiter = new MemoryRateLimiter();
   const route = opts.path ?? '/snapshot';
   const workDir = opts.workDir;
