@@ -3,7 +3,9 @@
  * and tests: `/geyser.Geyser/Subscribe` (bidirectional stream) plus the cheap unary calls (Ping, GetSlot,
  * GetBlockHeight, GetLatestBlockhash, GetVersion, SubscribeReplayInfo), on @grpc/grpc-js with the message
  * codecs of `@triton-one/yellowstone-grpc`. Blocks come from a {@link GeyserSource} (getBlock JSON, as the
- * simulator's RPC answers them) and are converted by src/sim/yellowstoneFromJson.ts.
+ * simulator's RPC answers them) and are converted by src/sim/yellowstoneFromJson.ts. Here: the types, the
+ * service definition, the server's wiring and the fault requests; the published slots and their blocks
+ * are src/sim/geyserPublisher.ts, one `Subscribe` stream (filters, replay, faults) src/sim/geyserSubscription.ts.
  *
  * What it does as the real server does (yellowstone-grpc-geyser `grpc.rs`, `filter.rs`):
  * - filters: `transactions` (vote, failed, signature, accountInclude / accountExclude / accountRequired
@@ -46,7 +48,6 @@
 import grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import {
-  CommitmentLevel,
   GetBlockHeightRequest,
   GetBlockHeightResponse,
   GetLatestBlockhashRequest,
@@ -57,7 +58,6 @@ import {
   GetVersionResponse,
   PingRequest,
   PongResponse,
-  SlotStatus,
   SubscribeReplayInfoRequest,
   SubscribeReplayInfoResponse,
   SubscribeRequest,
@@ -70,7 +70,11 @@ import {
   SubscribeUpdate,
 } from '@triton-one/yellowstone-grpc';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
-import { type GeyserBlock, type GeyserTransaction, geyserBlockFromJson } from './yellowstoneFromJson.ts';
+import { GeyserPublisher } from './geyserPublisher.ts';
+import { type GeyserServerState, GeyserSubscription } from './geyserSubscription.ts';
+import type { GeyserBlock } from './yellowstoneFromJson.ts';
+
+export { updatesForBlock } from './geyserSubscription.ts';
 
 /** The chain the server streams (the simulator implements it). */
 export interface GeyserSource {
@@ -291,306 +295,16 @@ const SERVICE = {
   SubscribeReplayInfo: unary('SubscribeReplayInfo', SubscribeReplayInfoRequest, SubscribeReplayInfoResponse),
 } satisfies grpc.ServiceDefinition;
 
-/** Does `tx` pass a `transactions` filter (yellowstone-grpc `FilterTransactions`)? */
-function matchesTransaction(tx: GeyserTransaction, f: SubscribeRequestFilterTransactions): boolean {
-  if (f.vote !== undefined && f.vote !== tx.isVote) return false;
-  if (f.failed !== undefined && f.failed !== tx.failed) return false;
-  if (f.signature !== undefined && f.signature !== tx.signature) return false;
-  if (f.accountInclude.length && !tx.accountKeys.some((k) => f.accountInclude.includes(k))) return false;
-  if (f.accountExclude.length && tx.accountKeys.some((k) => f.accountExclude.includes(k))) return false;
-  if (f.accountRequired.length && !f.accountRequired.every((k) => tx.accountKeys.includes(k))) return false;
-  return true;
-}
-
-const STATUS_OF: Record<number, SlotStatus> = {
-  [CommitmentLevel.PROCESSED]: SlotStatus.SLOT_PROCESSED,
-  [CommitmentLevel.CONFIRMED]: SlotStatus.SLOT_CONFIRMED,
-  [CommitmentLevel.FINALIZED]: SlotStatus.SLOT_FINALIZED,
-};
-
-/** The messages a subscription with `req`'s filters gets for block `b` (module comment: order). */
-export function updatesForBlock(b: GeyserBlock, req: SubscribeRequest): SubscribeUpdate[] {
-  const out: SubscribeUpdate[] = [];
-  const createdAt = new Date();
-  const slot = b.meta.slot;
-  const parent = b.meta.parentSlot;
-  const commitment = req.commitment ?? CommitmentLevel.PROCESSED;
-  const slotAll = Object.entries(req.slots).filter(([, f]) => f.filterByCommitment !== true).map(([n]) => n);
-  const slotNames = Object.keys(req.slots);
-  const processedNames = commitment === CommitmentLevel.PROCESSED ? slotNames : slotAll;
-  if (processedNames.length) out.push(SubscribeUpdate.fromPartial({ filters: processedNames, slot: { slot, parent, status: SlotStatus.SLOT_PROCESSED }, createdAt }));
-  const txFilters = Object.entries(req.transactions);
-  if (txFilters.length) {
-    for (const tx of b.transactions) {
-      const names = txFilters.filter(([, f]) => matchesTransaction(tx, f)).map(([n]) => n);
-      if (names.length) out.push({ filters: names, transaction: { transaction: tx.info, slot }, createdAt });
-    }
-  }
-  const metaNames = Object.keys(req.blocksMeta);
-  if (metaNames.length) out.push({ filters: metaNames, blockMeta: b.meta, createdAt });
-  for (const [name, f] of Object.entries(req.blocks)) {
-    const txs =
-      f.includeTransactions === false ? [] : b.transactions.filter((t) => !f.accountInclude.length || t.accountKeys.some((k) => f.accountInclude.includes(k))).map((t) => t.info);
-    out.push({
-      filters: [name],
-      block: {
-        slot,
-        blockhash: b.meta.blockhash,
-        rewards: b.meta.rewards,
-        blockTime: b.meta.blockTime,
-        blockHeight: b.meta.blockHeight,
-        parentSlot: parent,
-        parentBlockhash: b.meta.parentBlockhash,
-        executedTransactionCount: b.meta.executedTransactionCount,
-        transactions: txs,
-        updatedAccountCount: '0',
-        accounts: [],
-        entriesCount: '0',
-        entries: [],
-      },
-      createdAt,
-    });
-  }
-  if (commitment !== CommitmentLevel.PROCESSED && slotNames.length) {
-    out.push(SubscribeUpdate.fromPartial({ filters: slotNames, slot: { slot, parent, status: STATUS_OF[commitment] ?? SlotStatus.SLOT_CONFIRMED }, createdAt }));
-  }
-  return out;
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** Starts the server; resolves once it listens. */
 export async function startGeyserServer(opts: GeyserServerOptions): Promise<GeyserServer> {
   const { source, log } = opts;
   const host = opts.host ?? '127.0.0.1';
   const replaySlots = opts.replaySlots ?? 150;
-  const pingIntervalMs = opts.pingIntervalMs ?? 10_000;
   const faults: GeyserFaults = opts.faults ?? {};
   const stats: GeyserServerStats = { subscriptions: 0, open: 0, messages: 0, faults: [], lastFromSlot: null, pings: 0, pongs: 0 };
-  let closed = false;
-
-  // Published slots: every slot ≤ `published` is streamed; blocks are converted once and cached.
-  let published = source.tipSlot();
-  let target = published;
-  const cache = new Map<number, Promise<GeyserBlock | null>>();
-  const firstAvailable = () => Math.max(0, published - replaySlots + 1);
-  const waiters = new Set<() => void>();
-  const publishedEvent = () => {
-    for (const w of waiters) w();
-    waiters.clear();
-  };
-  /** The block of `slot` (null: skipped). `retry`: keep asking while the source throws (not produced yet). */
-  const blockAt = (slot: number, retry = false): Promise<GeyserBlock | null> => {
-    let p = cache.get(slot);
-    if (!p) {
-      p = (async () => {
-        for (let attempt = 0; ; attempt++) {
-          try {
-            const json = await source.blockJson(slot);
-            return json === null ? null : geyserBlockFromJson(slot, json as Record<string, unknown>);
-          } catch (err) {
-            if (!retry || closed || attempt >= 200) {
-              // Not cached: the next subscriber asks the source again.
-              log?.warn({ slot, err: (err as Error).message }, 'geyser: block unavailable; this subscriber gets nothing for the slot');
-              if (cache.get(slot) === p) cache.delete(slot);
-              return null;
-            }
-            await sleep(Math.min(500, 20 * 2 ** Math.min(attempt, 5)));
-          }
-        }
-      })();
-      cache.set(slot, p);
-      for (const s of cache.keys()) if (s < firstAvailable() - 16) cache.delete(s);
-    }
-    return p;
-  };
-  let publishing = false;
-  const publish = async () => {
-    if (publishing) return;
-    publishing = true;
-    try {
-      while (published < target && !closed) {
-        await blockAt(published + 1, true);
-        published++;
-        publishedEvent();
-      }
-    } finally {
-      publishing = false;
-    }
-  };
-  const unsubscribe = source.onSlot((slot) => {
-    if (slot > target) target = slot;
-    void publish();
-  });
-
+  const publisher = new GeyserPublisher(source, replaySlots, log);
   const tokenOk = (md: grpc.Metadata) => !opts.xToken || md.get('x-token')[0]?.toString() === opts.xToken;
-  const sessions = new Set<() => void>();
-  /** Ids (their order of subscription) of the open subscriptions. */
-  const openIds = new Set<number>();
-
-  const subscribe = (call: grpc.ServerDuplexStream<SubscribeRequest, SubscribeUpdate>) => {
-    stats.subscriptions++;
-    const id = stats.subscriptions;
-    openIds.add(id);
-    const newest = () => {
-      let n = 0;
-      for (const x of openIds) if (x > n) n = x;
-      return n === id;
-    };
-    stats.open++;
-    call.sendMetadata(new grpc.Metadata()); // as tonic does at once: the client's subscribe() waits for the headers
-    let ended = false;
-    let req: SubscribeRequest | null = null;
-    let cursor = 0;
-    let sent = 0;
-    let stalled = false;
-    let wake: (() => void) | null = null;
-    const sessionsDrain = new Set<() => void>(); // writes waiting for 'drain'
-    const poke = () => {
-      wake?.();
-      wake = null;
-    };
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      stats.open--;
-      clearInterval(pinger);
-      for (const d of [...sessionsDrain]) d();
-      sessions.delete(shutdown);
-      openIds.delete(id);
-      waiters.delete(poke);
-      poke();
-    };
-    const fail = (code: grpc.status, details: string) => {
-      if (ended) return;
-      call.emit('error', { code, details, metadata: new grpc.Metadata() });
-      end();
-    };
-    const shutdown = () => {
-      if (!ended) call.end();
-      end();
-    };
-    sessions.add(shutdown);
-    call.on('cancelled', end);
-    call.on('error', end);
-    call.on('close', end);
-    if (!tokenOk(call.metadata)) {
-      fail(grpc.status.UNAUTHENTICATED, 'No valid auth token');
-      return;
-    }
-    const write = async (u: SubscribeUpdate) => {
-      if (ended) return;
-      if (!call.write(u) && !ended) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            call.off('drain', done);
-            call.off('close', done);
-            sessionsDrain.delete(done);
-            resolve();
-          };
-          call.on('drain', done);
-          call.on('close', done);
-          sessionsDrain.add(done);
-        });
-      }
-    };
-    const pinger = setInterval(() => {
-      if (stalled || ended) return;
-      stats.pings++;
-      void write(SubscribeUpdate.fromPartial({ filters: [], ping: {}, createdAt: new Date() }));
-    }, pingIntervalMs);
-    /** Sends a data message, applying the faults. */
-    const send = async (u: SubscribeUpdate) => {
-      const counted = !faults.newestOnly || newest();
-      if (counted && faults.skip?.(u)) {
-        delete faults.skip;
-        stats.faults.push('skip');
-        return;
-      }
-      await write(u);
-      sent++;
-      stats.messages++;
-      // The relative forms become this subscription's absolute ones once their count is reached.
-      if (counted && faults.dropIn !== undefined && --faults.dropIn <= 0) {
-        delete faults.dropIn;
-        faults.dropAfter = 0;
-      }
-      if (counted && faults.stallIn !== undefined && --faults.stallIn <= 0) {
-        delete faults.stallIn;
-        faults.stallAfter = 0;
-      }
-      if (faults.dropAfter !== undefined && sent >= faults.dropAfter) {
-        delete faults.dropAfter;
-        stats.faults.push('drop');
-        fail(grpc.status.UNAVAILABLE, 'simulated drop');
-        return;
-      }
-      if (faults.stallAfter !== undefined && sent >= faults.stallAfter) {
-        const ms = faults.stallMs;
-        delete faults.stallAfter;
-        delete faults.stallMs;
-        stats.faults.push('stall');
-        stalled = true;
-        const until = ms === undefined ? Infinity : performance.now() + ms;
-        while (!ended && performance.now() < until) await sleep(Math.min(50, until - performance.now()));
-        stalled = false;
-      }
-    };
-    call.on('data', (r: SubscribeRequest) => {
-      if (ended) return;
-      if (r.ping) {
-        stats.pongs++;
-        void write(SubscribeUpdate.fromPartial({ filters: [], pong: { id: r.ping.id }, createdAt: new Date() }));
-        return;
-      }
-      const first = req === null;
-      req = r;
-      if (r.fromSlot !== undefined) {
-        const from = Number(r.fromSlot);
-        stats.lastFromSlot = from;
-        if (faults.replayUnavailable) {
-          delete faults.replayUnavailable;
-          stats.faults.push('replay-unavailable');
-          fail(grpc.status.INTERNAL, `broadcast from ${from} is not available, last available: ${Math.max(firstAvailable(), from + 1)}`);
-          return;
-        }
-        if (from < firstAvailable()) {
-          stats.faults.push('replay-window');
-          fail(grpc.status.INTERNAL, `broadcast from ${from} is not available, last available: ${firstAvailable()}`);
-          return;
-        }
-        cursor = from;
-        if (faults.replayStartsLater) {
-          cursor += faults.replayStartsLater;
-          delete faults.replayStartsLater;
-          stats.faults.push('replay-late');
-        }
-      } else if (first) cursor = published + 1;
-      poke();
-    });
-
-    // The session's pump: the slots from `cursor` on, as they are published.
-    void (async () => {
-      while (!ended && !closed) {
-        if (req && cursor <= published && !stalled) {
-          const slot = cursor++;
-          const b = await blockAt(slot);
-          if (b) for (const u of updatesForBlock(b, req)) {
-            if (ended) break;
-            await send(u);
-          }
-          continue;
-        }
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          waiters.add(poke);
-        });
-      }
-    })().catch((err) => {
-      log?.error({ err }, 'geyser: session failed');
-      fail(grpc.status.INTERNAL, (err as Error).message);
-    });
-  };
+  const state: GeyserServerState = { publisher, faults, stats, pingIntervalMs: opts.pingIntervalMs ?? 10_000, tokenOk, openIds: new Set(), sessions: new Set(), log };
 
   const checked =
     <Req, Res>(fn: (req: Req) => Res) =>
@@ -602,56 +316,46 @@ export async function startGeyserServer(opts: GeyserServerOptions): Promise<Geys
         cb({ code: grpc.status.INTERNAL, details: (err as Error).message });
       }
     };
-  const latest = async () => {
-    for (let s = published; s >= firstAvailable(); s--) {
-      const b = await blockAt(s);
-      if (b) return b;
-    }
-    return null;
-  };
+  /** A unary call answered from the newest published block (INTERNAL while there is none). */
+  const fromLatest =
+    <Req, Res>(answer: (b: GeyserBlock) => Res) =>
+    (call: grpc.ServerUnaryCall<Req, Res>, cb: grpc.sendUnaryData<Res>) => {
+      if (!tokenOk(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'No valid auth token' });
+      publisher.latest().then(
+        (b) => (b ? cb(null, answer(b)) : cb({ code: grpc.status.INTERNAL, details: 'block is not available yet' })),
+        (err) => cb({ code: grpc.status.INTERNAL, details: (err as Error).message }),
+      );
+    };
   const server = new grpc.Server();
   server.addService(SERVICE, {
-    Subscribe: subscribe,
+    Subscribe: (call: grpc.ServerDuplexStream<SubscribeRequest, SubscribeUpdate>) => new GeyserSubscription(call, state),
     Ping: checked((r: PingRequest) => ({ count: r.count })),
-    GetSlot: checked(() => ({ slot: String(published) })),
+    GetSlot: checked(() => ({ slot: String(publisher.published) })),
     GetVersion: checked(() => ({ version: JSON.stringify({ version: { package: 'refract-sim-geyser', version: '0.1.0' }, extra: { hostname: 'refract-simulator' } }) })),
-    SubscribeReplayInfo: checked(() => ({ firstAvailable: String(firstAvailable()) })),
-    GetBlockHeight: (call: grpc.ServerUnaryCall<GetBlockHeightRequest, GetBlockHeightResponse>, cb: grpc.sendUnaryData<GetBlockHeightResponse>) => {
-      if (!tokenOk(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'No valid auth token' });
-      latest().then(
-        (b) => (b ? cb(null, { blockHeight: b.meta.blockHeight?.blockHeight ?? '0' }) : cb({ code: grpc.status.INTERNAL, details: 'block is not available yet' })),
-        (err) => cb({ code: grpc.status.INTERNAL, details: (err as Error).message }),
-      );
-    },
-    GetLatestBlockhash: (call: grpc.ServerUnaryCall<GetLatestBlockhashRequest, GetLatestBlockhashResponse>, cb: grpc.sendUnaryData<GetLatestBlockhashResponse>) => {
-      if (!tokenOk(call.metadata)) return cb({ code: grpc.status.UNAUTHENTICATED, details: 'No valid auth token' });
-      latest().then(
-        (b) =>
-          b
-            ? cb(null, { slot: b.meta.slot, blockhash: b.meta.blockhash, lastValidBlockHeight: String(Number(b.meta.blockHeight?.blockHeight ?? 0) + 300) })
-            : cb({ code: grpc.status.INTERNAL, details: 'block is not available yet' }),
-        (err) => cb({ code: grpc.status.INTERNAL, details: (err as Error).message }),
-      );
-    },
+    SubscribeReplayInfo: checked(() => ({ firstAvailable: String(publisher.firstAvailable()) })),
+    GetBlockHeight: fromLatest<GetBlockHeightRequest, GetBlockHeightResponse>((b) => ({ blockHeight: b.meta.blockHeight?.blockHeight ?? '0' })),
+    GetLatestBlockhash: fromLatest<GetLatestBlockhashRequest, GetLatestBlockhashResponse>((b) => ({
+      slot: b.meta.slot,
+      blockhash: b.meta.blockhash,
+      lastValidBlockHeight: String(Number(b.meta.blockHeight?.blockHeight ?? 0) + 300),
+    })),
   });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host}:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
-  log?.info({ host, port, replaySlots, tip: published }, 'geyser: listening');
+  log?.info({ host, port, replaySlots, tip: publisher.published }, 'geyser: listening');
 
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     faults,
-    publishedUpTo: () => published,
-    firstAvailable,
+    publishedUpTo: () => publisher.published,
+    firstAvailable: () => publisher.firstAvailable(),
     stats: () => ({ ...stats, faults: [...stats.faults] }),
     close: async () => {
-      if (closed) return;
-      closed = true;
-      unsubscribe();
-      for (const shut of [...sessions]) shut();
-      publishedEvent();
+      if (publisher.isClosed) return;
+      publisher.close();
+      for (const shut of [...state.sessions]) shut();
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           server.forceShutdown();
