@@ -11,6 +11,10 @@
  * output hash is the real compressed-account hash, so the indexer's recomputation accepts them; every
  * tree update carries correct seqs and roots.
  *
+ * The batched trees, their queues and forester batches are src/sim/batchedTrees.ts; this class draws
+ * (one xorshift32 stream: the same seed gives the same transactions), keeps the v1 tree and the held
+ * accounts, and wraps each event into its transaction.
+ *
  * Output is Solana JSON as an RPC node returns it (getBlock with base64 transactions, or
  * getTransaction), with legacy wire transactions encoded by compactTx.ts (the bytes @solana/kit gives);
  * `nextCompact` gives the same transactions before JSON (wire bytes and raw inner instructions).
@@ -35,11 +39,10 @@ import {
 } from '../light/constants.ts';
 import { encodeIndexedMerkleTreeEvent, encodeNullifierEvent, encodePublicTransactionEvent } from './encodeEvents.ts';
 import { TREE_TYPE_U64, type V2LightTransaction, encodeBatchEvent, v2InstructionGroup } from './encodeV2.ts';
-import { compressedAccountHash, indexedLeafHashV2, nullifierHash } from '../light/hashing.ts';
-import { HIGHEST_ADDRESS_PLUS_ONE, elementHashV1 } from '../merkle/indexedConstants.ts';
-import { poseidon2Batch } from '../merkle/poseidon.ts';
-import { ZERO_BYTES } from '../merkle/zeroValues.ts';
-import type { BatchEvent, CompressedAccount, PublicTransactionEvent } from '../types.ts';
+import { compressedAccountHash } from '../light/hashing.ts';
+import { BatchedTrees, toBigint, toBytes32 } from './batchedTrees.ts';
+import { elementHashV1 } from '../merkle/indexedConstants.ts';
+import type { CompressedAccount, PublicTransactionEvent } from '../types.ts';
 
 /** Transaction kinds the generator makes. */
 export type TxKind =
@@ -76,22 +79,6 @@ export const DEFAULT_V2_ADDRESS_TREE = 'amt2kaJA14v3urZbZvnc5v2np8jqvc4Z8zDep5wb
  * weight of 11, about one user transaction in twelve is a v2 one.
  */
 export const DEFAULT_SIM_V2_WEIGHT = 1;
-/** Height of a batched state tree. */
-const V2_HEIGHT = 32;
-/** Height of a batched address tree. */
-const V2_ADDRESS_HEIGHT = 40;
-/** 2^248 − 1: the zeroeth element's next value, and the next value of the largest element of a v2 indexed tree. */
-const HIGHEST = toBigint(HIGHEST_ADDRESS_PLUS_ONE);
-
-/** Big-endian bytes → bigint. */
-function toBigint(bytes: Uint8Array): bigint {
-  return BigInt(`0x${Buffer.from(bytes).toString('hex')}`);
-}
-
-/** bigint (< 2^256) → 32 bytes big-endian. */
-function toBytes32(v: bigint): Buffer {
-  return Buffer.from(v.toString(16).padStart(64, '0'), 'hex');
-}
 
 /** Generator options. */
 export interface GeneratorOptions {
@@ -146,74 +133,6 @@ export interface GeneratorOptions {
   maxV2Addresses?: number;
 }
 
-/** A v2 output the generator may spend later (lamport-only account, no address, no data). */
-interface HeldV2 {
-  hash: Uint8Array;
-  leafIndex: number;
-  ownerIdx: number;
-  lamports: bigint;
-}
-
-/**
- * An in-memory height-32 Poseidon Merkle tree over leaves [0, capacity): one Buffer per level holding
- * the nodes that can differ from the empty subtree's hash, so `capacity` leaves cost about 64 bytes each.
- */
-class DenseMerkleTree {
-  private readonly levels: Buffer[];
-
-  constructor(
-    readonly height: number,
-    readonly capacity: number,
-  ) {
-    this.levels = [];
-    for (let l = 0, n = capacity; l <= height; l++, n = Math.ceil(n / 2)) {
-      const b = Buffer.alloc(Math.max(1, n) * 32);
-      for (let i = 0; i < b.length; i += 32) b.set(ZERO_BYTES[l]!, i);
-      this.levels.push(b);
-    }
-  }
-
-  private node(level: number, i: number): Uint8Array {
-    const b = this.levels[level]!;
-    return i * 32 < b.length ? b.subarray(i * 32, i * 32 + 32) : ZERO_BYTES[level]!;
-  }
-
-  /** Sets leaf `index` to `hash` (32 bytes) and rehashes its path to the root. */
-  set(index: number, hash: Uint8Array): void {
-    this.setMany([[index, hash]]);
-  }
-
-  /**
-   * Sets several leaves, then rehashes the paths above them once, level by level (one batched
-   * Poseidon call per level; a later entry for the same leaf wins). The same tree as setting them one
-   * by one, with each shared upper node hashed once instead of once per leaf.
-   */
-  setMany(entries: readonly (readonly [number, Uint8Array])[]): void {
-    let dirty: number[] = [];
-    for (const [index, hash] of entries) {
-      if (!Number.isInteger(index) || index < 0 || index >= this.capacity) throw new RangeError(`leaf index ${index} outside [0, ${this.capacity})`);
-      this.levels[0]!.set(hash, index * 32);
-      dirty.push(index);
-    }
-    for (let l = 0; l < this.height; l++) {
-      const parents = [...new Set(dirty.map((i) => Math.floor(i / 2)))];
-      const pairs = Buffer.allocUnsafe(parents.length * 64);
-      parents.forEach((p, k) => {
-        pairs.set(this.node(l, 2 * p), k * 64);
-        pairs.set(this.node(l, 2 * p + 1), k * 64 + 32);
-      });
-      const out = poseidon2Batch(pairs);
-      parents.forEach((p, k) => this.levels[l + 1]!.set(out.subarray(k * 32, k * 32 + 32), p * 32));
-      dirty = parents;
-    }
-  }
-
-  /** The root (a copy). */
-  root(): Uint8Array {
-    return Buffer.from(this.node(this.height, 0));
-  }
-}
-
 /**
  * What the generator remembers of an output it may spend later: only what a later transaction reads
  * (its hash, leaf, owner, lamports, token), not the account's data, so long runs hold little per account.
@@ -261,50 +180,10 @@ export class LightTxGenerator {
   private addressSeq = 2n;
   private sigCounter = 0;
   private readonly keyMemo = new Map<string, Uint8Array>();
-  // Batched (v2) state tree: queues, forester progress and the reference tree for new_root.
+  /** Whether v2 transactions are generated (v2Weight > 0, until disableV2). */
   private v2Enabled: boolean;
-  /** Checked options (defaults applied once): ZKP batch size, root-history capacities, model bounds. */
-  private readonly zkp: number;
-  private readonly v2RootCap: number;
-  private readonly v2AddressRootCap: number;
-  private readonly maxV2Leaves: number;
-  private readonly maxV2Addresses: number;
-  private readonly v2TreeB58: string;
-  private readonly v2QueueB58: string;
-  private readonly v2TreeBytes: Uint8Array;
-  private readonly v2QueueBytes: Uint8Array;
-  /** Next output-queue leaf index. */
-  private v2NextLeaf = 0;
-  /** Tree next index: leaves below it are appended. */
-  private v2Appended = 0;
-  /** Next input-queue index. */
-  private v2InputNext = 0;
-  /** Input-queue entries below it are nullified in the tree. */
-  private v2Nullified = 0;
-  /** Batched tree sequence number (last batch event's). */
-  private v2Seq = 0n;
-  private readonly v2Held: HeldV2[] = [];
-  /** Account hash of each output-queue leaf, by leaf index, until its BatchAppend. */
-  private readonly v2QueuedHashes = new Map<number, Uint8Array>();
-  /** Input-queue entries (leaf index, nullifier), by queue index, until their BatchNullify. */
-  private readonly v2InputQueue = new Map<number, { leafIndex: number; nullifier: Uint8Array }>();
-  /** Leaves already replaced by their nullifier (a later BatchAppend keeps the nullifier). */
-  private readonly v2NullifiedLeaves = new Set<number>();
-  private v2TreeModel: DenseMerkleTree | null = null;
-  // Batched (v2) address tree: address queue, forester progress and the reference indexed tree.
-  private readonly v2AddressTreeB58: string;
-  private readonly v2AddressTreeBytes: Uint8Array;
-  /** Next address-queue index. */
-  private v2AddrNext = 0;
-  /** Address-queue entries below it are appended to the tree (tree next index = this + 1). */
-  private v2AddrAppended = 0;
-  /** Address tree sequence number (last BatchAddressAppend's). */
-  private v2AddrSeq = 0n;
-  /** Queued addresses by queue index, until their BatchAddressAppend. */
-  private readonly v2AddrQueue = new Map<number, Uint8Array>();
-  /** Elements of the indexed tree, ascending by value (the zeroeth element first), with their leaf index. */
-  private readonly v2AddrSorted: { value: bigint; leafIndex: number }[] = [{ value: 0n, leafIndex: 0 }];
-  private v2AddrModel: DenseMerkleTree | null = null;
+  /** The batched state and address trees the v2 transactions and forester batches go to. */
+  private readonly v2: BatchedTrees;
 
   constructor(private readonly opts: GeneratorOptions = {}) {
     this.rng = (opts.seed ?? 1) >>> 0 || 1;
@@ -320,25 +199,26 @@ export class LightTxGenerator {
     if (!Number.isSafeInteger(zkp) || zkp < 1) throw new RangeError(`generator zkpBatchSize must be an integer ≥ 1, got ${zkp}`);
     const cap = opts.v2RootHistoryCapacity ?? DEFAULT_V2_ROOT_HISTORY_CAPACITY;
     if (!Number.isSafeInteger(cap) || cap < 1) throw new RangeError(`generator v2RootHistoryCapacity must be an integer ≥ 1, got ${cap}`);
-    this.v2Enabled = v2Weight > 0;
-    this.zkp = zkp;
-    this.v2RootCap = cap;
-    this.maxV2Leaves = opts.maxV2Leaves ?? 65_536;
-    this.maxV2Addresses = opts.maxV2Addresses ?? 65_536;
-    this.v2TreeB58 = opts.v2Tree ?? DEFAULT_V2_TREE;
-    this.v2QueueB58 = opts.v2Queue ?? DEFAULT_V2_QUEUE;
-    this.v2TreeBytes = base58.decode(this.v2TreeB58);
-    this.v2QueueBytes = base58.decode(this.v2QueueB58);
     const addrCap = opts.v2AddressRootHistoryCapacity ?? 200;
     if (!Number.isSafeInteger(addrCap) || addrCap < 1) throw new RangeError(`generator v2AddressRootHistoryCapacity must be an integer ≥ 1, got ${addrCap}`);
-    this.v2AddressRootCap = addrCap;
-    this.v2AddressTreeB58 = opts.v2AddressTree ?? DEFAULT_V2_ADDRESS_TREE;
-    this.v2AddressTreeBytes = base58.decode(this.v2AddressTreeB58);
+    this.v2Enabled = v2Weight > 0;
+    this.v2 = new BatchedTrees({
+      owners: this.owners,
+      zkp,
+      rootCap: cap,
+      addressRootCap: addrCap,
+      maxLeaves: opts.maxV2Leaves ?? 65_536,
+      maxAddresses: opts.maxV2Addresses ?? 65_536,
+      maxHeld: opts.maxHeldAccounts ?? 4096,
+      tree: opts.v2Tree ?? DEFAULT_V2_TREE,
+      queue: opts.v2Queue ?? DEFAULT_V2_QUEUE,
+      addressTree: opts.v2AddressTree ?? DEFAULT_V2_ADDRESS_TREE,
+    });
   }
 
   /** The batched state tree of the v2 transactions (base58), its output queue, and the batched address tree. */
   get v2Tree(): { tree: string; queue: string; addressTree: string } {
-    return { tree: this.v2TreeB58, queue: this.v2QueueB58, addressTree: this.v2AddressTreeB58 };
+    return { tree: this.v2.o.tree, queue: this.v2.o.queue, addressTree: this.v2.o.addressTree };
   }
 
   /**
@@ -355,7 +235,7 @@ export class LightTxGenerator {
    * input queue: spends not yet nullified).
    */
   v2State(): { root: Uint8Array; seq: bigint; nextIndex: number; outputQueue: number; inputQueue: number } {
-    return { root: this.v2TreeModel?.root() ?? Buffer.from(ZERO_BYTES[V2_HEIGHT]!), seq: this.v2Seq, nextIndex: this.v2Appended, outputQueue: this.v2NextLeaf - this.v2Appended, inputQueue: this.v2InputNext - this.v2Nullified };
+    return this.v2.state();
   }
 
   /**
@@ -364,7 +244,7 @@ export class LightTxGenerator {
    * still queued.
    */
   v2AddressState(): { root: Uint8Array; seq: bigint; nextIndex: number; queue: number } {
-    return { root: this.v2AddressModel().root(), seq: this.v2AddrSeq, nextIndex: this.v2AddrAppended + 1, queue: this.v2AddrNext - this.v2AddrAppended };
+    return this.v2.addressState();
   }
 
   /**
@@ -554,205 +434,59 @@ export class LightTxGenerator {
       case 'v2Compress': {
         if (!this.v2Room(2)) return this.nextCompact(slot, 'compress');
         const n = 1 + Math.floor(this.rand() * 2);
-        const outs = Array.from({ length: n }, () => this.v2Output(Math.floor(this.rand() * this.owners.length), BigInt(1 + Math.floor(this.rand() * 1e9))));
+        const outs = Array.from({ length: n }, () => this.v2.output(Math.floor(this.rand() * this.owners.length), BigInt(1 + Math.floor(this.rand() * 1e9))));
         const total = outs.reduce((s, o) => s + o.lamports, 0n);
-        const t = this.v2Transaction([], outs);
+        const t = this.v2.transaction(this.fieldBytes(), [], outs);
         return { tx: this.v2UserTx(slot, { ...t, isCompress: true, compressOrDecompressLamports: total }), kind: k, outputs: n };
       }
       case 'v2Transfer': {
         if (!this.v2Room(2)) return this.nextCompact(slot, 'compress');
         // A random held account: still in the output queue (proved by index) or already appended.
-        const r = Math.floor(this.rand() * this.v2Held.length);
-        const i = this.v2Held[r] && this.v2Held[r].lamports > 1n ? r : this.v2Held.findIndex((h) => h.lamports > 1n);
+        const held = this.v2.held;
+        const r = Math.floor(this.rand() * held.length);
+        const i = held[r] && held[r].lamports > 1n ? r : held.findIndex((h) => h.lamports > 1n);
         if (i < 0) return this.nextCompact(slot, 'v2Compress');
-        const input = this.v2Held.splice(i, 1)[0]!;
+        const input = held.splice(i, 1)[0]!;
         const to = Math.floor(this.rand() * this.owners.length);
         const amount = 1n + BigInt(Math.floor(this.rand() * Number(input.lamports - 1n)));
-        const outs = [this.v2Output(to, amount), this.v2Output(input.ownerIdx, input.lamports - amount)];
-        return { tx: this.v2UserTx(slot, this.v2Transaction([input], outs)), kind: k, outputs: 2 };
+        const outs = [this.v2.output(to, amount), this.v2.output(input.ownerIdx, input.lamports - amount)];
+        return { tx: this.v2UserTx(slot, this.v2.transaction(this.fieldBytes(), [input], outs)), kind: k, outputs: 2 };
       }
       case 'v2CreateAddress': {
-        if (!this.v2Room(1) || this.v2AddrNext >= this.maxV2Addresses) return this.nextCompact(slot, 'v2Compress');
+        if (!this.v2Room(1) || this.v2.addrNext >= this.v2.o.maxAddresses) return this.nextCompact(slot, 'v2Compress');
         // One output in the batched state tree carrying the new address, created in the batched address tree.
         const address = this.fieldBytes();
         const seed = this.fieldBytes();
         const ownerIdx = Math.floor(this.rand() * this.owners.length);
-        const out = this.v2Output(ownerIdx, 0n, address);
-        const queueIndex = this.v2AddrNext++;
-        this.v2AddrQueue.set(queueIndex, address);
-        const t = this.v2Transaction([], [out]);
-        t.remaining.push(this.v2AddressTreeB58);
-        t.iiqAccounts.push(this.v2AddressTreeB58);
+        const out = this.v2.output(ownerIdx, 0n, address);
+        const queueIndex = this.v2.queueAddress(address);
+        const t = this.v2.transaction(this.fieldBytes(), [], [out]);
+        const addressTree = this.v2.o.addressTree;
+        t.remaining.push(addressTree);
+        t.iiqAccounts.push(addressTree);
         const r = t.remaining.length - 1;
         const q = t.iiqAccounts.length - 1;
         t.newAddresses = [{ seed, address, remainingQueueIndex: r, remainingTreeIndex: r, iiqTreeIndex: q, iiqQueueIndex: q }];
-        t.addressSeqs = [{ tree: this.v2AddressTreeBytes, queue: this.v2AddressTreeBytes, treeType: TREE_TYPE_U64.AddressV2, seq: BigInt(queueIndex) }];
+        t.addressSeqs = [{ tree: this.v2.addressTreeBytes, queue: this.v2.addressTreeBytes, treeType: TREE_TYPE_U64.AddressV2, seq: BigInt(queueIndex) }];
         return { tx: this.v2UserTx(slot, t), kind: k, outputs: 1 };
       }
       case 'batchAddressAppend': {
-        const zkp = this.zkp;
-        if (this.v2AddrNext - this.v2AddrAppended < zkp) return this.nextCompact(slot);
-        const oldNext = this.v2AddrAppended + 1;
-        const leaves: [number, Uint8Array][] = [];
-        for (let q = this.v2AddrAppended; q < this.v2AddrAppended + zkp; q++) {
-          this.v2AddressInsert(this.v2AddrQueue.get(q)!, q + 1, leaves);
-          this.v2AddrQueue.delete(q);
-        }
-        this.v2AddressModel().setMany(leaves);
-        this.v2AddrAppended += zkp;
-        const seq = ++this.v2AddrSeq;
-        const batchSize = 5 * zkp;
-        const event: BatchEvent = {
-          kind: 'batchAddressAppend',
-          merkleTreePubkey: this.v2AddressTreeBytes,
-          batchIndex: BigInt(Math.floor((oldNext - 1) / batchSize) % 2),
-          zkpBatchIndex: BigInt(Math.floor(((oldNext - 1) % batchSize) / zkp)),
-          zkpBatchSize: BigInt(zkp),
-          oldNextIndex: BigInt(oldNext),
-          newNextIndex: BigInt(oldNext + zkp),
-          newRoot: this.v2AddressModel().root(),
-          rootIndex: Number(seq % BigInt(this.v2AddressRootCap)),
-          sequenceNumber: seq,
-          outputQueuePubkey: null,
-        };
-        return { tx: this.foresterTx(slot, encodeBatchEvent(event), this.v2AddressTreeB58), kind: k, outputs: 0 };
+        const event = this.v2.addressBatch();
+        if (!event) return this.nextCompact(slot);
+        return { tx: this.foresterTx(slot, encodeBatchEvent(event), this.v2.o.addressTree), kind: k, outputs: 0 };
       }
       case 'batchAppend':
       case 'batchNullify': {
-        // A forester's batch on the state tree bmt1: append the next zkp queued outputs (those nullified
-        // meanwhile stay zero), or nullify the next zkp entries of the input queue.
-        const append = k === 'batchAppend';
-        const zkp = this.zkp;
-        const old = append ? this.v2Appended : this.v2Nullified;
-        if ((append ? this.v2NextLeaf : this.v2InputNext) - old < zkp) return this.nextCompact(slot);
-        const leaves: [number, Uint8Array][] = [];
-        for (let i = old; i < old + zkp; i++) {
-          if (append) {
-            const hash = this.v2QueuedHashes.get(i)!;
-            this.v2QueuedHashes.delete(i);
-            if (!this.v2NullifiedLeaves.has(i)) leaves.push([i, hash]);
-          } else {
-            const e = this.v2InputQueue.get(i)!;
-            this.v2InputQueue.delete(i);
-            leaves.push([e.leafIndex, e.nullifier]);
-            this.v2NullifiedLeaves.add(e.leafIndex);
-          }
-        }
-        this.v2Model().setMany(leaves);
-        if (append) this.v2Appended += zkp;
-        else this.v2Nullified += zkp;
-        return { tx: this.foresterTx(slot, encodeBatchEvent(this.v2BatchEvent(k, old, old + zkp)), this.v2TreeB58), kind: k, outputs: 0 };
+        const event = this.v2.stateBatch(k);
+        if (!event) return this.nextCompact(slot);
+        return { tx: this.foresterTx(slot, encodeBatchEvent(event), this.v2.o.tree), kind: k, outputs: 0 };
       }
     }
   }
 
   /** True when v2 is enabled and `n` more v2 outputs stay within maxV2Leaves. */
   private v2Room(n: number): boolean {
-    return this.v2Enabled && this.v2NextLeaf + n <= this.maxV2Leaves;
-  }
-
-  private v2Model(): DenseMerkleTree {
-    return (this.v2TreeModel ??= new DenseMerkleTree(V2_HEIGHT, this.maxV2Leaves));
-  }
-
-  /**
-   * A new lamport-only v2 output at the next output-queue leaf: queued, and held for a later spend
-   * (unless it carries an `address`: such accounts are not spent by the generator).
-   */
-  private v2Output(ownerIdx: number, lamports: bigint, address: Uint8Array | null = null): HeldV2 & { account: CompressedAccount } {
-    const account: CompressedAccount = { owner: this.owners[ownerIdx]!, lamports, address, data: null };
-    const leafIndex = this.v2NextLeaf++;
-    const hash = Buffer.from(compressedAccountHash(account, this.v2TreeBytes, leafIndex, 'v2'));
-    this.v2QueuedHashes.set(leafIndex, hash);
-    const held: HeldV2 = { hash, leafIndex, ownerIdx, lamports };
-    if (!address) {
-      this.v2Held.push(held);
-      if (this.v2Held.length > (this.opts.maxHeldAccounts ?? 4096)) this.v2Held.shift();
-    }
-    return { ...held, account };
-  }
-
-  /** The reference height-40 indexed tree of the batched address tree, created with its zeroeth element `{0 → 2^248−1}` at leaf 0. */
-  private v2AddressModel(): DenseMerkleTree {
-    if (!this.v2AddrModel) {
-      this.v2AddrModel = new DenseMerkleTree(V2_ADDRESS_HEIGHT, this.maxV2Addresses + 1);
-      this.v2AddrModel.set(0, indexedLeafHashV2(new Uint8Array(32), HIGHEST_ADDRESS_PLUS_ONE));
-    }
-    return this.v2AddrModel;
-  }
-
-  /**
-   * Appends `address` at `leafIndex` of the indexed tree (photon.md §2.6 `multi_append`): its low element
-   * (largest value below it) now points at it, it takes the low element's old next value; both leaves
-   * get new leaf hashes (v2 leaf = Poseidon(value, next value)), pushed to `leaves` for one rehash of the batch.
-   */
-  private v2AddressInsert(address: Uint8Array, leafIndex: number, leaves: [number, Uint8Array][]): void {
-    const value = toBigint(address);
-    const sorted = this.v2AddrSorted;
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid]!.value < value) lo = mid + 1;
-      else hi = mid;
-    }
-    if (sorted[lo]?.value === value) throw new Error(`generator: address ${base58.encode(address)} queued twice`);
-    const low = sorted[lo - 1]!;
-    const next = sorted[lo]?.value ?? HIGHEST;
-    leaves.push([leafIndex, indexedLeafHashV2(address, toBytes32(next))], [low.leafIndex, indexedLeafHashV2(toBytes32(low.value), address)]);
-    sorted.splice(lo, 0, { value, leafIndex });
-  }
-
-  /**
-   * The v2 light transaction spending `inputs` (held v2 accounts: into the input queue, proved by index
-   * while still in the output queue) and creating `outs` (already at their output-queue leaves).
-   * Light-system remaining accounts: [tree, output queue]; insert_into_queues accounts: [output queue, tree].
-   */
-  private v2Transaction(inputs: HeldV2[], outs: (HeldV2 & { account: CompressedAccount })[]): V2LightTransaction {
-    const txHash = this.fieldBytes();
-    const seqEntry = (seq: number) => ({ tree: this.v2TreeBytes, queue: this.v2QueueBytes, treeType: TREE_TYPE_U64.StateV2, seq: BigInt(seq) });
-    const inputSeqs = inputs.length ? [seqEntry(this.v2InputNext)] : [];
-    for (const h of inputs) this.v2InputQueue.set(this.v2InputNext++, { leafIndex: h.leafIndex, nullifier: Buffer.from(nullifierHash(h.hash, h.leafIndex, txHash)) });
-    return {
-      txHash,
-      remaining: [this.v2TreeB58, this.v2QueueB58],
-      inputs: inputs.map((h) => ({
-        account: { owner: this.owners[h.ownerIdx]!, lamports: h.lamports, address: null, data: null },
-        treeIndex: 0,
-        queueIndex: 1,
-        leafIndex: h.leafIndex,
-        proveByIndex: h.leafIndex >= this.v2Appended,
-      })),
-      outputs: outs.map((o) => ({ account: o.account, merkleTreeIndex: 1, hash: o.hash, leafIndex: o.leafIndex, iiqIndex: 0 })),
-      iiqAccounts: [this.v2QueueB58, this.v2TreeB58],
-      nullifiers: inputs.map((h) => ({ accountHash: h.hash, leafIndex: h.leafIndex, treeIndex: 1, queueIndex: 0, proveByIndex: h.leafIndex >= this.v2Appended })),
-      outputSeqs: outs.length ? [seqEntry(outs[0]!.leafIndex)] : [],
-      inputSeqs,
-    };
-  }
-
-  /**
-   * The forester's event covering [oldNext, newNext) of the output queue (append) or input queue
-   * (nullify): next sequence number, root of the reference tree, root_index = seq mod root-history
-   * capacity. Batches of 5 zkp batches, two alternating (batch_index, zkp_batch_index).
-   */
-  private v2BatchEvent(kind: 'batchAppend' | 'batchNullify', oldNext: number, newNext: number): BatchEvent {
-    const zkp = this.zkp;
-    const seq = ++this.v2Seq;
-    const batchSize = 5 * zkp;
-    return {
-      kind,
-      merkleTreePubkey: this.v2TreeBytes,
-      batchIndex: BigInt(Math.floor(oldNext / batchSize) % 2),
-      zkpBatchIndex: BigInt(Math.floor((oldNext % batchSize) / zkp)),
-      zkpBatchSize: BigInt(zkp),
-      oldNextIndex: BigInt(oldNext),
-      newNextIndex: BigInt(newNext),
-      newRoot: this.v2Model().root(),
-      rootIndex: Number(seq % BigInt(this.v2RootCap)),
-      sequenceNumber: seq,
-      outputQueuePubkey: kind === 'batchAppend' ? this.v2QueueBytes : null,
-    };
+    return this.v2Enabled && this.v2.room(n);
   }
 
   /** Number of accounts waiting for the forester's nullification / address insertion. */
@@ -762,10 +496,9 @@ export class LightTxGenerator {
 
   private chooseKind(): TxKind {
     // v2 checks draw from the PRNG only once v2 transactions exist: with v2Weight 0 the stream is the legacy one.
-    const zkp = this.zkp;
-    if (this.v2NextLeaf - this.v2Appended >= zkp && this.rand() < 0.5) return 'batchAppend';
-    if (this.v2AddrNext - this.v2AddrAppended >= zkp && this.rand() < 0.5) return 'batchAddressAppend';
-    if (this.v2InputNext - this.v2Nullified >= zkp && this.rand() < 0.5) return 'batchNullify';
+    if (this.v2.ready('batchAppend') && this.rand() < 0.5) return 'batchAppend';
+    if (this.v2.ready('batchAddressAppend') && this.rand() < 0.5) return 'batchAddressAppend';
+    if (this.v2.ready('batchNullify') && this.rand() < 0.5) return 'batchNullify';
     if (this.pendingNullify.length >= 8 && this.rand() < 0.5) return 'nullify';
     if (this.pendingAddresses.length > 0 && this.rand() < 0.5) return 'addressUpdate';
     const w = { compress: 3, transfer: 4, tokenMint: 1, tokenTransfer: 2, createAddress: 1, ...this.opts.weights, v2: this.opts.v2Weight ?? 0 };
@@ -776,7 +509,7 @@ export class LightTxGenerator {
         if (k !== 'v2') return k as TxKind;
         const r = this.rand();
         if (r < 0.25) return 'v2CreateAddress';
-        return this.v2Held.length > 0 && r < 0.625 ? 'v2Transfer' : 'v2Compress';
+        return this.v2.held.length > 0 && r < 0.625 ? 'v2Transfer' : 'v2Compress';
       }
     }
     return 'compress';
@@ -843,7 +576,7 @@ export class LightTxGenerator {
    * address tree when it creates an address), then the programs and the registered-program PDA.
    */
   private v2UserTx(slot: number, t: V2LightTransaction): CompactTx {
-    const trees = [this.v2TreeB58, this.v2QueueB58, ...(t.newAddresses?.length ? [this.v2AddressTreeB58] : [])];
+    const trees = [this.v2.o.tree, this.v2.o.queue, ...(t.newAddresses?.length ? [this.v2.o.addressTree] : [])];
     const keys = [base58.encode(this.owners[0]!), ...trees, LIGHT_SYSTEM_PROGRAM_ID, ACCOUNT_COMPRESSION_PROGRAM_ID, SYSTEM_PROGRAM_ID, REGISTERED_PROGRAM_PDA];
     const index = (k: string) => {
       const i = keys.indexOf(k);
