@@ -209,21 +209,7 @@ export class BatchedTrees {
     this.model().setMany(leaves);
     if (append) this.appended += zkp;
     else this.nullified += zkp;
-    const seq = ++this.seq;
-    const batchSize = 5 * zkp;
-    return {
-      kind,
-      merkleTreePubkey: this.treeBytes,
-      batchIndex: BigInt(Math.floor(old / batchSize) % 2),
-      zkpBatchIndex: BigInt(Math.floor((old % batchSize) / zkp)),
-      zkpBatchSize: BigInt(zkp),
-      oldNextIndex: BigInt(old),
-      newNextIndex: BigInt(old + zkp),
-      newRoot: this.model().root(),
-      rootIndex: Number(seq % BigInt(this.o.rootCap)),
-      sequenceNumber: seq,
-      outputQueuePubkey: append ? this.queueBytes : null,
-    };
+    return this.event(kind, this.treeBytes, old, old, this.model().root(), ++this.seq, this.o.rootCap, append ? this.queueBytes : null);
   }
 
   /**
@@ -241,20 +227,29 @@ export class BatchedTrees {
     }
     this.addressModel().setMany(leaves);
     this.addrAppended += zkp;
-    const seq = ++this.addrSeq;
+    return this.event('batchAddressAppend', this.addressTreeBytes, oldNext - 1, oldNext, this.addressModel().root(), ++this.addrSeq, this.o.addressRootCap, null);
+  }
+
+  /**
+   * A forester's batch event of one ZKP batch: the batch starts at `queuePos` of its queue (batches of 5
+   * zkp batches, two alternating: batch_index, zkp_batch_index), moves the tree's next index from
+   * `oldNext` by zkp, and carries the new root, its sequence number and root_index = seq mod `rootCap`.
+   */
+  private event(kind: BatchEvent['kind'], tree: Uint8Array, queuePos: number, oldNext: number, newRoot: Uint8Array, seq: bigint, rootCap: number, outputQueue: Uint8Array | null): BatchEvent {
+    const zkp = this.o.zkp;
     const batchSize = 5 * zkp;
     return {
-      kind: 'batchAddressAppend',
-      merkleTreePubkey: this.addressTreeBytes,
-      batchIndex: BigInt(Math.floor((oldNext - 1) / batchSize) % 2),
-      zkpBatchIndex: BigInt(Math.floor(((oldNext - 1) % batchSize) / zkp)),
+      kind,
+      merkleTreePubkey: tree,
+      batchIndex: BigInt(Math.floor(queuePos / batchSize) % 2),
+      zkpBatchIndex: BigInt(Math.floor((queuePos % batchSize) / zkp)),
       zkpBatchSize: BigInt(zkp),
       oldNextIndex: BigInt(oldNext),
       newNextIndex: BigInt(oldNext + zkp),
-      newRoot: this.addressModel().root(),
-      rootIndex: Number(seq % BigInt(this.o.addressRootCap)),
+      newRoot,
+      rootIndex: Number(seq % BigInt(rootCap)),
       sequenceNumber: seq,
-      outputQueuePubkey: null,
+      outputQueuePubkey: outputQueue,
     };
   }
 
