@@ -1,9 +1,9 @@
 /**
  * Settings declared once (issue #34, point 2): the zod schema, the environment mapping, the flags of
  * every command and the table of docs/operations.md all come from src/config/settings.ts. The
- * documentation table must be the generated one (`npm run docs:settings`), each setting's flag must
- * reach the config through the binary as its variable does, and a flag not given must leave the
- * variable and the config file in charge.
+ * documentation table must be the generated one (`npm run docs:settings`); `refract start --help`
+ * (through the binary) shows each setting's flag with its default and variables; a flag given maps to
+ * its config key, and a flag not given leaves the variable and the config file in charge.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -37,6 +37,8 @@ describe('the settings table', () => {
     const start = program.commands.find((c) => c.name() === 'start')!;
     const startFlags = start.options.map((o) => o.long);
     expect(new Set(startFlags).size).toBe(startFlags.length);
+    const attributes = start.options.map((o) => o.attributeName());
+    expect(new Set(attributes).size).toBe(attributes.length);
     for (const [key, s] of settingEntries()) {
       if (!s.flag) continue;
       const opt = start.options.find((o) => o.long === new Option(s.flag!).long);
@@ -45,7 +47,8 @@ describe('the settings table', () => {
   });
 
   it('flags → config: a value as given, a switch as true, a negation as false, a flag not given leaves the rest in charge', () => {
-    const flags = settingFlags({ db: '/x', ownCircuits: true, ingest: false, sequenceCheck: true, lightKeys: true, backfillRpsPerCall: undefined });
+    const start = program.commands.find((c) => c.name() === 'start')!;
+    const flags = settingFlags(start, { db: '/x', ownCircuits: true, ingest: false, sequenceCheck: true, lightKeys: true, backfillRpsPerCall: undefined });
     expect(flags.db).toBe('/x');
     expect(flags.ownCircuits).toBe(true);
     expect(flags.ingest).toBe(false);

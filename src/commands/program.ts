@@ -13,13 +13,13 @@ import { CONFIG_DEFAULTS, ENV_SWITCHES, envValue, grpcXToken, loadConfig, parseR
 import { type FlagValue, PROVER_PREFIX, type SettingKey, settingEntries, settingOf } from '../config/settings.ts';
 
 const int = (name: string) => (v: string) => {
-  const n = Number(v);
+  const n = v.trim() === '' ? NaN : Number(v);
   if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError(`${name} must be a non-negative integer`);
   return n;
 };
 /** A count or duration that must be ≥ 1 and fit a timer (≤ 2^31 − 1: setTimeout fires at once beyond). */
 const positive = (name: string) => (v: string) => {
-  const n = Number(v);
+  const n = v.trim() === '' ? NaN : Number(v);
   if (!Number.isSafeInteger(n) || n < 1 || n > 2 ** 31 - 1) throw new InvalidArgumentError(`${name} must be an integer from 1 to 2147483647`);
   return n;
 };
@@ -96,7 +96,8 @@ export function settingOption(key: SettingKey, command: SettingCommand = 'start'
   const env = (s.env ?? []).filter((name) => command === 'start' || name in ENV_SWITCHES);
   // With a commander default, commander's help shows it.
   const notes = [defaultText !== undefined && !(withDefault && value !== undefined) ? `default ${defaultText}` : '', env.length ? env.map((n) => `$${n}`).join(' or ') : ''].filter(Boolean);
-  opt.description = notes.length ? `${s.help} (${notes.join('; ')})` : s.help;
+  const help = (command !== 'start' && s.helpOn?.[command]) || s.help;
+  opt.description = notes.length ? `${help} (${notes.join('; ')})` : help;
   if (s.flagValue) opt.argParser(FLAG_PARSERS[s.flagValue](opt.long!));
   if (s.choices) opt.choices(s.choices);
   if (withDefault && value !== undefined) opt.default(value);
@@ -107,13 +108,14 @@ export function settingOption(key: SettingKey, command: SettingCommand = 'start'
 /**
  * `refract start`'s parsed options → the config values its setting flags give (loadConfig's
  * `flags`): a value flag as given, a switch (`--own-circuits`) as true, a negation (`--no-ingest`) as
- * false; a flag not given is undefined, so the environment and the config file decide.
+ * false; a flag not given is undefined, so the environment and the config file decide. Reads the
+ * options `cmd` registered with {@link settingOption}, each under its own attribute name.
  */
-export function settingFlags(o: Record<string, unknown>): Partial<Record<SettingKey, unknown>> {
+export function settingFlags(cmd: Command, o: Record<string, unknown>): Partial<Record<SettingKey, unknown>> {
   const out: Partial<Record<SettingKey, unknown>> = {};
-  for (const [key, s] of settingEntries()) {
-    if (!s.flag) continue;
-    const opt = new Option(s.flag);
+  for (const opt of cmd.options as Option[]) {
+    const key = SETTING_OPTIONS.get(opt);
+    if (key === undefined) continue;
     const v = o[opt.attributeName()];
     out[key] = opt.negate ? (v === false ? false : undefined) : opt.isBoolean() ? (v ? true : undefined) : v;
   }
@@ -141,7 +143,7 @@ program
   .addOption(settingOption('db', 'index', true))
   .option('--transactions <dir...>', 'directories (or files) of getTransaction JSON', collect)
   .option('--blocks <dir...>', 'directories of getBlock JSON files named by slot', collect)
-  .option('--batch-transactions <n>', 'transactions per write transaction', positive('--batch-transactions'), DEFAULT_BATCH_TRANSACTIONS)
+  .option('--batch-transactions <n>', 'transactions per write transaction (whole slots)', positive('--batch-transactions'), DEFAULT_BATCH_TRANSACTIONS)
   .option('--no-progress', 'no progress bar')
   .action(async (o) => {
     if (!o.transactions?.length && !o.blocks?.length) program.error('index: give --transactions DIR and/or --blocks DIR');
@@ -163,15 +165,15 @@ const startCommand = program
 // The setting flags, from the settings table (the prover-thread ones with --queue, shared with `refract prover`).
 for (const [key, s] of settingEntries()) if (s.flag && !(PROVER_THREAD_SETTINGS as readonly string[]).includes(key)) startCommand.addOption(settingOption(key));
 proverThreadOptions(startCommand, 'start')
-  .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url')
+  .option('--no-simulator', 'do not start the built-in simulator when nothing answers at the default --rpc-url (a getHealth within 1 s)')
   .option('--no-build-keys', 'do not build missing keys in the background')
-  .option('--circuits <ids>', `serve (and build) only these comma-separated circuit ids (default: every v1 circuit and ${DEFAULT_V2_CIRCUIT_IDS.join(',')})`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--circuits <ids>', `serve (and build) only these comma-separated circuit ids (default: every v1 circuit and ${DEFAULT_V2_CIRCUIT_IDS.join(',')}; docs/prover.md#circuits)`, (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
   .option('--proof-timeout-ms <n>', 'per-request proof timeout (default 60000)', positive('--proof-timeout-ms'))
-  .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue (default 64)', positive('--max-queued-proofs'))
+  .option('--max-queued-proofs <n>', 'proof queue bound: proofs pending in process, or jobs waiting in the BullMQ queue across replicas; beyond it, "Prover busy" (default 64)', positive('--max-queued-proofs'))
   .option('--no-local-prover', 'with --redis-url: only enqueue; `refract prover` nodes prove')
   .option('--prover-api-key <key>', 'API key for --prover-url (sent as Authorization: Bearer)')
   .action(async (o) => {
-    const config = loadConfig({ file: o.config, flags: settingFlags(o) });
+    const config = loadConfig({ file: o.config, flags: settingFlags(startCommand, o) });
     const onStop = exitOnSignal();
     const { startDaemon } = await import('./start.ts');
     const daemon = await startDaemon(config, {
@@ -218,7 +220,7 @@ program
   .addOption(settingOption('proverTableMb', 'setup'))
   .addOption(settingOption('proverTableFiles', 'setup'))
   .option('--exit-on-stdin-close', 'exit when standard input closes (used by `refract start`\'s background setup, so it dies with its parent)')
-  .option('--light-keys [dir]', "convert Light Protocol's proving keys (the .key files in DIR, or without DIR the @lightprotocol/zk-compression-cli 0.27.0 and 0.18.0 packages fetched from the npm registry, integrity-checked) into <keys>/light/, instead of building Refract's own circuits")
+  .option('--light-keys [dir]', "convert Light Protocol's proving keys (the .key files in DIR, or without DIR the @lightprotocol/zk-compression-cli 0.27.0 and 0.18.0 packages fetched from the npm registry, integrity-checked) into <keys>/light/, each key checked against its pinned sha256, instead of building Refract's own circuits; keys already converted are skipped (--force redoes them)")
   .action(async (o) => {
     // Through process.exit, so the circom compilers it started are killed with it (snark.ts). A signal
     // is a normal stop: what is finished is kept (keys, compiled circuits, the dev ptau's finished
@@ -257,12 +259,12 @@ const proverCommand = program
 proverThreadOptions(proverCommand, 'prover')
   .option('--lock-duration-ms <n>', 'job lock; a dead node\'s job is retried after about this plus the stalled interval (default 30000)', positive('--lock-duration-ms'))
   .option('--stalled-interval-ms <n>', 'stalled-job check interval (default 15000)', positive('--stalled-interval-ms'))
-  .option('--warm <ids>', 'comma-separated circuits to load at start', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
-  .option('--events', 'print one JSON line per job event on stdout')
+  .option('--warm <ids>', 'comma-separated circuits to load at start (default: those of inclusion_26_1, non-inclusion_26_1 that are ready)', (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .option('--events', 'print one JSON line per job event on stdout (ready, active, completed, failed)')
   .addOption(settingOption('logLevel', 'prover'))
   .addOption(settingOption('logFormat', 'prover'))
   .action(async (o) => {
-    const redisUrl = o.redisUrl ?? envValue('REFRACT_REDIS_URL') ?? envValue('REDIS_URL');
+    const redisUrl = o.redisUrl || envValue('REFRACT_REDIS_URL') || envValue('REDIS_URL');
     if (!redisUrl) program.error('prover: give --redis-url URL (or set REDIS_URL)');
     const onStop = exitOnSignal();
     const { runProverCommand } = await import('./prover.ts');
@@ -289,10 +291,10 @@ program
   .option('--profile <name>', 'default (a pruned window of generated blocks, one per slot) or sparse (a mainnet-like history: Light transactions in about one slot of --light-every, padding, skipped slots)', simProfile, 'default')
   .option('--slot-ms <n>', 'milliseconds per slot', positive('--slot-ms'), 400)
   .option('--txs-per-block <n>', 'generated transactions per block (default 8); with --profile sparse the most Light transactions of a Light slot, which holds 1 to N (default 4)', int('--txs-per-block'))
-  .option('--replay <dir...>', 'getTransaction JSON directories to serve first, in slot order', collect)
-  .option('--replay-only', 'serve empty blocks after the replay instead of generating')
+  .option('--replay <dir...>', 'default profile: getTransaction JSON directories to serve first, in slot order', collect)
+  .option('--replay-only', 'default profile: serve empty blocks after the replay instead of generating')
   .option('--seed <n>', 'generator seed', int('--seed'), 1)
-  .option('--keep-slots <n>', 'newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
+  .option('--keep-slots <n>', 'default profile: newest generated blocks kept; older slots answer as on a pruned node (default 3000)', positive('--keep-slots'))
   .option('--v2-weight <n>', 'weight of instruction-based (v2) transactions on the batched state tree bmt1 and the batched address tree amt2 (trees the official client knows on a local URL) beside the legacy kinds (total 11); 0 = legacy only (default 1)', int('--v2-weight'))
   .option('--history-slots <n>', 'sparse: slots of history at start, the tip then (default 2000000)', positive('--history-slots'))
   .option('--light-every <n>', 'sparse: about one slot in N holds Light transactions (default 50)', positive('--light-every'))
@@ -300,7 +302,7 @@ program
   .option('--skip-every <n>', 'sparse: about one slot in N is skipped (getBlock -32007); 0 = none (default 20)', int('--skip-every'))
   .option('--rps <n>', 'rate limit: N requests per second (a token bucket; each request of a batch counts), else HTTP 429 with Retry-After (default: none)', positive('--rps'))
   .option('--no-transaction-index', 'getTransaction without agave 4.x\'s transactionIndex (an older node)')
-  .option('--grpc-port <n>', 'also serve Yellowstone gRPC (the Geyser Subscribe service: Light transactions, slots, blocks meta, fromSlot replay of the newest 150 slots) on this port; 0 = any free port (default: none). Faults for tests: POST /geyser/faults on --port, e.g. {"dropAfter":1}, {"skip":{"kind":"block"}}, {"stall":{"after":1,"ms":8000}}, {"replayUnavailable":true}, {"replayStartsLater":3} (src/sim/geyser.ts)', int('--grpc-port'))
+  .option('--grpc-port <n>', 'also serve Yellowstone gRPC (the Geyser Subscribe service: Light transactions, slots, blocks meta, fromSlot replay of the newest 150 slots) on this port; 0 = any free port (default: none). Faults for tests: POST /geyser/faults on --port, e.g. {"dropAfter":1}, {"skip":{"kind":"block"}}, {"stall":{"after":1,"ms":8000}}, {"replayUnavailable":true}, {"replayStartsLater":3}, {"clear":true}; GET /geyser/faults lists the pending ones (src/sim/geyser.ts)', int('--grpc-port'))
   .addOption(settingOption('logFormat', 'simulate'))
   .option('--hide-program-signatures <n>', 'fault switch for tests: one Light transaction in N is left out of getSignaturesForAddress of the account-compression program (default: none)', positive('--hide-program-signatures'))
   .action(async (o) => {

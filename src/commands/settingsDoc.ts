@@ -60,7 +60,8 @@ export function renderSettingsTable(): string {
     rows.push(`| **${section}** | | | | |`);
     for (const [key, s] of settingEntries()) {
       if (s.section !== section) continue;
-      const env = s.env?.length ? s.env.map(code).join(', ') : '—';
+      // A variable also read process-wide (threads, children, other commands) is marked so.
+      const env = s.env?.length ? s.env.map((n) => (n in ENV_SWITCHES ? `${code(n)} *(every command)*` : code(n))).join(', ') : '—';
       rows.push(`| ${[code(key), env, flagCell(key), defaultCell(key, s.defaultText), s.doc ?? s.help].map(cell).join(' | ')} |`);
     }
   }
@@ -73,7 +74,9 @@ export function renderSettingsTable(): string {
   for (const { path, command } of commands()) {
     for (const o of command.options as Option[]) {
       if (SETTING_OPTIONS.has(o)) continue;
-      const d = o.defaultValue === undefined || (o.negate && o.defaultValue === true) ? '—' : code(String(o.defaultValue));
+      // The default: commander's, else the one the help line names ("(default 64)", "(default: …)").
+      const said = /\(default:? ([^;)]*)/.exec(o.description)?.[1];
+      const d = o.defaultValue !== undefined && !(o.negate && o.defaultValue === true) ? code(String(o.defaultValue)) : said ? said : '—';
       rows.push(`| ${[code(`refract ${path}`), code(o.flags), d, o.description].map(cell).join(' | ')} |`);
     }
   }

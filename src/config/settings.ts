@@ -62,6 +62,8 @@ export interface Setting<S extends z.ZodType = z.ZodType> {
   readonly alsoOn?: readonly ('index' | 'setup' | 'prover' | 'simulate')[];
   /** The `--help` line (the default and the variables are appended). */
   readonly help: string;
+  /** The `--help` line on another command (`alsoOn`) where the flag does something narrower. */
+  readonly helpOn?: Partial<Record<'index' | 'setup' | 'prover' | 'simulate', string>>;
   /** The default in words, where the schema's value does not say it (absent, or computed). */
   readonly defaultText?: string;
   /** The documentation's meaning column (markdown); absent = `help`. */
@@ -132,7 +134,7 @@ export const SETTINGS = {
     flag: '--start-slot <n>',
     flagValue: 'int',
     help: 'first slot to index when the store is behind it',
-    defaultText: 'see docs/operations.md#where-indexing-starts',
+    defaultText: "the store's last slot + 1; empty: after Light's start slot on mainnet-beta and devnet, else the node's first block",
     doc: 'where an empty (or older) store starts: [where indexing starts](#where-indexing-starts)',
     section: 'Store and ingest',
   }),
@@ -158,7 +160,7 @@ export const SETTINGS = {
     envType: 'number',
     flag: '--backfill-rps <n>',
     flagValue: 'number',
-    help: "backfill requests per second at most, for a hosted RPC's rate limit; 0 = no cap (429 / Retry-After slow it down either way)",
+    help: "backfill requests per second at most, for a hosted RPC's rate limit; 0 = no cap; 429 / Retry-After slow it down either way",
     doc: 'backfill and gap-healing requests per second at most (a JSON-RPC batch counts once; fractions allowed); `0` = no cap; 429 / `Retry-After` slow it down either way',
     section: 'Store and ingest',
   }),
@@ -259,7 +261,7 @@ export const SETTINGS = {
     schema: z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'must be a base58 pubkey').default('24rt4RgeyjUCWGS2eF7L7gyNMuz6JWdqYpAvb1KRoHxs'),
     env: ['REFRACT_TREE_OWNER'],
     flag: '--tree-owner <pubkey>',
-    help: "keep only trees of this owner (by default Photon's expected tree owner)",
+    help: 'keep only trees of this owner',
     doc: "keep only trees whose access-metadata owner is this (Photon's expected tree owner: Light's trees on mainnet, devnet and the local CLI validator)",
     section: 'Store and ingest',
   }),
@@ -425,6 +427,7 @@ export const SETTINGS = {
     flag: '--keys <dir>',
     alsoOn: ['setup', 'prover'],
     help: 'proving keys directory (refract start builds missing ones in the background)',
+    helpOn: { setup: 'keys directory', prover: 'proving keys directory (the same keys as the API server)' },
     doc: 'proving keys (`refract start` builds missing ones in the background) and, unless `proverTableFiles` says otherwise, the native prover\'s table files `<circuit>.tables` (as much disk as the tables: 343 MB for the six warmed circuits)',
     section: 'Prover',
   }),
@@ -454,7 +457,7 @@ export const SETTINGS = {
     env: ['REFRACT_PROVER_CURVE'],
     flag: '--prover-curve <kind>',
     alsoOn: ['prover'],
-    help: 'auto|multi|single: multi- or single-threaded curves in the prover threads (auto: multi on ≤ 4 cores)',
+    help: 'auto|multi|single: multi- or single-threaded curves in the prover threads; auto = multi on ≤ 4 cores',
     doc: '`multi` / `single`: ffjavascript curves of the prover threads; `auto` = single-threaded with the native kernels; with the wasm ones multi-threaded on ≤ 4 cores, single-threaded above',
     section: 'Prover',
   }),
@@ -489,6 +492,7 @@ export const SETTINGS = {
     flagValue: 'int',
     alsoOn: ['setup', 'prover'],
     help: 'native prover: fixed-base MSM tables (≈1.3× faster MSMs) for a circuit whose tables fit this many MiB, all or none, once per process, shared by the threads; 0 = none',
+    helpOn: { setup: 'native prover: write the fixed-base table files of the circuits whose tables fit this many MiB; 0 = none' },
     defaultText: '96: the v1 circuits of up to two accounts or addresses and the one-account / one-address v2 circuits, 38–81 MiB each',
     doc: 'native prover: fixed-base MSM tables for a circuit whose four tables fit this many MiB, all or none, once per process (shared by the prover threads). 96 covers the v1 circuits of up to two accounts or addresses and the one-account / one-address v2 circuits (38–81 MiB each, 1.2–3.2 s each to build at warm-up on 2 cores, then read from their table files at later starts, ≈ 50 ms); proofs ×1.2–1.34 cheaper; other sizes in [prover.md](prover.md#fixed-base-tables). `0` = none. Not an integer ≥ 0 stops start-up naming it',
     section: 'Prover',
@@ -500,6 +504,7 @@ export const SETTINGS = {
     flag: '--prover-table-files <dir>',
     alsoOn: ['setup', 'prover'],
     help: 'native prover: where the fixed-base tables are kept between starts (<dir>/<circuit>.tables, read at load, written after a build), or "off" to build them at every start',
+    helpOn: { setup: 'native prover: where the table files go, or "off"' },
     defaultText: 'the keys directory',
     doc: 'native prover: where those tables are kept between starts (`<dir>/<circuit>.tables`, read at load, written after a build; made when missing), e.g. a local disk when the keys are mounted read-only; `off` = built at every start, never written. `GET /health` shows it as `prover.pool.tableFiles`. An empty value stops start-up naming it',
     section: 'Prover',
@@ -519,7 +524,7 @@ export const SETTINGS = {
     flag: '--redis-url <url>',
     alsoOn: ['prover'],
     help: 'Redis: the proof queue (BullMQ) and shared rate limits',
-    doc: 'Redis: the proof queue (BullMQ) and shared rate limits; required by `refract prover`',
+    doc: 'Redis: the proof queue (BullMQ) and shared rate limits; required by `refract prover`. With both variables set, `REFRACT_REDIS_URL` wins (an empty one counts as unset)',
     section: 'Redis and the proof queue',
   }),
 } as const;
