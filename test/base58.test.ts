@@ -10,18 +10,7 @@ import bs58 from 'bs58';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import * as base58 from '../src/solana/base58.ts';
 import { DecodeError } from '../src/solana/errors.ts';
-
-/** Deterministic PRNG in [0, 1) (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from './helpers/rng.ts';
 
 /** Random bytes of `len` with edge shapes chosen by `i`: leading zero bytes, whole zero limbs, all 0 / all 0xff. */
 function sample(len: number, i: number): Buffer {

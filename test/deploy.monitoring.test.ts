@@ -9,13 +9,13 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Metrics } from '../src/metrics.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { REPO_ROOT, tempDir } from './helpers/photon.ts';
 import { haveTool, REQUIRE_TOOLS, skipWithout } from './helpers/required.ts';
+import { freePort } from './helpers/refractBin.ts';
 
 const DASHBOARD = join(REPO_ROOT, 'deploy/grafana/refract.json');
 const ALERTS = join(REPO_ROOT, 'deploy/prometheus/alerts.yml');
@@ -162,16 +162,6 @@ function missingNames(exprs: Expr[], series: Set<string>): string[] {
     for (const name of metricNamesOf(expr)) if (!series.has(name) && !SYNTHETIC.has(name)) missing.push(`${name} (${where})`);
   }
   return missing;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 /**

@@ -16,18 +16,7 @@ import { SLOW, fastParserOf } from '../src/rpc/fastParams.ts';
 import { METHODS } from '../src/rpc/methods/index.ts';
 import { parseParams } from '../src/rpc/params.ts';
 import { BN254_MODULUS } from '../src/rpc/schemas.ts';
-
-/** Deterministic PRNG (mulberry32) so a failure can be replayed. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as rng } from './helpers/rng.ts';
 
 const MOD_BE = Buffer.from(BN254_MODULUS.toString(16).padStart(64, '0'), 'hex');
 const below = (() => {

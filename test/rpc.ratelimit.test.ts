@@ -4,7 +4,6 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { MemoryRateLimiter } from '../src/rpc/http/rateLimit.ts';
 import { RedisRateLimiter } from '../src/rpc/http/rateLimitRedis.ts';
 import { buildServer } from '../src/rpc/http/server.ts';
 import { haveTool, REQUIRE_TOOLS, skipWithout } from './helpers/required.ts';
+import { freePort } from './helpers/refractBin.ts';
 
 function ctx() {
   const data = new MemoryDataSource();
@@ -88,16 +88,6 @@ describe('MemoryRateLimiter', () => {
 });
 
 const haveRedis = haveTool('redis-server');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe.skipIf(skipWithout(haveRedis, 'redis-server', REQUIRE_TOOLS))('RedisRateLimiter (shared by replicas)', () => {
   let proc: ChildProcess;

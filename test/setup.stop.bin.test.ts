@@ -10,25 +10,16 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, realpathSync } from 'node:fs';
 import { copyFile, cp, mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { freePort } from './helpers/refractBin.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 let root: string;
 let checkout: string;
 const children: ChildProcess[] = [];
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** `refract …args` in the checkout with JSON logs; collects its output. */
 function refract(args: string[], env: NodeJS.ProcessEnv) {
