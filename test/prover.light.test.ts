@@ -140,6 +140,30 @@ describe('Light keys: inputs that do not satisfy the circuit', () => {
     expect(e2.message).toContain('publicInputHash');
   }, 120_000);
 
+  it('the MSMs on two threads (KZ split to balance them) give the same proof as one after the other, for fixed r, s', () => {
+    type Prove = (h: unknown, i: Uint8Array, o: Uint8Array, rs: Uint8Array | null, t: Float64Array) => void;
+    const prove = (addon as unknown as { lightKeyProve: Prove }).lightKeyProve.bind(addon);
+    const rs = new Uint8Array(64);
+    rs[0] = 7;
+    rs[32] = 11;
+    for (const name of ['mainnet_inclusion_26_2', 'combined_26_1_2']) {
+      const key = lightKeyByName(name)!;
+      const h = addon.lightKeyLoad(readFileSync(residentFile(LIGHT_TEST_KEYS, key))); // no tables: the split path
+      const inputs = lightWitness(lightInputsFor(key, 5)).inputs;
+      const split = new Uint8Array(256);
+      prove(h, inputs, split, rs, new Float64Array(4));
+      const serial = new Uint8Array(256);
+      process.env.REFRACT_LIGHT_MSM_SERIAL = '1';
+      try {
+        prove(h, inputs, serial, rs, new Float64Array(4));
+      } finally {
+        delete process.env.REFRACT_LIGHT_MSM_SERIAL;
+      }
+      expect(split.some((b) => b !== 0), name).toBe(true);
+      expect(Buffer.from(split).toString('hex'), name).toBe(Buffer.from(serial).toString('hex'));
+    }
+  });
+
   it('the C solver itself refuses a witness that does not satisfy the circuit (no proof, no crash)', () => {
     const w = lightWitness(lightInputsFor(k, 30));
     const bad = Uint8Array.from(w.inputs);
