@@ -140,7 +140,7 @@ describe('Light keys: inputs that do not satisfy the circuit', () => {
     expect(e2.message).toContain('publicInputHash');
   }, 120_000);
 
-  it('the MSMs on two threads (KZ split to balance them) give the same proof as one after the other, for fixed r, s', () => {
+  it('the MSMs on two threads (KZ split to balance them) give the same proof as one after the other, and the eight-lane IFMA coset chain the same as the scalar one, for fixed r, s', () => {
     type Prove = (h: unknown, i: Uint8Array, o: Uint8Array, rs: Uint8Array | null, t: Float64Array) => void;
     const prove = (addon as unknown as { lightKeyProve: Prove }).lightKeyProve.bind(addon);
     const rs = new Uint8Array(64);
@@ -161,6 +161,18 @@ describe('Light keys: inputs that do not satisfy the circuit', () => {
       }
       expect(split.some((b) => b !== 0), name).toBe(true);
       expect(Buffer.from(split).toString('hex'), name).toBe(Buffer.from(serial).toString('hex'));
+      // every field-arithmetic path this CPU has (ifma: the eight-lane coset chain; adx; c): the same proof
+      const native = nativeAddon as unknown as { msmImpl(): string; msmSelectImpl(i: string): boolean };
+      const def = native.msmImpl();
+      try {
+        for (const impl of ['ifma', 'adx', 'c'].filter((i) => native.msmSelectImpl(i))) {
+          const out = new Uint8Array(256);
+          prove(h, inputs, out, rs, new Float64Array(4));
+          expect(Buffer.from(out).toString('hex'), `${name} ${impl}`).toBe(Buffer.from(split).toString('hex'));
+        }
+      } finally {
+        native.msmSelectImpl(def);
+      }
     }
   });
 

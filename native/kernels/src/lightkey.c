@@ -12,10 +12,12 @@
 #include <unistd.h>
 
 #include "fft.h"
+#include "fft_ifma.h"
 #include "fq_ops.h"
 #include "fr.h"
 #include "msm.h"
 #include "pairing.h"
+#include "scratch.h"
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) {
   if (!err || !errlen) return;
@@ -531,7 +533,13 @@ struct lk_key {
   size_t file_len, bytes;
   uint32_t n, logn, nb_wires, nb_pub, nb_sec, nb_int, m, n_a, n_b, n_k, n_ic, n_coef, n_hints;
   fe omega, omega_inv, n_inv, den_inv;
-  fe *gpow, *ginv; /* 5^k, 5^-k, k < n */
+  fe *gpow, *ginv; /* 5^k, 5^-k, k < n; freed once the tables below hold them */
+  /* the eight-lane coset chain's tables (fft_ifma.h fr8_coset, as groth16.c's): shift_br[bitrev(i)] =
+   * (1/n)·5^i, tw / tw_inv = ω^j, ω^-j for j < n/2; all Montgomery */
+  fe *shift_br, *tw, *tw_inv;
+  /* and for h's last iFFT on the lanes: unshift_br[i] = (1/n)·5^-bitrev(i), br4[i] = 4·bitrev(i) */
+  fe *unshift_br;
+  uint64_t *br4;
   uint8_t *a_ext, *b1_ext, *b2_ext, *kz_ext; /* A‖α1‖δ1, B1‖β1‖δ1, B2‖β2‖δ2, K‖Z‖δ1 */
   uint8_t alpha1[64];
   uint32_t *a_idx, *b_idx;
@@ -564,6 +572,11 @@ static void lk_destroy(lk_key *k) {
   free(k->file);
   free(k->gpow);
   free(k->ginv);
+  free(k->shift_br);
+  free(k->tw);
+  free(k->tw_inv);
+  free(k->unshift_br);
+  free(k->br4);
   free(k->a_ext);
   free(k->b1_ext);
   free(k->b2_ext);
@@ -743,6 +756,35 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
     mod_sub(den, acc, FR_ONE_LIMBS, FR_Q_LIMBS);
     fr_inv_m(k->den_inv, den);
   }
+  /* the coset chain's tables for fr8_coset (a DIF iFFT leaves its output bit-reversed, so the shift
+   * is stored so; the DIT FFT takes it back to natural order) */
+  if (k->n >= 8 && (k->n & (k->n - 1)) == 0) {
+    const size_t n = k->n, half = n / 2;
+    const unsigned power = (unsigned)__builtin_ctzll((unsigned long long)n);
+    k->shift_br = malloc(n * 32);
+    k->tw = malloc(half * 32);
+    k->tw_inv = malloc(half * 32);
+    k->unshift_br = malloc(n * 32);
+    k->br4 = malloc(n * 8);
+    if (!k->shift_br || !k->tw || !k->tw_inv || !k->unshift_br || !k->br4) goto oom;
+    for (size_t i = 0; i < n; i++) {
+      size_t j = 0;
+      for (unsigned b = 0; b < power; b++) j = (j << 1) | ((i >> b) & 1);
+      fr_mul_c(k->shift_br[j], k->n_inv, k->gpow[i]);
+      fr_mul_c(k->unshift_br[i], k->n_inv, k->ginv[j]);
+      k->br4[i] = (uint64_t)j * 4;
+    }
+    /* the scalar chain reads the same tables through br4: 5^i / 5^-i are not kept twice */
+    free(k->gpow);
+    free(k->ginv);
+    k->gpow = k->ginv = NULL;
+    memcpy(k->tw[0], FR_ONE_LIMBS, 32);
+    memcpy(k->tw_inv[0], FR_ONE_LIMBS, 32);
+    for (size_t j = 1; j < half; j++) {
+      fr_mul_c(k->tw[j], k->tw[j - 1], k->omega);
+      fr_mul_c(k->tw_inv[j], k->tw_inv[j - 1], k->omega_inv);
+    }
+  }
   /* R1CS blob */
   {
     const uint32_t *u = (const uint32_t *)(const void *)k->r1cs_copy;
@@ -818,7 +860,7 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
   k->file = NULL;
   pthread_mutex_init(&k->mu, NULL);
   k->bytes = vl + rl + ((size_t)k->n_a + (size_t)k->n_b + (size_t)k->n_k + k->n) * 64 + (size_t)k->n_b * 128 + (size_t)k->n * 64 +
-             (size_t)k->n_coef * 32 + (size_t)k->m * 8 + (size_t)k->nb_wires * 4;
+             (size_t)k->n_coef * 32 + (size_t)k->m * 8 + (size_t)k->nb_wires * 4 + (k->shift_br ? (size_t)k->n * 40 : 0);
   *out = k;
   return LK_OK;
 bad_r1cs:
@@ -1167,6 +1209,35 @@ int lk_verify(const lk_key *k, const uint8_t proof[256], const uint8_t *publics,
   return valid ? 1 : 0;
 }
 
+#ifdef REFRACT_HAVE_IFMA
+/* x ← (1/n)·5^-i ⊙ iFFT(x), coefficients in natural order (h's last step), on eight IFMA lanes: the
+ * decimation-in-frequency iFFT of fr8_coset leaves coefficient bitrev(i) at i, which the scaling by
+ * unshift_br[i] and a scatter to 4·bitrev(i) put back in place. soa: 5·n words of scratch. */
+IFMA_TARGET static void lk_ifft_lanes(const lk_key *k, uint64_t *x, uint64_t *soa_mem) {
+  const size_t n = k->n;
+  uint64_t *const soa[5] = {soa_mem, soa_mem + n, soa_mem + 2 * n, soa_mem + 3 * n, soa_mem + 4 * n};
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  for (size_t i = 0; i < n; i += 8) {
+    v8 v;
+    ifma_gather16(&v, x, _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i), lane), 2));
+    fr8_soa_store(soa, i, &v);
+  }
+  for (size_t len = n; len >= 2; len >>= 1) fr8_stage(soa, n, len, &k->tw_inv[0][0], 1);
+  for (size_t i = 0; i < n; i += 8) {
+    v8 v, s, c;
+    __m512i z[4];
+    const __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i), lane), 2);
+    fr8_soa_load(&v, soa, i);
+    ifma_gather16(&s, &k->unshift_br[0][0], at);
+    fr8_mul(&v, &v, &s);
+    fr8_mul_const(&c, FR52_TO_R256, &v);
+    ifma_canon_r256(z, c, FR52_R);
+    const __m512i to = _mm512_loadu_si512((const void *)(k->br4 + i));
+    for (int j = 0; j < 4; j++) _mm512_i64scatter_epi64((void *)x, _mm512_add_epi64(to, ifma_bc((uint64_t)j)), z[j], 8);
+  }
+}
+#endif
+
 typedef struct {
   const lk_key *k;
   fe *x;
@@ -1179,8 +1250,26 @@ static void *coset_run(void *arg) {
   const lk_key *k = c->k;
   const size_t n = k->n;
   c->ok = 0;
-  if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega_inv, (const uint8_t *)k->n_inv)) return NULL;
-  for (size_t i = 0; i < n; i++) frmul(c->x[i], c->x[i], k->gpow[i]);
+#ifdef REFRACT_HAVE_IFMA
+  /* on eight AVX-512 IFMA lanes when the MSM runs on them (the own prover's chain, groth16.c) */
+  if (k->shift_br && msm_impl_level() == 2) {
+    const size_t bytes = 5 * n * sizeof(uint64_t);
+    uint64_t *soa = scratch_alloc(bytes);
+    if (soa) { /* else the scalar chain below */
+      fr8_coset(&c->x[0][0], n, &k->tw[0][0], &k->tw_inv[0][0], &k->shift_br[0][0], soa);
+      scratch_free(soa, bytes);
+      c->ok = 1;
+      return NULL;
+    }
+  }
+#endif
+  if (k->gpow) {
+    if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega_inv, (const uint8_t *)k->n_inv)) return NULL;
+    for (size_t i = 0; i < n; i++) frmul(c->x[i], c->x[i], k->gpow[i]);
+  } else { /* shift_br[bitrev(i)] = (1/n)·5^i */
+    if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega_inv, NULL)) return NULL;
+    for (size_t i = 0; i < n; i++) frmul(c->x[i], c->x[i], k->shift_br[k->br4[i] / 4]);
+  }
   if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega, NULL)) return NULL;
   c->ok = 1;
   return NULL;
@@ -1317,11 +1406,30 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
     mod_sub(t, t, c[i], FR_Q_LIMBS);
     frmul(a[i], t, k->den_inv);
   }
-  if (!fr_fft((uint8_t *)a, n, (const uint8_t *)k->omega_inv, (const uint8_t *)k->n_inv)) {
-    rc = LK_ENOMEM;
-    goto done;
+  {
+    int lanes = 0;
+#ifdef REFRACT_HAVE_IFMA
+    if (k->unshift_br && msm_impl_level() == 2) {
+      const size_t bytes = 5 * n * sizeof(uint64_t);
+      uint64_t *soa = scratch_alloc(bytes);
+      if (soa) {
+        lk_ifft_lanes(k, &a[0][0], soa);
+        scratch_free(soa, bytes);
+        lanes = 1;
+      }
+    }
+#endif
+    if (!lanes) {
+      if (!fr_fft((uint8_t *)a, n, (const uint8_t *)k->omega_inv, k->ginv ? (const uint8_t *)k->n_inv : NULL)) {
+        rc = LK_ENOMEM;
+        goto done;
+      }
+      if (k->ginv)
+        for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->ginv[i]);
+      else /* unshift_br[bitrev(i)] = (1/n)·5^-i */
+        for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->unshift_br[k->br4[i] / 4]);
+    }
   }
-  for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->ginv[i]);
   double t2 = now_ms();
   /* scalars: plain LE */
   for (size_t i = 0; i < nw; i++) frmul((uint64_t *)(void *)(wp + i * 32), w[i], PLAIN_ONE);
