@@ -19,6 +19,8 @@
 #include "pairing.h"
 #include "scratch.h"
 
+static size_t lk_kz_split(size_t n_kz, size_t n_a, size_t n_b);
+
 static void set_err(char *err, size_t errlen, const char *fmt, ...) {
   if (!err || !errlen) return;
   va_list ap;
@@ -62,7 +64,7 @@ static void lk_init(void) {
   fq_t x = FQ_ONE;
   for (int i = 0; i < 256; i++) fq_add(&x, &x, &x);
   FQ_R2 = x;
-  const uint64_t three[4] = {3, 0, 0}, nine[4] = {9, 0, 0, 0};
+  const uint64_t three[4] = {3, 0, 0, 0}, nine[4] = {9, 0, 0, 0};
   fq_to_mont(&FQ_THREE, three);
   fq2_t t;
   fq_to_mont(&t.c0, nine);
@@ -533,13 +535,13 @@ struct lk_key {
   size_t file_len, bytes;
   uint32_t n, logn, nb_wires, nb_pub, nb_sec, nb_int, m, n_a, n_b, n_k, n_ic, n_coef, n_hints;
   fe omega, omega_inv, n_inv, den_inv;
-  fe *gpow, *ginv; /* 5^k, 5^-k, k < n; freed once the tables below hold them */
-  /* the eight-lane coset chain's tables (fft_ifma.h fr8_coset, as groth16.c's): shift_br[bitrev(i)] =
-   * (1/n)·5^i, tw / tw_inv = ω^j, ω^-j for j < n/2; all Montgomery */
-  fe *shift_br, *tw, *tw_inv;
-  /* and for h's last iFFT on the lanes: unshift_br[i] = (1/n)·5^-bitrev(i), br4[i] = 4·bitrev(i) */
-  fe *unshift_br;
+  /* the coset tables (Montgomery), read by the eight-lane chain (fft_ifma.h fr8_coset, as groth16.c's)
+   * and the scalar one alike: shift_br[bitrev(i)] = (1/n)·5^i, unshift_br[bitrev(i)] = (1/n)·5^-i,
+   * br4[i] = 4·bitrev(i), tw / tw_inv = ω^j, ω^-j for j < n/2 */
+  fe *shift_br, *unshift_br, *tw, *tw_inv;
   uint64_t *br4;
+  /* how many of KZ's bases the first MSM thread keeps without tables (lk_kz_split, once per key) */
+  size_t kz_keep;
   uint8_t *a_ext, *b1_ext, *b2_ext, *kz_ext; /* A‖α1‖δ1, B1‖β1‖δ1, B2‖β2‖δ2, K‖Z‖δ1 */
   uint8_t alpha1[64];
   uint32_t *a_idx, *b_idx;
@@ -570,8 +572,6 @@ static void lk_destroy(lk_key *k) {
   free(k->vk_copy);
   free(k->r1cs_copy);
   free(k->file);
-  free(k->gpow);
-  free(k->ginv);
   free(k->shift_br);
   free(k->tw);
   free(k->tw_inv);
@@ -704,9 +704,15 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
   k->kz_ext = malloc(((size_t)k->n_k + k->n + 1) * 64);
   k->a_idx = malloc((size_t)k->n_a * 4 + 4);
   k->b_idx = malloc((size_t)k->n_b * 4 + 4);
-  k->gpow = malloc((size_t)k->n * 32);
-  k->ginv = malloc((size_t)k->n * 32);
-  if (!k->a_ext || !k->b1_ext || !k->b2_ext || !k->kz_ext || !k->a_idx || !k->b_idx || !k->gpow || !k->ginv) goto oom;
+  const size_t half = k->n > 1 ? k->n / 2 : 1;
+  k->shift_br = malloc((size_t)k->n * 32);
+  k->unshift_br = malloc((size_t)k->n * 32);
+  k->br4 = malloc((size_t)k->n * 8);
+  k->tw = malloc(half * 32);
+  k->tw_inv = malloc(half * 32);
+  if (!k->a_ext || !k->b1_ext || !k->b2_ext || !k->kz_ext || !k->a_idx || !k->b_idx || !k->shift_br || !k->unshift_br ||
+      !k->br4 || !k->tw || !k->tw_inv)
+    goto oom;
   memcpy(k->a_ext, A, (size_t)k->n_a * 64);
   memcpy(k->a_ext + (size_t)k->n_a * 64, alpha1, 64);
   memcpy(k->a_ext + ((size_t)k->n_a + 1) * 64, delta1, 64);
@@ -737,7 +743,8 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
       return LK_EKEY;
     }
   }
-  /* coset powers of 5 (§2.2 FrMultiplicativeGen) */
+  /* coset powers of 5 (§2.2 FrMultiplicativeGen), stored bit-reversed with the iFFT's 1/n: a DIF iFFT
+   * leaves its output bit-reversed, and the DIT FFT takes it back to natural order */
   {
     const uint64_t five[4] = {5, 0, 0, 0};
     fe g, gi, acc, acci;
@@ -746,8 +753,10 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
     memcpy(acc, FR_ONE_LIMBS, 32);
     memcpy(acci, FR_ONE_LIMBS, 32);
     for (uint32_t i = 0; i < k->n; i++) {
-      memcpy(k->gpow[i], acc, 32);
-      memcpy(k->ginv[i], acci, 32);
+      const unsigned j = bitrev(i, k->logn);
+      fr_mul_c(k->shift_br[j], k->n_inv, acc);
+      fr_mul_c(k->unshift_br[j], k->n_inv, acci);
+      k->br4[i] = (uint64_t)j * 4;
       fr_mul_c(acc, acc, g);
       fr_mul_c(acci, acci, gi);
     }
@@ -755,29 +764,6 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
     fe den;
     mod_sub(den, acc, FR_ONE_LIMBS, FR_Q_LIMBS);
     fr_inv_m(k->den_inv, den);
-  }
-  /* the coset chain's tables for fr8_coset (a DIF iFFT leaves its output bit-reversed, so the shift
-   * is stored so; the DIT FFT takes it back to natural order) */
-  if (k->n >= 8 && (k->n & (k->n - 1)) == 0) {
-    const size_t n = k->n, half = n / 2;
-    const unsigned power = (unsigned)__builtin_ctzll((unsigned long long)n);
-    k->shift_br = malloc(n * 32);
-    k->tw = malloc(half * 32);
-    k->tw_inv = malloc(half * 32);
-    k->unshift_br = malloc(n * 32);
-    k->br4 = malloc(n * 8);
-    if (!k->shift_br || !k->tw || !k->tw_inv || !k->unshift_br || !k->br4) goto oom;
-    for (size_t i = 0; i < n; i++) {
-      size_t j = 0;
-      for (unsigned b = 0; b < power; b++) j = (j << 1) | ((i >> b) & 1);
-      fr_mul_c(k->shift_br[j], k->n_inv, k->gpow[i]);
-      fr_mul_c(k->unshift_br[i], k->n_inv, k->ginv[j]);
-      k->br4[i] = (uint64_t)j * 4;
-    }
-    /* the scalar chain reads the same tables through br4: 5^i / 5^-i are not kept twice */
-    free(k->gpow);
-    free(k->ginv);
-    k->gpow = k->ginv = NULL;
     memcpy(k->tw[0], FR_ONE_LIMBS, 32);
     memcpy(k->tw_inv[0], FR_ONE_LIMBS, 32);
     for (size_t j = 1; j < half; j++) {
@@ -859,8 +845,9 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
   free(k->file); /* everything needed is in the tables and copies above */
   k->file = NULL;
   pthread_mutex_init(&k->mu, NULL);
-  k->bytes = vl + rl + ((size_t)k->n_a + (size_t)k->n_b + (size_t)k->n_k + k->n) * 64 + (size_t)k->n_b * 128 + (size_t)k->n * 64 +
-             (size_t)k->n_coef * 32 + (size_t)k->m * 8 + (size_t)k->nb_wires * 4 + (k->shift_br ? (size_t)k->n * 40 : 0);
+  k->bytes = vl + rl + ((size_t)k->n_a + (size_t)k->n_b + (size_t)k->n_k + k->n) * 64 + (size_t)k->n_b * 128 + (size_t)k->n * 104 +
+             (size_t)k->n_coef * 32 + (size_t)k->m * 8 + (size_t)k->nb_wires * 4;
+  k->kz_keep = lk_kz_split((size_t)k->n_k + k->n + 1, (size_t)k->n_a + 2, (size_t)k->n_b + 2);
   *out = k;
   return LK_OK;
 bad_r1cs:
@@ -1252,7 +1239,7 @@ static void *coset_run(void *arg) {
   c->ok = 0;
 #ifdef REFRACT_HAVE_IFMA
   /* on eight AVX-512 IFMA lanes when the MSM runs on them (the own prover's chain, groth16.c) */
-  if (k->shift_br && msm_impl_level() == 2) {
+  if (n >= 8 && msm_impl_level() == 2) {
     const size_t bytes = 5 * n * sizeof(uint64_t);
     uint64_t *soa = scratch_alloc(bytes);
     if (soa) { /* else the scalar chain below */
@@ -1263,13 +1250,8 @@ static void *coset_run(void *arg) {
     }
   }
 #endif
-  if (k->gpow) {
-    if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega_inv, (const uint8_t *)k->n_inv)) return NULL;
-    for (size_t i = 0; i < n; i++) frmul(c->x[i], c->x[i], k->gpow[i]);
-  } else { /* shift_br[bitrev(i)] = (1/n)·5^i */
-    if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega_inv, NULL)) return NULL;
-    for (size_t i = 0; i < n; i++) frmul(c->x[i], c->x[i], k->shift_br[k->br4[i] / 4]);
-  }
+  if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega_inv, NULL)) return NULL;
+  for (size_t i = 0; i < n; i++) frmul(c->x[i], c->x[i], k->shift_br[k->br4[i] / 4]); /* (1/n)·5^i */
   if (!fr_fft((uint8_t *)c->x, n, (const uint8_t *)k->omega, NULL)) return NULL;
   c->ok = 1;
   return NULL;
@@ -1409,7 +1391,7 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
   {
     int lanes = 0;
 #ifdef REFRACT_HAVE_IFMA
-    if (k->unshift_br && msm_impl_level() == 2) {
+    if (n >= 8 && msm_impl_level() == 2) {
       const size_t bytes = 5 * n * sizeof(uint64_t);
       uint64_t *soa = scratch_alloc(bytes);
       if (soa) {
@@ -1420,14 +1402,11 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
     }
 #endif
     if (!lanes) {
-      if (!fr_fft((uint8_t *)a, n, (const uint8_t *)k->omega_inv, k->ginv ? (const uint8_t *)k->n_inv : NULL)) {
+      if (!fr_fft((uint8_t *)a, n, (const uint8_t *)k->omega_inv, NULL)) {
         rc = LK_ENOMEM;
         goto done;
       }
-      if (k->ginv)
-        for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->ginv[i]);
-      else /* unshift_br[bitrev(i)] = (1/n)·5^-i */
-        for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->unshift_br[k->br4[i] / 4]);
+      for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->unshift_br[k->br4[i] / 4]); /* (1/n)·5^-i */
     }
   }
   double t2 = now_ms();
@@ -1471,7 +1450,7 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
     const char *serial = getenv("REFRACT_LIGHT_MSM_SERIAL");
     if (cpus >= 2 && !(serial && *serial == '1')) {
       if (!k->t[3]) {
-        const size_t keep = lk_kz_split(n_kz, (size_t)k->n_a + 2, (size_t)k->n_b + 2);
+        const size_t keep = k->kz_keep;
         if (keep > 0 && keep < n_kz) {
           tasks[0].n = keep;
           tasks[4].bases = k->kz_ext + keep * 64;
