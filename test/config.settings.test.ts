@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { CONFIG_DEFAULTS, configSchema, ENV_KEYS, loadConfig } from '../src/config/config.ts';
+import { configDefaults, configSchema, ENV_KEYS, loadConfig } from '../src/config/config.ts';
 import { SETTINGS, settingEntries } from '../src/config/settings.ts';
 import { program, SETTING_OPTIONS, settingFlags } from '../src/commands/program.ts';
 import { OPERATIONS_MD, renderSettingsTable } from '../src/commands/settingsDoc.ts';
@@ -57,7 +57,7 @@ describe('the settings table', () => {
     expect(flags.backfillRpsPerCall).toBeUndefined();
     // The variable wins over the default when the flag is absent; the first of two variables wins.
     const c = loadConfig({ file: emptyConfigFile(), env: { REFRACT_SEQUENCE_CHECK: '0', REFRACT_REDIS_URL: 'redis://a', REDIS_URL: 'redis://b' }, flags });
-    expect([c.sequenceCheck, c.redisUrl, c.db, c.ingest, c.port]).toEqual([false, 'redis://a', '/x', false, CONFIG_DEFAULTS.port]);
+    expect([c.sequenceCheck, c.redisUrl, c.db, c.ingest, c.port]).toEqual([false, 'redis://a', '/x', false, configDefaults().port]);
   });
 
   it('refract start --help shows each setting flag with its default and variable, from the table', async () => {

@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { runIndexCommand } from './indexFiles.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from '../ingest/importFiles.ts';
 import { CIRCUIT_IDS, DEFAULT_V2_CIRCUIT_IDS, V2_CIRCUIT_IDS } from '../prover/keys/circuits.ts';
-import { CONFIG_DEFAULTS, ENV_SWITCHES, envValue, grpcXToken, loadConfig, parseRateLimit, setLogFormat } from '../config/config.ts';
+import { configDefaults, type EnvSwitch, ENV_SWITCHES, envValue, grpcXToken, loadConfig, parseRateLimit, setLogFormat } from '../config/config.ts';
 import { type FlagValue, PROVER_PREFIX, type SettingKey, settingEntries, settingOf } from '../config/settings.ts';
 
 const int = (name: string) => (v: string) => {
@@ -91,7 +91,7 @@ export function settingOption(key: SettingKey, command: SettingCommand = 'start'
   if (command !== 'start' && !s.alsoOn?.includes(command)) throw new Error(`setting ${key} is not a flag of refract ${command}`);
   const opt = new Option(settingFlag(key, command), '');
   const takesValue = !opt.negate && !opt.isBoolean();
-  const value = CONFIG_DEFAULTS[key];
+  const value = configDefaults()[key];
   const defaultText = s.defaultText ?? (takesValue && value !== undefined ? (typeof value === 'string' ? value : JSON.stringify(value)) : undefined);
   const env = (s.env ?? []).filter((name) => command === 'start' || name in ENV_SWITCHES);
   // With a commander default, commander's help shows it.
@@ -264,7 +264,7 @@ proverThreadOptions(proverCommand, 'prover')
   .addOption(settingOption('logLevel', 'prover'))
   .addOption(settingOption('logFormat', 'prover'))
   .action(async (o) => {
-    const redisUrl = o.redisUrl || envValue('REFRACT_REDIS_URL') || envValue('REDIS_URL');
+    const redisUrl = o.redisUrl || settingOf('redisUrl').env!.map((name) => envValue(name as EnvSwitch)).find(Boolean); // in the settings table's order
     if (!redisUrl) program.error('prover: give --redis-url URL (or set REDIS_URL)');
     const onStop = exitOnSignal();
     const { runProverCommand } = await import('./prover.ts');

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command, Option } from 'commander';
-import { CONFIG_DEFAULTS, ENV_KEYS, ENV_SWITCHES } from '../config/config.ts';
+import { configDefaults, ENV_KEYS, ENV_SWITCHES } from '../config/config.ts';
 import { SETTING_SECTIONS, type SettingKey, settingEntries } from '../config/settings.ts';
 import { program, SETTING_OPTIONS } from './program.ts';
 
@@ -46,7 +46,7 @@ function flagCell(key: SettingKey): string {
 /** The default cell of a setting: its words, else the schema's value, else —. */
 function defaultCell(key: SettingKey, defaultText: string | undefined): string {
   if (defaultText !== undefined) return defaultText;
-  const v = CONFIG_DEFAULTS[key];
+  const v = configDefaults()[key];
   return v === undefined ? '—' : code(typeof v === 'string' ? v : JSON.stringify(v));
 }
 

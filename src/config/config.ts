@@ -15,8 +15,11 @@ export const configSchema = z.object(Object.fromEntries(settingEntries().map(([k
 /** Refract's configuration after merging and validation. */
 export type Config = z.infer<typeof configSchema>;
 
-/** The defaults: what `loadConfig` gives with no file, variable or flag. */
-export const CONFIG_DEFAULTS: Readonly<Config> = configSchema.parse({});
+let defaults: Readonly<Config> | undefined;
+/** The defaults: what `loadConfig` gives with no file, variable or flag (parsed once, on first use). */
+export function configDefaults(): Readonly<Config> {
+  return (defaults ??= configSchema.parse({}));
+}
 
 /**
  * Environment variables and the config keys they set, derived from the settings table; where several
