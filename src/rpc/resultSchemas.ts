@@ -109,21 +109,16 @@ export const AccountData = named(
   z.strictObject({ discriminator: UnsignedInteger, data: Base64String, dataHash: Hash }),
 );
 
+/** The fields both account shapes open with, in Photon's key order. */
+const accountHead = { hash: Hash, address: Pubkey.nullable(), data: AccountData.nullable(), owner: Pubkey, lamports: UnsignedInteger };
+/** The fields both account shapes carry after the V1 shape's `tree`. */
+const accountPosition = { leafIndex: u32, seq: UnsignedInteger.nullable(), slotCreated: UnsignedInteger };
+
 /** V1 `Account` (Photon key order). */
 export const Account = named(
   'Account',
   'A compressed account (V1 shape); `seq` is null for accounts of batched (v2) trees',
-  z.strictObject({
-    hash: Hash,
-    address: Pubkey.nullable(),
-    data: AccountData.nullable(),
-    owner: Pubkey,
-    lamports: UnsignedInteger,
-    tree: Pubkey,
-    leafIndex: u32,
-    seq: UnsignedInteger.nullable(),
-    slotCreated: UnsignedInteger,
-  }),
+  z.strictObject({ ...accountHead, tree: Pubkey, ...accountPosition }),
 );
 
 /** `TreeContextInfo`: a tree, its queue and type (`treeContext` of V2 proofs). */
@@ -144,18 +139,7 @@ export const MerkleContextV2 = named(
 export const AccountV2 = named(
   'AccountV2',
   'A compressed account (V2 shape): proveByIndex = still in the output queue of a batched tree',
-  z.strictObject({
-    hash: Hash,
-    address: Pubkey.nullable(),
-    data: AccountData.nullable(),
-    owner: Pubkey,
-    lamports: UnsignedInteger,
-    leafIndex: u32,
-    seq: UnsignedInteger.nullable(),
-    slotCreated: UnsignedInteger,
-    proveByIndex: z.boolean(),
-    merkleContext: MerkleContextV2,
-  }),
+  z.strictObject({ ...accountHead, ...accountPosition, proveByIndex: z.boolean(), merkleContext: MerkleContextV2 }),
 );
 
 /** `TokenData` of a compressed token account. */
@@ -211,18 +195,14 @@ export const NewAddressProof = named(
   }),
 );
 
+const signatureFields = { signature: Signature, slot: UnsignedInteger, blockTime: UnsignedInteger };
 /** `SignatureInfo`. */
-export const SignatureInfo = named(
-  'SignatureInfo',
-  'A transaction signature with its slot and block time (Unix seconds)',
-  z.strictObject({ signature: Signature, slot: UnsignedInteger, blockTime: UnsignedInteger }),
-);
-
-/** `SignatureInfoWithError`. */
+export const SignatureInfo = named('SignatureInfo', 'A transaction signature with its slot and block time (Unix seconds)', z.strictObject(signatureFields));
+/** `SignatureInfoWithError`: SignatureInfo's fields, then `error`. */
 export const SignatureInfoWithError = named(
   'SignatureInfoWithError',
   'A transaction signature with its slot, block time and error (null: succeeded)',
-  z.strictObject({ signature: Signature, slot: UnsignedInteger, blockTime: UnsignedInteger, error: z.string().nullable() }),
+  z.strictObject({ ...signatureFields, error: z.string().nullable() }),
 );
 
 /** Bytes as an array of numbers 0..255, exactly `n` of them. */

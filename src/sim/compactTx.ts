@@ -32,57 +32,8 @@ export interface CompactTx {
   inner: CompactIx[];
 }
 
-const ALPHABET = base58.ALPHABET;
-const CODES = Buffer.from(ALPHABET, 'latin1');
-const TWO32 = 2 ** 32;
-const B3 = 58 * 58 * 58;
-
-/**
- * base58 of `bytes` (any length), exactly as `bs58.encode(bytes)`. Up to 64 bytes in steps of 4 it is
- * src/solana/base58.ts's encoder; longer values (inner-instruction data) take the same limb
- * method here, O(n²/12) limb steps instead of bs58's O(n²) byte steps.
- */
-export function base58Long(bytes: Uint8Array): string {
-  const len = bytes.length;
-  if (len === 0) return '';
-  if (len <= 64 && (len & 3) === 0) return base58.encode(bytes);
-  let zeros = 0;
-  while (zeros < len && bytes[zeros] === 0) zeros++;
-  // Limbs of 4 bytes, most significant first; the first limb takes the len % 4 leading bytes.
-  const n = Math.ceil(len / 4);
-  const limbs = new Float64Array(n);
-  const head = len - (n - 1) * 4;
-  let v = 0;
-  for (let i = 0; i < head; i++) v = v * 256 + bytes[i]!;
-  if (n > 0) limbs[0] = v;
-  for (let i = 1; i < n; i++) {
-    const o = head + (i - 1) * 4;
-    limbs[i] = bytes[o]! * 0x1000000 + ((bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!);
-  }
-  // ≤ 1.37 digits per byte, 3 per group: room for every group, plus the `1`s of the zero bytes.
-  const out = Buffer.allocUnsafe(Math.ceil((len * 1.3658) / 3) * 3 + 3 + zeros);
-  let pos = out.length;
-  let first = 0;
-  while (first < n && limbs[first] === 0) first++;
-  while (first < n) {
-    let r = 0;
-    for (let i = first; i < n; i++) {
-      const cur = r * TWO32 + limbs[i]!;
-      const q = Math.floor(cur / B3);
-      r = cur - q * B3;
-      limbs[i] = q;
-    }
-    while (first < n && limbs[first] === 0) first++;
-    const d0 = Math.floor(r / 3364);
-    const rest = r - d0 * 3364;
-    out[--pos] = CODES[rest % 58]!;
-    out[--pos] = CODES[Math.floor(rest / 58)]!;
-    out[--pos] = CODES[d0]!;
-  }
-  while (pos < out.length && out[pos] === 49) pos++;
-  for (let i = 0; i < zeros; i++) out[--pos] = 49;
-  return out.toString('latin1', pos, out.length);
-}
+/** base58 of `bytes` of any length, exactly as `bs58.encode(bytes)` (src/solana/base58.ts `encodeLong`). */
+export const base58Long = base58.encodeLong;
 
 /** Writes a shortvec (compact-u16) length at `o`; returns the next offset. */
 function writeShortVec(buf: Uint8Array, o: number, n: number): number {

@@ -21,24 +21,7 @@ import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../light/constants.ts';
 import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
 import { compactTxEntryText, packCompact, staticAccountKeys, unpackCompact } from './compactTx.ts';
 import { PaddingSource, mix32 } from './padding.ts';
-import {
-  AddressIndex,
-  type BlockHeader,
-  type Chain,
-  type ChainBlock,
-  type FoundTx,
-  F64List,
-  GENESIS_BLOCK_TIME,
-  blockhashBytes,
-  blockhashOf,
-  genesisHeader,
-  hiddenFromProgramListing,
-  indexOfPos,
-  notAvailable,
-  posOf,
-  skippedSlot,
-  slotOfPos,
-} from './chain.ts';
+import { AddressIndex, type BlockHeader, type Chain, type ChainBlock, type FoundTx, F64List, GENESIS_BLOCK_TIME, blockhashBytes, blockhashOf, genesisHeader, hiddenFromProgramListing, indexOfPos, notAvailable, posOf, skippedSlot, slotOfPos } from './chain.ts';
 
 /** Slots of history the sparse profile starts with by default. */
 export const DEFAULT_HISTORY_SLOTS = 2_000_000;

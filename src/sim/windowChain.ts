@@ -19,24 +19,7 @@ import { parseTransaction } from '../light/parser.ts';
 import { decodeTransactionJson } from '../solana/decode.ts';
 import { LightTxGenerator, type GeneratorOptions } from './generator.ts';
 import { compactTxEntryText, firstSignatureBytes, staticAccountKeys } from './compactTx.ts';
-import {
-  AddressIndex,
-  type BlockHeader,
-  type Chain,
-  type ChainBlock,
-  type ChainStats,
-  type FoundTx,
-  GENESIS_BLOCK_TIME,
-  RpcError,
-  type SignatureMatch,
-  blockhashOf,
-  genesisHeader,
-  hiddenFromProgramListing,
-  indexOfPos,
-  notAvailable,
-  posOf,
-  slotOfPos,
-} from './chain.ts';
+import { AddressIndex, type BlockHeader, type Chain, type ChainBlock, type ChainStats, type FoundTx, GENESIS_BLOCK_TIME, RpcError, type SignatureMatch, blockhashOf, genesisHeader, hiddenFromProgramListing, indexOfPos, notAvailable, posOf, slotOfPos } from './chain.ts';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../light/constants.ts';
 
 /** Longest stretch (ms) the generator runs before letting other requests in. */

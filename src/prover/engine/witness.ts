@@ -373,9 +373,29 @@ function reqObj(v: unknown, what: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
+/** Reads a field of a request entry with `parse`, which names `<entry>.<key>` in its error. */
+type FieldReader = <V>(key: string, parse: (v: unknown, what: string) => V) => V;
+
+/**
+ * Each entry of `list` as an object (else malformed, naming `name[i]`), read by `read` through a
+ * {@link FieldReader} whose errors name `name[i].<key>`.
+ */
+function entries<T>(list: unknown[], name: string, read: (get: FieldReader) => T): T[] {
+  return list.map((e, i) => {
+    const w = `${name}[${i}]`;
+    const a = reqObj(e, w);
+    return read((key, parse) => parse(a[key], `${w}.${key}`));
+  });
+}
+
 function reqHex(v: unknown, what: string): Bytes32 {
   if (typeof v !== 'string') malformed(`${what}: expected a hex string`);
-  const n = parseHex(v);
+  let n: bigint;
+  try {
+    n = parseHex(v);
+  } catch (e) {
+    malformed(`${what}: ${(e as Error).message}`); // the field, then why
+  }
   return bigintToBe32(n);
 }
 
@@ -439,29 +459,22 @@ export function fromProverRequest(body: unknown): ValidityProofInputs {
     throw new ProverError('unsupported_shape', `addressTreeHeight ${String(o.addressTreeHeight)} is not supported (${why}: ${addressHeight})`);
   }
   if (v2 && !hasHash) malformed(`publicInputHash: required in v2 requests (stateTreeHeight ${V2_STATE_TREE_HEIGHT} / addressTreeHeight ${V2_ADDRESS_TREE_HEIGHT})`);
-  const accounts = accIn.map((e, i): AccountProofInput => {
-    const w = `inputCompressedAccounts[${i}]`;
-    const a = reqObj(e, w);
-    return {
-      root: reqHex(a.root, `${w}.root`),
-      leaf: reqHex(a.leaf, `${w}.leaf`),
-      leafIndex: v2 ? reqIndex(a.pathIndex, `${w}.pathIndex`) : reqU32(a.pathIndex, `${w}.pathIndex`),
-      pathElements: reqPath(a.pathElements, `${w}.pathElements`),
-    };
-  });
-  const addresses = addrIn.map((e, i): AddressProofInput => {
-    const w = `newAddresses[${i}]`;
-    const a = reqObj(e, w);
-    return {
-      root: reqHex(a.root, `${w}.root`),
-      value: reqHex(a.value, `${w}.value`),
-      lowValue: reqHex(a.leafLowerRangeValue, `${w}.leafLowerRangeValue`),
-      highValue: reqHex(a.leafHigherRangeValue, `${w}.leafHigherRangeValue`),
-      ...(v2 ? {} : { nextIndex: reqU32(a.nextIndex, `${w}.nextIndex`) }),
-      lowLeafIndex: v2 ? reqIndex(a.pathIndex, `${w}.pathIndex`) : reqU32(a.pathIndex, `${w}.pathIndex`),
-      pathElements: reqPath(a.pathElements, `${w}.pathElements`),
-    };
-  });
+  const index = v2 ? reqIndex : reqU32;
+  const accounts = entries(accIn, 'inputCompressedAccounts', (get): AccountProofInput => ({
+    root: get('root', reqHex),
+    leaf: get('leaf', reqHex),
+    leafIndex: get('pathIndex', index),
+    pathElements: get('pathElements', reqPath),
+  }));
+  const addresses = entries(addrIn, 'newAddresses', (get): AddressProofInput => ({
+    root: get('root', reqHex),
+    value: get('value', reqHex),
+    lowValue: get('leafLowerRangeValue', reqHex),
+    highValue: get('leafHigherRangeValue', reqHex),
+    ...(v2 ? {} : { nextIndex: get('nextIndex', reqU32) }),
+    lowLeafIndex: get('pathIndex', index),
+    pathElements: get('pathElements', reqPath),
+  }));
   if (v2) return { accounts, addresses, version: 2, publicInputHash: reqHex(o.publicInputHash, 'publicInputHash') };
   return { accounts, addresses };
 }
