@@ -8,7 +8,8 @@
  * the start of a dispatch pass): an idle pool sends
  * jobs one by one to different threads (lowest latency); a saturated pool merges queued jobs of
  * the same circuit into batches (fewer task round trips, still shared fairly between threads).
- * Arrivals are collected for `batchWindowMs` before dispatch. Items of a batch stream back as
+ * Arrivals are collected for `batchWindowMs` before dispatch (default 0: those of the current event-loop
+ * turn; a 2 ms timer cost an idle pool ≈2–3 ms per proof). Items of a batch stream back as
  * each finishes (a MessagePort per task), so batching never delays the first jobs of a batch.
  * Batching saves only task round trips (the zkey, wasm and curve are resident per thread anyway),
  * so it neither gains nor costs measurable throughput for snarkjs proofs.
@@ -107,7 +108,7 @@ export interface ProverPoolOptions {
    * verified before it is returned (`verify`): by the addon's pairing with `native`, by snarkjs with `snarkjs`.
    */
   backend?: ProverBackendKind;
-  /** Collect arrivals this long before dispatching to a free thread, ms (default 2). */
+  /** Collect arrivals this long before dispatching to a free thread, ms (default 0: the arrivals of the current event-loop turn, no timer). */
   batchWindowMs?: number;
   /** Most jobs merged into one task (default 4). */
   maxBatch?: number;
@@ -248,7 +249,8 @@ export class ProverPool {
   private readonly opts: Required<Omit<ProverPoolOptions, 'workerFile' | 'recycleRssBytes' | 'onTableLoad' | 'lightTableMb'>> & { recycleRssBytes: number; lightTableMb?: number };
   private inFlight = 0;
   private paused = 0;
-  private timer: NodeJS.Timeout | undefined;
+  /** The pending dispatch pass: a `batchWindowMs` timer, or (window 0) an immediate. */
+  private timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   private closed = false;
   private readonly started = performance.now();
   private busyMs = 0;
@@ -277,7 +279,7 @@ export class ProverPool {
       backend: proverBackend(options.backend),
       tableMb: proverTableMb(options.tableMb),
       tableFiles: proverTableFiles(options.keysDir, options.tableFiles),
-      batchWindowMs: options.batchWindowMs ?? 2,
+      batchWindowMs: options.batchWindowMs ?? 0,
       maxBatch: Math.max(1, options.maxBatch ?? 4),
       recycleHeapBytes: options.recycleHeapBytes ?? 1024 ** 3,
       recycleRssBytes: options.recycleRssBytes ?? Infinity,
@@ -314,6 +316,9 @@ export class ProverPool {
       maxThreads: size,
       concurrentTasksPerWorker: 1,
       idleTimeout: Infinity,
+      // Idle threads wait in their event loop, not in Atomics.wait: what a task leaves for after its
+      // answer (the malloc_trim of workers/prove.ts `trimAfter`) then runs at once instead of never.
+      atomics: 'disabled',
       workerData,
     });
     // An error event with no task attached (e.g. a thread failing at start-up) must not crash the
@@ -438,7 +443,10 @@ export class ProverPool {
   /** Rejects queued jobs, waits for running tasks and stops the threads. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) {
+      clearTimeout(this.timer as NodeJS.Timeout);
+      clearImmediate(this.timer as NodeJS.Immediate);
+    }
     for (const q of this.queues.values()) {
       for (const j of q.splice(0)) j.reject(new ProverError('worker_crashed', 'prover pool closed before the job ran'));
     }
@@ -449,10 +457,13 @@ export class ProverPool {
 
   private schedule(): void {
     if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
+    const pass = () => {
       this.timer = undefined;
       this.pump();
-    }, this.opts.batchWindowMs);
+    };
+    // Window 0 (the default): the pass runs once this turn's arrivals are in (jobs submitted together,
+    // e.g. one request's proofs, still share it), with no timer's delay before a free thread starts.
+    this.timer = this.opts.batchWindowMs > 0 ? setTimeout(pass, this.opts.batchWindowMs) : setImmediate(pass);
   }
 
   private pump(): void {
