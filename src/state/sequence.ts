@@ -246,12 +246,6 @@ export function treesWithPositions(r: Pick<ReadView, 'seqPositions'>): Map<strin
   return since;
 }
 
-/** Whether the store has a number for any stream of `tree` (base58). */
-export function hasPosition(r: Pick<ReadView, 'seqPosition'>, tree: string): boolean {
-  const bytes = base58.decode(tree, 'tree');
-  return SEQ_STREAMS.some((_, i) => r.seqPosition(bytes, i) !== undefined);
-}
-
 /** Takes a gap's numbers as given: the stream's position becomes `gap.got` (a gap accepted; `nullified` evidence has no position). */
 export function acceptGap(w: WriteView, gap: SequenceGap): void {
   if (gap.stream === 'nullified') return;
