@@ -1,14 +1,18 @@
 // setupCircuits builds in setupOrder (the most used circuits first) and makes each circuit's key as
 // soon as its compile is done, while later circuits still compile — so the first proofs come before
-// the whole set is compiled. Keys and compile output go to a temp dir (real compiles, 2^16 dev ptau).
-import { mkdtemp, rm } from 'node:fs/promises';
+// the whole set is compiled. Keys and compile output go to a temp dir (2^16 dev ptau): non-inclusion_26_1
+// compiles for real; inclusion_26_1's compile is copied from the shared test build (the same source
+// hash, so setup takes it as done), which saves a compile and still tells the order apart: built in the
+// wrong order, non-inclusion's real compile would come first.
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { checkKeys } from '../src/prover/keys/layout.ts';
-import { setupCircuits, type SetupProgress } from '../src/prover/keys/keySetup.ts';
+import { compileCached, setupCircuits, type SetupProgress } from '../src/prover/keys/keySetup.ts';
 import { DEV_PTAU, ensureDevPtau } from './helpers/devPtau.ts';
+import { TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -23,6 +27,8 @@ afterAll(async () => {
 
 test('non-inclusion_26_1 given first: inclusion_26_1 is built first, its key made while non-inclusion compiles', async () => {
   const keysDir = path.join(dir, 'keys');
+  await compileCached('inclusion_26_1', path.join(TEST_KEYS_DIR, 'build'));
+  await cp(path.join(TEST_KEYS_DIR, 'build', 'inclusion_26_1'), path.join(keysDir, 'build', 'inclusion_26_1'), { recursive: true });
   const events: SetupProgress[] = [];
   const res = await setupCircuits({
     keysDir,
