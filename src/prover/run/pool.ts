@@ -443,10 +443,9 @@ export class ProverPool {
   /** Rejects queued jobs, waits for running tasks and stops the threads. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) {
-      clearTimeout(this.timer as NodeJS.Timeout);
-      clearImmediate(this.timer as NodeJS.Immediate);
-    }
+    // each with its own clear: clearImmediate on a Timeout (or the reverse) is not a no-op in Node
+    if (this.timer && this.opts.batchWindowMs > 0) clearTimeout(this.timer as NodeJS.Timeout);
+    else if (this.timer) clearImmediate(this.timer as NodeJS.Immediate);
     for (const q of this.queues.values()) {
       for (const j of q.splice(0)) j.reject(new ProverError('worker_crashed', 'prover pool closed before the job ran'));
     }
