@@ -3,7 +3,8 @@
 // pool (keys: inclusion_26_1 and non-inclusion_26_1 in the shared cached test keys dir), plus
 // POST /prove (Light-compatible), the external-prover backend (--prover-url), the in-process queue's
 // bound and timeout, keys readiness, and the proof metrics.
-import { cpSync } from 'node:fs';
+import { cpSync, existsSync } from 'node:fs';
+import path from 'node:path';
 import bs58 from 'bs58';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +19,7 @@ import { ProverPool } from '../src/prover/run/pool.ts';
 import { KeyReadiness } from '../src/prover/keys/keyReadiness.ts';
 import { ProofService } from '../src/prover/run/proofService.ts';
 import { setupCircuits } from '../src/prover/keys/keySetup.ts';
+import { keyFiles, MANIFEST_FILE } from '../src/prover/keys/layout.ts';
 import { terminateCurve } from '../src/prover/engine/snark.ts';
 import { RefractValidityProver } from '../src/rpc/validityProver.ts';
 import { toProverRequest } from '../src/prover/engine/witness.ts';
@@ -317,7 +319,11 @@ describe('keys readiness', () => {
     await late.refresh();
     expect(late.isReady('inclusion_26_1')).toBe(false);
     late.watchUntilComplete(50);
-    cpSync(TEST_KEYS_DIR, dir, { recursive: true });
+    // the circuit's files, then the manifest (not the whole shared dir: other files there, e.g. a
+    // concurrent setup's lock, come and go while other test files run)
+    const files = keyFiles(TEST_KEYS_DIR, 'inclusion_26_1');
+    for (const f of [files.wasm, files.zkey, files.vkey, files.vkeySolana]) if (existsSync(f)) cpSync(f, path.join(dir, path.basename(f)));
+    cpSync(path.join(TEST_KEYS_DIR, MANIFEST_FILE), path.join(dir, MANIFEST_FILE));
     for (let i = 0; i < 100 && !late.isReady('inclusion_26_1'); i++) await new Promise((r) => setTimeout(r, 50));
     expect(late.isReady('inclusion_26_1')).toBe(true);
     expect(late.complete).toBe(true);
