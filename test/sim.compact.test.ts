@@ -9,22 +9,23 @@ import bs58 from 'bs58';
 import { type Address, getCompiledTransactionMessageEncoder, getTransactionEncoder } from '@solana/kit';
 import { describe, expect, it } from 'vitest';
 import { parseTransaction } from '../src/light/parser.ts';
-import { base58Long, compactTxJson, encodeLegacyTransaction, packCompact, staticAccountKeys, unpackCompact } from '../src/sim/compactTx.ts';
+import { compactTxJson, encodeLegacyTransaction, packCompact, staticAccountKeys, unpackCompact } from '../src/sim/compactTx.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { PaddingSource } from '../src/sim/padding.ts';
+import { encodeLong } from '../src/solana/base58.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { decodeWireTransaction } from '../src/solana/wire.ts';
 
 describe('simulator codecs', () => {
-  it('base58Long gives bs58 text for every length 0..700, leading zeros included', () => {
+  it('encodeLong gives bs58 text for every length 0..700, leading zeros included', () => {
     for (let len = 0; len <= 700; len += len < 80 ? 1 : 37) {
       for (const zeros of [0, 1, 3]) {
         const b = randomBytes(len);
         for (let i = 0; i < Math.min(zeros, len); i++) b[i] = 0;
-        expect(base58Long(b), `len ${len} zeros ${zeros}`).toBe(bs58.encode(b));
+        expect(encodeLong(b), `len ${len} zeros ${zeros}`).toBe(bs58.encode(b));
       }
     }
-    expect(base58Long(new Uint8Array(5))).toBe(bs58.encode(new Uint8Array(5)));
+    expect(encodeLong(new Uint8Array(5))).toBe(bs58.encode(new Uint8Array(5)));
   });
 
   it('encodeLegacyTransaction gives @solana/kit bytes', () => {

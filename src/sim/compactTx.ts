@@ -8,8 +8,8 @@
  * - {@link encodeLegacyTransaction}: a legacy wire transaction, byte for byte what @solana/kit's
  *   compiled-message and transaction encoders give for one signer, but without their base58 round
  *   trips (≈20× faster);
- * - {@link base58Long}: base58 of any length, the same text as `bs58` (whose byte-at-a-time
- *   conversion is quadratic: a 500-byte event took ≈0.4 ms), in 32-bit limbs three digits at a time.
+ * - inner-instruction data in base58 of any length through src/solana/base58.ts `encodeLong` (bs58's
+ *   byte-at-a-time conversion is quadratic: a 500-byte event took ≈0.4 ms).
  * - {@link staticAccountKeys}: the static account keys (base58) of a wire transaction.
  */
 import * as base58 from '../solana/base58.ts';
@@ -31,9 +31,6 @@ export interface CompactTx {
   numKeys: number;
   inner: CompactIx[];
 }
-
-/** base58 of `bytes` of any length, exactly as `bs58.encode(bytes)` (src/solana/base58.ts `encodeLong`). */
-export const base58Long = base58.encodeLong;
 
 /** Writes a shortvec (compact-u16) length at `o`; returns the next offset. */
 function writeShortVec(buf: Uint8Array, o: number, n: number): number {
@@ -159,7 +156,7 @@ function compactMeta(c: CompactTx): Record<string, unknown> {
     fee: 5000,
     preBalances: zeros,
     postBalances: zeros.slice(),
-    innerInstructions: [{ index: 0, instructions: c.inner.map((i) => ({ programIdIndex: i.programIdIndex, accounts: i.accounts, data: base58Long(i.data), stackHeight: 2 })) }],
+    innerInstructions: [{ index: 0, instructions: c.inner.map((i) => ({ programIdIndex: i.programIdIndex, accounts: i.accounts, data: base58.encodeLong(i.data), stackHeight: 2 })) }],
     logMessages: [],
     preTokenBalances: [],
     postTokenBalances: [],
