@@ -1,6 +1,7 @@
 /**
- * bench:prove-light — Refract's prover vs Light's own prover binary (CLI 0.27.0
- * `package/bin/prover-linux-x64`, gnark v0.8.0), the same Light keys and the same requests, in one run:
+ * bench:prove-light — Refract's prover vs Light's own prover binary (`package/bin/prover-linux-x64`,
+ * gnark v0.8.0: CLI 0.27.0's for its 18 keys, CLI 0.18.0's for the six keys only that release ships),
+ * the same Light keys and the same requests, in one run:
  *
  * - restart: time until every converted key is loaded in the prover threads (tables included), and
  *   the resident memory with all keys loaded (VmHWM of this process vs Light's prover after it
@@ -8,6 +9,7 @@
  * - per circuit, concurrency 1: p50 / p99 latency (Refract: LightProver.prove, witness vector to a
  *   verified proof; Light: HTTP POST /prove on 127.0.0.1, JSON included), with Refract's per-stage
  *   breakdown (witness, solve, h, msm, verify);
+ * - both Light provers run side by side (their RSS is reported apiece);
  * - throughput at concurrency = cores for the `--throughput` circuits;
  * - every proof of both is checked with the on-chain equation (noble) for the first request.
  *
@@ -25,9 +27,9 @@ import { LightProver } from '../src/prover/run/lightProver.ts';
 import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
 import { toProverRequest } from '../src/prover/engine/witness.ts';
 import { lightInputsFor } from '../test/helpers/lightInputs.ts';
-import { ensureLightKeys, LIGHT_TEST_KEYS } from '../test/helpers/lightKeys.ts';
-import { startReferenceProver } from '../test/helpers/lightReferenceProver.ts';
-import { pinocchioProgram, verifyOnChain, vkFromProgram } from '../test/helpers/lightVerify.ts';
+import { ensureLightKeys, LIGHT_TEST_KEYS, lightPackage018 } from '../test/helpers/lightKeys.ts';
+import { startReferenceProver, type ReferenceProver } from '../test/helpers/lightReferenceProver.ts';
+import { lightVerifyingKey, pinocchioProgram, verifyOnChain } from '../test/helpers/lightVerify.ts';
 import { REPO_ROOT } from '../test/helpers/proverFixtures.ts';
 
 const { values } = parseArgs({
@@ -66,56 +68,56 @@ const restartMs = performance.now() - t0;
 const rssAllKeys = rssNow();
 process.stderr.write(`[bench:prove-light] all ${LIGHT_KEYS.length} keys loaded in ${restartMs.toFixed(0)} ms; RSS ${mib(rssAllKeys)} MiB (before ${mib(rss0)})\n`);
 
-const ref = await startReferenceProver(pkg);
-const refProve = async (body: string) => {
+// Light's prover of the release that ships each key (the bodies are built before the clock starts)
+const refs: Record<string, ReferenceProver> = { '0.27.0': await startReferenceProver(pkg), '0.18.0': await startReferenceProver(lightPackage018(), '0.18.0') };
+const refProve = async (ref: ReferenceProver, body: string) => {
   const t = performance.now();
   const r = await fetch(`${ref.url}/prove`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
   const text = await r.text();
-  if (r.status !== 200) throw new Error(`Light's prover: ${r.status} ${text}`);
+  if (r.status !== 200) throw new Error(`Light's prover ${ref.release}: ${r.status} ${text}`);
   return { ms: performance.now() - t, json: JSON.parse(text) };
 };
 
 const circuits: Record<string, unknown> = {};
 const stageNames = ['witnessMs', 'solveMs', 'hMs', 'msmMs', 'verifyMs'] as const;
 for (const k of selected) {
+  const ref = refs[k.pkg]!;
   const inputs = Array.from({ length: N + 1 }, (_, i) => lightInputsFor(k, 100 + i));
-  const bodies = inputs.map((x) => JSON.stringify(toProverRequest(x)));
+  const bodies = inputs.map((x) => ref.body(toProverRequest(x)));
   const publics = lightWitness(inputs[0]!).publics;
+  // the VK from the released 0.27.0 program (its 18 keys), else from the key (0.18.0's six: no known offset)
+  const vk = lightVerifyingKey(so, keysDir, k.name, publics.length);
   const ours: number[] = [];
   const stages: Record<string, number[]> = Object.fromEntries(stageNames.map((s) => [s, []]));
-  let oursValid: boolean | 'key VK (addon)' = false;
+  let oursValid = false;
   for (let i = 0; i <= N; i++) {
     const t = performance.now();
     const p = await prover.prove(inputs[i]!);
     const ms = performance.now() - t;
     if (i === 0) {
-      // 0.18.0 keys: no known offset in the program; every proof is checked against the key's VK in the addon
-      oursValid = k.pkg === '0.27.0' ? verifyOnChain(vkFromProgram(so, k.name, publics.length + 1), p.compressedProof, publics) : 'key VK (addon)';
+      oursValid = verifyOnChain(vk, p.compressedProof, publics);
       continue; // warm-up
     }
     ours.push(ms);
     for (const s of stageNames) stages[s]!.push(p.timings[s]);
   }
-  let theirs: number[] | null = null;
-  let theirsValid: boolean | null = null;
-  if (k.pkg === '0.27.0') {
-    theirs = [];
-    for (let i = 0; i <= N; i++) {
-      const r = await refProve(bodies[i]!);
-      if (i === 0) {
-        theirsValid = verifyOnChain(vkFromProgram(so, k.name, publics.length + 1), compressGnarkProof(r.json), publics);
-        continue;
-      }
-      theirs.push(r.ms);
+  const theirs: number[] = [];
+  let theirsValid = false;
+  for (let i = 0; i <= N; i++) {
+    const r = await refProve(ref, bodies[i]!);
+    if (i === 0) {
+      theirsValid = verifyOnChain(vk, compressGnarkProof(r.json), publics);
+      continue;
     }
+    theirs.push(r.ms);
   }
   const row = {
     refract: { p50: pct(ours, 50), p99: pct(ours, 99), validOnChain: oursValid, stagesP50: Object.fromEntries(stageNames.map((s) => [s, pct(stages[s]!, 50)])) },
-    light: theirs ? { p50: pct(theirs, 50), p99: pct(theirs, 99), validOnChain: theirsValid } : null,
-    speedupP50: theirs ? Number((pct(theirs, 50) / pct(ours, 50)).toFixed(2)) : null,
+    light: { release: k.pkg, p50: pct(theirs, 50), p99: pct(theirs, 99), validOnChain: theirsValid },
+    speedupP50: Number((pct(theirs, 50) / pct(ours, 50)).toFixed(2)),
   };
   circuits[k.name] = row;
-  process.stderr.write(`[bench:prove-light] ${k.name.padEnd(24)} refract p50 ${row.refract.p50} p99 ${row.refract.p99} ms | light ${row.light ? `p50 ${row.light.p50} p99 ${row.light.p99} ms | ×${row.speedupP50}` : '—'}\n`);
+  process.stderr.write(`[bench:prove-light] ${k.name.padEnd(24)} refract p50 ${row.refract.p50} p99 ${row.refract.p99} ms | light ${k.pkg} p50 ${row.light.p50} p99 ${row.light.p99} ms | ×${row.speedupP50}\n`);
 }
 
 // --- throughput at concurrency = cores
@@ -133,7 +135,9 @@ for (const name of values.throughput!.split(',').filter(Boolean)) {
     return Number((total / ((performance.now() - t) / 1000)).toFixed(2));
   };
   const ours = await run((i) => prover.prove(inputs[i]!));
-  const theirs = k.pkg === '0.27.0' ? await run((i) => refProve(JSON.stringify(toProverRequest(inputs[i]!)))) : null;
+  const ref = refs[k.pkg]!;
+  const bodies = inputs.map((x) => ref.body(toProverRequest(x)));
+  const theirs = await run((i) => refProve(ref, bodies[i]!));
   throughput[name] = { concurrency: cores, requests: total, refractPerSec: ours, lightPerSec: theirs };
   process.stderr.write(`[bench:prove-light] throughput ${name}: refract ${ours}/s, light ${theirs}/s at concurrency ${cores}\n`);
 }
@@ -147,22 +151,31 @@ function cpuHasIfma(): boolean | null {
   }
 }
 
-const lightRss = ref.rss();
-await ref.stop();
+const lightRss = refs['0.27.0']!.rss();
+const light018Rss = refs['0.18.0']!.rss();
+await Promise.all(Object.values(refs).map((r) => r.stop()));
 await prover.close();
 const rssPeak = hwm('self');
-const inc1 = circuits.mainnet_inclusion_26_1 as { refract: { p50: number }; light: { p50: number } | null; speedupP50: number | null } | undefined;
+type Row = { refract: { p50: number }; speedupP50: number };
+const inc1 = circuits.mainnet_inclusion_26_1 as Row | undefined;
+const inc8 = circuits.inclusion_26_8 as Row | undefined;
+const speedups = Object.values(circuits as Record<string, Row>).map((r) => r.speedupP50);
+const tp = Object.values(throughput as Record<string, { refractPerSec: number; lightPerSec: number }>);
 const result = {
   date: new Date().toISOString(),
   machine: { cores, cpu: cpus()[0]?.model ?? null, avx512ifma: cpuHasIfma(), loadavgEnd: loadavg() },
   iterations: N,
   restart: { keys: LIGHT_KEYS.length, allKeysLoadedMs: Math.round(restartMs), warmMs: Math.round(loadMs) },
-  memory: { refractRssAllKeysMiB: mib(rssAllKeys), refractRssBeforeKeysMiB: mib(rss0), refractPeakRssMiB: mib(rssPeak), lightPeakRssMiB: mib(lightRss), note: "Refract: this bench process (prover threads with all 24 keys + the bench's own heap); Light: its prover process after serving the 18 circuits it loads" },
+  memory: { refractRssAllKeysMiB: mib(rssAllKeys), refractRssBeforeKeysMiB: mib(rss0), refractPeakRssMiB: mib(rssPeak), lightPeakRssMiB: mib(lightRss), light018PeakRssMiB: mib(light018Rss), note: "Refract: this bench process (prover threads with all 24 keys + the bench's own heap); Light: its 0.27.0 prover process after serving the circuits it loads (18 keys); light018: its 0.18.0 prover (15 v1 keys), which served the six keys only 0.18.0 ships" },
   circuits,
   throughput,
   targets: {
     inclusion1SpeedupAtLeast3x: inc1?.speedupP50 != null ? inc1.speedupP50 >= 3 : null,
     inclusion1P50Ms: inc1?.refract.p50 ?? null,
+    inclusion8SpeedupAtLeast3x: inc8 ? inc8.speedupP50 >= 3 : null,
+    throughputAtLeast3x: tp.length ? tp.every((t) => t.refractPerSec >= 3 * t.lightPerSec) : null,
+    noCircuitSlowerThan2x: speedups.length ? Math.min(...speedups) >= 2 : null,
+    slowestSpeedupP50: speedups.length ? Math.min(...speedups) : null,
     allKeysResidentUnder960MB: rssAllKeys < 0.96e9,
     restartUnder5s: restartMs <= 5000,
   },

@@ -1,8 +1,11 @@
 /**
- * Differential check against Light's own prover (package/bin/prover-linux-x64 of CLI 0.27.0, on
- * 127.0.0.1): the same `/prove` request bodies go to it and to Refract's `POST /prove`; both answers
- * must pass Light's on-chain equation (@noble/curves, VK from the released program) — byte equality
- * is not expected, proofs are randomized. A request whose path does not fold is refused by both.
+ * Differential check against Light's own prover (package/bin/prover-linux-x64, on 127.0.0.1), every
+ * key against the release that ships it: the 18 keys of CLI 0.27.0 against 0.27.0's prover, and the
+ * six only CLI 0.18.0 ships (inclusion of 8, combined 2×2 … 4×2) against 0.18.0's prover (its older
+ * request schema: the same entries under `input-compressed-accounts` / `new-addresses`). The same
+ * inputs go to it and to Refract's `POST /prove`; both answers must pass Light's on-chain equation
+ * (@noble/curves; VK from the released program, or from the key for the six) — byte equality is not
+ * expected, proofs are randomized. A request whose path does not fold is refused by both.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -13,21 +16,20 @@ import { ProofService } from '../src/prover/run/proofService.ts';
 import { toProverRequest } from '../src/prover/engine/witness.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
 import { lightInputsFor, seeded } from './helpers/lightInputs.ts';
-import { ensureLightKeys, LIGHT_TEST_KEYS, LIGHT_TEST_SOURCE, lightOnlyBackend } from './helpers/lightKeys.ts';
+import { ensureLightKeys, LIGHT_TEST_KEYS, LIGHT_TEST_SOURCE, lightOnlyBackend, lightPackage018 } from './helpers/lightKeys.ts';
 import { startReferenceProver, type ReferenceProver } from './helpers/lightReferenceProver.ts';
-import { pinocchioProgram, verifyOnChain, vkFromProgram } from './helpers/lightVerify.ts';
+import { lightVerifyingKey, pinocchioProgram, verifyOnChain } from './helpers/lightVerify.ts';
 
-const KEYS = LIGHT_KEYS.filter((k) => k.pkg === '0.27.0');
 let so: Uint8Array;
 let ref: ReferenceProver;
+let ref018: ReferenceProver;
 let pool: ProverPool;
 let app: FastifyInstance;
 
-
 beforeAll(async () => {
-  const pkg = await ensureLightKeys(KEYS.map((k) => k.name));
+  const pkg = await ensureLightKeys();
   so = pinocchioProgram(pkg);
-  ref = await startReferenceProver(pkg);
+  [ref, ref018] = await Promise.all([startReferenceProver(pkg), startReferenceProver(lightPackage018(), '0.18.0')]);
   pool = new ProverPool({ keysDir: LIGHT_TEST_KEYS, size: 2, tableFiles: false });
   app = Fastify();
   registerProveRoute(app, { service: new ProofService({ backend: lightOnlyBackend(pool), light: LIGHT_TEST_SOURCE }), env: {} });
@@ -36,21 +38,23 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ref?.stop();
+  await ref018?.stop();
   await app?.close();
   await pool?.close();
 });
 
 describe("Refract vs Light's prover on the same requests", () => {
-  for (const k of KEYS) {
-    test(k.name, async () => {
+  for (const k of LIGHT_KEYS) {
+    test(`${k.name} (Light's prover ${k.pkg})`, async () => {
+      const light = k.pkg === '0.27.0' ? ref : ref018;
       const inputs = lightInputsFor(k, 11);
-      const body = JSON.stringify(toProverRequest(inputs));
-      const theirs = await fetch(`${ref.url}/prove`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+      const req = toProverRequest(inputs);
+      const theirs = await fetch(`${light.url}/prove`, { method: 'POST', body: light.body(req), headers: { 'content-type': 'application/json' } });
       expect(theirs.status, await theirs.clone().text()).toBe(200);
-      const ours = await app.inject({ method: 'POST', url: '/prove', payload: body, headers: { 'content-type': 'application/json' } });
+      const ours = await app.inject({ method: 'POST', url: '/prove', payload: JSON.stringify(req), headers: { 'content-type': 'application/json' } });
       expect(ours.statusCode, ours.body).toBe(200);
       const publics = lightWitness(inputs).publics;
-      const vk = vkFromProgram(so, k.name, publics.length + 1);
+      const vk = lightVerifyingKey(so, LIGHT_TEST_KEYS, k.name, publics.length);
       expect(verifyOnChain(vk, compressGnarkProof(await theirs.json()), publics)).toBe(true);
       expect(verifyOnChain(vk, compressGnarkProof(JSON.parse(ours.body)), publics)).toBe(true);
     }, 120_000);

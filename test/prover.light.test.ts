@@ -17,7 +17,7 @@ import { LightProver } from '../src/prover/run/lightProver.ts';
 import { compressGnarkProof, negateG1, parseHex, toHex32 } from '../src/prover/engine/proofEncoding.ts';
 import { lightInputsFor, seeded } from './helpers/lightInputs.ts';
 import { ensureLightKeys, LIGHT_TEST_KEYS } from './helpers/lightKeys.ts';
-import { PINOCCHIO_VK_OFFSETS, pinocchioProgram, verifyOnChain, vkFromAddonLayout, vkFromProgram, type NobleVk } from './helpers/lightVerify.ts';
+import { lightVerifyingKey, pinocchioProgram, verifyOnChain, type NobleVk } from './helpers/lightVerify.ts';
 import { REPO_ROOT } from './helpers/proverFixtures.ts';
 
 let pkgDir: string;
@@ -25,11 +25,7 @@ let so: Uint8Array;
 let prover: LightProver;
 const addon = nativeAddon as unknown as LightKeyAddon & { lightKeyLoad(b: Uint8Array): unknown; lightKeyVk(h: unknown): Uint8Array };
 
-function vkOf(name: string, nPublics: number): NobleVk {
-  if (PINOCCHIO_VK_OFFSETS[name]) return vkFromProgram(so, name, nPublics + 1);
-  const h = addon.lightKeyLoad(readFileSync(residentFile(LIGHT_TEST_KEYS, lightKeyByName(name)!)));
-  return vkFromAddonLayout(addon.lightKeyVk(h));
-}
+const vkOf = (name: string, nPublics: number): NobleVk => lightVerifyingKey(so, LIGHT_TEST_KEYS, name, nPublics);
 
 function proverError(e: unknown): ProverError {
   expect(e).toBeInstanceOf(ProverError);

@@ -34,20 +34,27 @@ export const LIGHT_PACKAGE_EXTRA: readonly string[] = [
 /**
  * Converts (when not yet resident) the named Light keys, fetching the packages if needed.
  * @returns the unpacked CLI 0.27.0 `package/` directory (keys, released programs, genesis
- *   accounts, prover binary: LIGHT_PACKAGE_EXTRA)
+ *   accounts, prover binary: LIGHT_PACKAGE_EXTRA); CLI 0.18.0's, with its prover binary, is at
+ *   `lightPackage018()`
  */
 export async function ensureLightKeys(names?: readonly string[]): Promise<string> {
-  // unpack 0.27.0 with the extras first (test files run in parallel processes: under the setup's
-  // lock), so that the key setup below finds its keys there and does not unpack it a second time
+  // unpack both packages with the extras first (test files run in parallel processes: under the
+  // setup's lock), so that the key setup below finds its keys there and does not unpack a second time
   const release = await acquireSetupLock(lightKeysDir(LIGHT_TEST_KEYS));
   let pkgDir: string;
   try {
     pkgDir = await fetchLightPackage(lightCacheDir(LIGHT_TEST_KEYS), '0.27.0', { extra: [...LIGHT_PACKAGE_EXTRA] });
+    await fetchLightPackage(lightCacheDir(LIGHT_TEST_KEYS), '0.18.0', { extra: ['bin/prover-linux-x64'] });
   } finally {
     await release();
   }
   await setupLightKeys({ keysDir: LIGHT_TEST_KEYS, names });
   return pkgDir;
+}
+
+/** The unpacked CLI 0.18.0 `package/` (its 15 v1 keys and Light's prover of that release), after `ensureLightKeys`. */
+export function lightPackage018(): string {
+  return path.join(lightCacheDir(LIGHT_TEST_KEYS), '0.18.0', 'package');
 }
 
 /**

@@ -1,12 +1,19 @@
 /**
- * Light's own prover (`package/bin/prover-linux-x64` of CLI 0.27.0, gnark v0.8.0) as a reference:
- * started on 127.0.0.1 only (`start --run-mode local-rpc`, which loads the 18 keys of the package;
- * light-keys §6, §9.6), on free ports, stopped by its pid. For the differential test and bench:prove-light.
+ * Light's own prover (`package/bin/prover-linux-x64`, gnark v0.8.0) as a reference, in the release
+ * that ships each key: CLI 0.27.0's (`start --run-mode local-rpc`, which loads the 18 keys of the
+ * package; light-keys §6, §9.6) and CLI 0.18.0's (`start --inclusion --non-inclusion`, which loads the
+ * 15 v1 keys of its package, among them the six only 0.18.0 ships: inclusion of 8, combined 2×2 …
+ * 4×2). Started on 127.0.0.1 only, on free ports, stopped by its pid. For the differential test and
+ * bench:prove-light.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import type { ProverRequestJson } from '../../src/prover/engine/witness.ts';
+
+/** The CLI release whose prover binary runs (the keys are that package's `bin/proving-keys`). */
+export type ReferenceRelease = '0.27.0' | '0.18.0';
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -22,22 +29,30 @@ async function freePort(): Promise<number> {
 /** A running reference prover. */
 export interface ReferenceProver {
   url: string;
+  release: ReferenceRelease;
   child: ChildProcess;
+  /**
+   * The `/prove` body this release reads for `req`: 0.27.0 reads Refract's `toProverRequest` JSON
+   * as is; 0.18.0 reads only `input-compressed-accounts` and `new-addresses` (the same entries, v1).
+   */
+  body(req: ProverRequestJson): string;
   /** Peak RSS of the process so far, bytes (from /proc, sampled by `rss()`). */
   rss(): number;
   stop(): Promise<void>;
 }
 
 /**
- * Starts Light's prover from an unpacked CLI 0.27.0 `package/` directory and waits for /health.
+ * Starts Light's prover from an unpacked CLI `package/` directory of `release` (with its
+ * `bin/prover-linux-x64` and `bin/proving-keys`) and waits for /health.
  * @throws Error when it does not answer within `timeoutMs`
  */
-export async function startReferenceProver(pkgDir: string, timeoutMs = 120_000): Promise<ReferenceProver> {
+export async function startReferenceProver(pkgDir: string, release: ReferenceRelease = '0.27.0', timeoutMs = 120_000): Promise<ReferenceProver> {
   const bin = path.join(pkgDir, 'bin', 'prover-linux-x64');
   chmodSync(bin, 0o755);
   const port = await freePort();
   const metrics = await freePort();
-  const child = spawn(bin, ['start', '--keys-dir', `${path.join(pkgDir, 'bin', 'proving-keys')}/`, '--prover-address', `127.0.0.1:${port}`, '--metrics-address', `127.0.0.1:${metrics}`, '--run-mode', 'local-rpc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const circuits = release === '0.27.0' ? ['--run-mode', 'local-rpc'] : ['--inclusion', '--non-inclusion'];
+  const child = spawn(bin, ['start', '--keys-dir', `${path.join(pkgDir, 'bin', 'proving-keys')}/`, '--prover-address', `127.0.0.1:${port}`, '--metrics-address', `127.0.0.1:${metrics}`, ...circuits], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out = (out + d).slice(-4000)));
   child.stderr!.on('data', (d) => (out = (out + d).slice(-4000)));
@@ -68,9 +83,13 @@ export async function startReferenceProver(pkgDir: string, timeoutMs = 120_000):
     }
     return peak;
   };
+  const body = (req: ProverRequestJson) =>
+    JSON.stringify(release === '0.27.0' ? req : { 'input-compressed-accounts': req.inputCompressedAccounts, 'new-addresses': req.newAddresses });
   return {
     url,
+    release,
     child,
+    body,
     rss,
     stop: async () => {
       if (child.exitCode !== null) return;

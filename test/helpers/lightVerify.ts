@@ -8,6 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { bn254 } from '@noble/curves/bn254';
+import { nativeAddon } from '../../src/native.ts';
+import { residentFile } from '../../src/prover/keys/lightKeySetup.ts';
+import { lightKeyByName } from '../../src/prover/keys/lightKeys.ts';
 
 const { Fp, Fp2, Fp12 } = bn254.fields;
 const P = Fp.ORDER;
@@ -81,6 +84,20 @@ export function vkFromAddonLayout(vk: Uint8Array): NobleVk {
   const G2 = (o: number) => bn254.G2.Point.fromAffine({ x: Fp2.create({ c0: le(o), c1: le(o + 32) }), y: Fp2.create({ c0: le(o + 64), c1: le(o + 96) }) });
   const n = (vk.length - 448) / 64;
   return { alpha: G1(0), beta: G2(64), gamma: G2(192), delta: G2(320), ic: Array.from({ length: n }, (_, i) => G1(448 + 64 * i)) };
+}
+
+/**
+ * The verifying key a proof of Light's key `name` (with `nPublics` public inputs) is checked with:
+ * read from the released program `so` where its offset is known (the 18 keys of 0.27.0), else the
+ * VK inside the converted key in `keysDir` (the six keys only 0.18.0 ships).
+ * @throws Error when the key is unknown or not converted in `keysDir`
+ */
+export function lightVerifyingKey(so: Uint8Array, keysDir: string, name: string, nPublics: number): NobleVk {
+  if (PINOCCHIO_VK_OFFSETS[name]) return vkFromProgram(so, name, nPublics + 1);
+  const spec = lightKeyByName(name);
+  if (!spec) throw new Error(`no Light key named ${name}`);
+  const addon = nativeAddon as unknown as { lightKeyLoad(b: Uint8Array): unknown; lightKeyVk(h: unknown): Uint8Array };
+  return vkFromAddonLayout(addon.lightKeyVk(addon.lightKeyLoad(readFileSync(residentFile(keysDir, spec)))));
 }
 
 /** Reads the pinocchio program from an unpacked CLI 0.27.0 package directory. */
