@@ -60,6 +60,17 @@ describe('the settings table', () => {
     expect([c.sequenceCheck, c.redisUrl, c.db, c.ingest, c.port]).toEqual([false, 'redis://a', '/x', false, configDefaults().port]);
   });
 
+  it('a numeric variable that is not a number is refused naming the variable and quoting its text', () => {
+    const numeric = Object.entries(ENV_KEYS).filter(([, e]) => e.type === 'number').map(([name]) => name);
+    expect(numeric.length).toBeGreaterThan(5);
+    for (const name of numeric) {
+      for (const v of ['abc', ' ']) {
+        expect(() => loadConfig({ file: emptyConfigFile(), env: { [name]: v } }), name).toThrow(`invalid configuration: ${name}: expected a number, got ${JSON.stringify(v)}`);
+      }
+    }
+    expect(loadConfig({ file: emptyConfigFile(), env: { REFRACT_MIN_CONTEXT_WAIT_MS: '1500' } }).minContextWaitMs).toBe(1500);
+  });
+
   it('refract start --help shows each setting flag with its default and variable, from the table', async () => {
     const r = await runRefract(['start', '--help']);
     expect(r.status).toBe(0);

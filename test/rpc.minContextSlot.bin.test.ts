@@ -267,11 +267,17 @@ describe('refract start: minContextSlot against the simulator', () => {
 
 describe('refract start: the wait bound setting', () => {
   it('an invalid REFRACT_MIN_CONTEXT_WAIT_MS or --min-context-wait-ms stops start-up naming it', async () => {
-    for (const v of ['soon', '-5', '60001', '2.5']) {
+    for (const v of ['-5', '60001', '2.5']) {
       const r = await runRefract(['start', '--no-ingest', '--no-prover', '--host', '127.0.0.1', '--port', '0', '--db', tempDir()], { REFRACT_MIN_CONTEXT_WAIT_MS: v });
       expect(r.status).toBe(1);
       expect(r.stderr).toMatch(/minContextWaitMs: expected an integer from 0 to 60000 ms \(REFRACT_MIN_CONTEXT_WAIT_MS/);
+      expect(r.stderr).toContain(`got ${v}`);
     }
+    // not a number at all: the variable and its text are named (not "got NaN")
+    const text = await runRefract(['start', '--no-ingest', '--no-prover', '--host', '127.0.0.1', '--port', '0', '--db', tempDir()], { REFRACT_MIN_CONTEXT_WAIT_MS: 'soon' });
+    expect(text.status).toBe(1);
+    expect(text.stderr).toContain('REFRACT_MIN_CONTEXT_WAIT_MS: expected a number, got "soon"');
+    expect(text.stderr).not.toContain('NaN');
     const flag = await runRefract(['start', '--no-ingest', '--no-prover', '--port', '0', '--db', tempDir(), '--min-context-wait-ms', 'later']);
     expect(flag.status).not.toBe(0);
     expect(flag.stderr).toMatch(/--min-context-wait-ms must be a non-negative integer/);

@@ -157,12 +157,22 @@ export function parseRateLimit(name: string, v: string): { ratePerSecond: number
   return { ratePerSecond, burst };
 }
 
+/**
+ * A numeric environment variable's value (decimal, `0x` hex or exponent notation, as `Number` reads it).
+ * @throws Error naming the variable and quoting the text when it is not a number (e.g. `abc`)
+ */
+function envNumber(name: string, v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || Number.isNaN(n)) throw new Error(`invalid configuration: ${name}: expected a number, got ${JSON.stringify(v)}`);
+  return n;
+}
+
 function fromEnv(env: Record<string, string | undefined>): Partial<Record<keyof Config, unknown>> {
   const out: Partial<Record<keyof Config, unknown>> = {};
   for (const [name, { key, type }] of Object.entries(ENV_KEYS)) {
     const v = env[name];
     if (v === undefined || v === '' || key in out) continue;
-    if (type === 'number') out[key] = Number(v);
+    if (type === 'number') out[key] = envNumber(name, v);
     else if (type === 'boolean') out[key] = parseEnvBoolean(name, v);
     else if (type === 'rateLimit') out[key] = parseRateLimit(name, v);
     else if (type === 'list') out[key] = parseEnvList(v, name);
