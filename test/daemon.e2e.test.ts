@@ -1,17 +1,17 @@
 /**
  * End to end: the simulator (replaying the shared e2e fixtures, then generating) → `startDaemon`
- * (poller + LMDB + API + prover in one process) → the official client reads the replayed accounts
- * and gets a real Groth16 validity proof for one of them (keys: inclusion_26_1, built first with the
- * dev ptau into the shared cached test keys dir when missing).
+ * (poller + LMDB + API + prover in one process, with its defaults: Light's keys) → the official
+ * client reads the replayed accounts and gets a validity proof for one of them that Light's on-chain
+ * verifier accepts: the equation with the verifying key read out of Light's released program (keys:
+ * Light's, converted once into the shared test dir, test/helpers/lightKeys.ts; no key is built).
  */
 import { createRpc, encodeBN254toBase58 } from '@lightprotocol/stateless.js';
 import { PublicKey } from '@solana/web3.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Daemon, startDaemon } from '../src/commands/start.ts';
 import { configSchema } from '../src/config/config.ts';
-import { DEV_PTAU, ensureDevPtau, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
-import { setupCircuits } from '../src/prover/keys/keySetup.ts';
-import { terminateCurve } from '../src/prover/engine/snark.ts';
+import { ensureLightKeys, LIGHT_TEST_KEYS } from './helpers/lightKeys.ts';
+import { pinocchioProgram, verifyOnChain, vkFromProgram } from './helpers/lightVerify.ts';
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { snapshot, tempDir, txDir } from './helpers/photon.ts';
 
@@ -21,13 +21,15 @@ describe('daemon end to end on the simulator', () => {
   let sim: Simulator;
   let daemon: Daemon;
   let url: string;
+  let so: Uint8Array;
 
   beforeAll(async () => {
-    await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: ['inclusion_26_1'], log: () => {} });
+    // all 24 of Light's keys converted (shared with the other Light tests): no background conversion
+    so = pinocchioProgram(await ensureLightKeys());
     sim = await startSimulator({ port: 0, slotMs: 40, txsPerBlock: 4, replay: [txDir('e2e_mint_and_transfer_transactions')] });
-    const config = configSchema.parse({ db: tempDir(), rpcUrl: sim.url, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir: TEST_KEYS_DIR, proverThreads: 1, lightKeys: false });
-    // The test keys dir holds only the small circuits: no background build of the others.
-    daemon = await startDaemon(config, { prover: { autoSetup: false, warm: ['inclusion_26_1'] } });
+    const config = configSchema.parse({ db: tempDir(), rpcUrl: sim.url, port: 0, host: '127.0.0.1', logLevel: 'error', rateLimit: false, keysDir: LIGHT_TEST_KEYS, proverThreads: 1, lightKeys: true });
+    // Refract's own circuits are not built (they serve only with --own-circuits)
+    daemon = await startDaemon(config, { prover: { autoSetup: false } });
     const addr = daemon.app.server.address();
     url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
     // Wait until the replayed slots and some generated ones are indexed.
@@ -36,11 +38,10 @@ describe('daemon end to end on the simulator', () => {
       if (slot !== null && slot >= 10) break;
       await new Promise((r) => setTimeout(r, 100));
     }
-  });
+  }, 3_600_000);
   afterAll(async () => {
     await daemon?.stop();
     await sim?.close();
-    await terminateCurve();
   });
 
   it('indexes the replayed transactions and serves them to the official client', async () => {
@@ -62,7 +63,7 @@ describe('daemon end to end on the simulator', () => {
     expect(Number(/refract_ingest_rejected_transactions_total (\d+)/.exec(metrics)![1])).toBe(0);
   });
 
-  it('the official client gets a Groth16 validity proof for a replayed account that verifies with our vkey', async () => {
+  it("the official client gets a validity proof for a replayed account that Light's on-chain verifier accepts", async () => {
     const rpc = createRpc('http://127.0.0.1:1', url, 'http://127.0.0.1:2');
     const accounts = await rpc.getCompressedTokenAccountsByOwner(BOB);
     const acc = accounts.items[0]!.compressedAccount;
@@ -75,16 +76,22 @@ describe('daemon end to end on the simulator', () => {
     expect(proof.leafIndices).toEqual([acc.leafIndex]);
     expect(proof.proveByIndices).toEqual([false]);
     const be32 = (n: { toArrayLike: (t: typeof Buffer, e: 'be', l: number) => Buffer }) => n.toArrayLike(Buffer, 'be', 32);
-    expect(await verifyCompressedProof(TEST_KEYS_DIR, 'inclusion_26_1', proof.compressedProof!, [be32(proof.roots[0]!), be32(proof.leaves[0]!)])).toBe(true);
+    const publics = [BigInt(`0x${be32(proof.roots[0]!).toString('hex')}`), BigInt(`0x${be32(proof.leaves[0]!).toString('hex')}`)];
+    const vk = vkFromProgram(so, 'mainnet_inclusion_26_1', publics.length + 1);
+    expect(verifyOnChain(vk, proof.compressedProof!, publics)).toBe(true);
+    // one byte changed: refused
+    const c = [...proof.compressedProof!.c];
+    c[7] ^= 1;
+    expect(verifyOnChain(vk, { ...proof.compressedProof!, c }, publics)).toBe(false);
     console.log(`official client getValidityProofV0 (1 account) against the daemon: ${ms.toFixed(0)} ms`);
 
     const health = await (await fetch(`${url}/health`)).json();
-    expect(health.prover).toMatchObject({ mode: 'local', available: true, keys: { circuits: { inclusion_26_1: true } } });
+    expect(health.prover).toMatchObject({ mode: 'local', available: true });
+    expect(health.prover.lightKeys.ready).toContain('mainnet_inclusion_26_1');
     expect(['native', 'circomlibjs']).toContain(health.poseidon.backend);
     if (health.poseidon.backend === 'native') expect(['ifma', 'scalar']).toContain(health.poseidon.batchKernel);
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    expect(metrics).toMatch(/refract_proofs_total\{circuit="inclusion_26_1"\} [1-9]/);
-    expect(metrics).toMatch(/refract_prover_circuit_ready\{circuit="inclusion_26_1"\} 1/);
+    expect(metrics).toMatch(/refract_proofs_total\{circuit="mainnet_inclusion_26_1"\} [1-9]/);
     const bad = await fetch(`${url}/prove`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
     expect(bad.status).toBe(400);
     expect((await bad.json()).code).toBe('malformed_body');
