@@ -46,6 +46,11 @@ const N = Number(values.n);
 const cores = availableParallelism();
 const keysDir = path.resolve(values.keys!);
 const selected = values.circuits ? LIGHT_KEYS.filter((k) => values.circuits!.split(',').includes(k.name)) : LIGHT_KEYS;
+const unknown = [values.circuits ?? '', values.throughput!].flatMap((l) => l.split(',')).filter((n) => n && !LIGHT_KEYS.some((k) => k.name === n));
+if (unknown.length) {
+  process.stderr.write(`[bench:prove-light] unknown key name(s): ${unknown.join(', ')}; Light's keys: ${LIGHT_KEYS.map((k) => k.name).join(', ')}\n`);
+  process.exit(2);
+}
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -68,8 +73,13 @@ const restartMs = performance.now() - t0;
 const rssAllKeys = rssNow();
 process.stderr.write(`[bench:prove-light] all ${LIGHT_KEYS.length} keys loaded in ${restartMs.toFixed(0)} ms; RSS ${mib(rssAllKeys)} MiB (before ${mib(rss0)})\n`);
 
-// Light's prover of the release that ships each key (the bodies are built before the clock starts)
-const refs: Record<string, ReferenceProver> = { '0.27.0': await startReferenceProver(pkg), '0.18.0': await startReferenceProver(lightPackage018(), '0.18.0') };
+// Light's prover of the release that ships each key, started when a raced key needs it (the bodies
+// are built before the clock starts)
+const throughputNames = values.throughput!.split(',').filter(Boolean);
+const needs = new Set([...selected, ...LIGHT_KEYS.filter((k) => throughputNames.includes(k.name))].map((k) => k.pkg));
+const refs: Partial<Record<string, ReferenceProver>> = {};
+if (needs.has('0.27.0')) refs['0.27.0'] = await startReferenceProver(pkg);
+if (needs.has('0.18.0')) refs['0.18.0'] = await startReferenceProver(lightPackage018(), '0.18.0');
 const refProve = async (ref: ReferenceProver, body: string) => {
   const t = performance.now();
   const r = await fetch(`${ref.url}/prove`, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
@@ -122,7 +132,7 @@ for (const k of selected) {
 
 // --- throughput at concurrency = cores
 const throughput: Record<string, unknown> = {};
-for (const name of values.throughput!.split(',').filter(Boolean)) {
+for (const name of throughputNames) {
   const k = LIGHT_KEYS.find((x) => x.name === name)!;
   const total = Number(values['throughput-n']);
   const inputs = Array.from({ length: total }, (_, i) => lightInputsFor(k, 500 + i));
@@ -151,9 +161,9 @@ function cpuHasIfma(): boolean | null {
   }
 }
 
-const lightRss = refs['0.27.0']!.rss();
-const light018Rss = refs['0.18.0']!.rss();
-await Promise.all(Object.values(refs).map((r) => r.stop()));
+const lightRss = refs['0.27.0']?.rss() ?? null;
+const light018Rss = refs['0.18.0']?.rss() ?? null;
+await Promise.all(Object.values(refs).map((r) => r!.stop()));
 await prover.close();
 const rssPeak = hwm('self');
 type Row = { refract: { p50: number }; speedupP50: number };
@@ -166,7 +176,7 @@ const result = {
   machine: { cores, cpu: cpus()[0]?.model ?? null, avx512ifma: cpuHasIfma(), loadavgEnd: loadavg() },
   iterations: N,
   restart: { keys: LIGHT_KEYS.length, allKeysLoadedMs: Math.round(restartMs), warmMs: Math.round(loadMs) },
-  memory: { refractRssAllKeysMiB: mib(rssAllKeys), refractRssBeforeKeysMiB: mib(rss0), refractPeakRssMiB: mib(rssPeak), lightPeakRssMiB: mib(lightRss), light018PeakRssMiB: mib(light018Rss), note: "Refract: this bench process (prover threads with all 24 keys + the bench's own heap); Light: its 0.27.0 prover process after serving the circuits it loads (18 keys); light018: its 0.18.0 prover (15 v1 keys), which served the six keys only 0.18.0 ships" },
+  memory: { refractRssAllKeysMiB: mib(rssAllKeys), refractRssBeforeKeysMiB: mib(rss0), refractPeakRssMiB: mib(rssPeak), lightPeakRssMiB: lightRss === null ? null : mib(lightRss), light018PeakRssMiB: light018Rss === null ? null : mib(light018Rss), note: "Refract: this bench process (prover threads with all 24 keys + the bench's own heap); Light: its 0.27.0 prover process after serving the circuits it loads (18 keys); light018: its 0.18.0 prover (15 v1 keys), which served the six keys only 0.18.0 ships" },
   circuits,
   throughput,
   targets: {
