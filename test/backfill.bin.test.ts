@@ -51,6 +51,19 @@ async function daemon(simPort: number, db: string, args: string[], env: Record<s
   throw new Error('refract start did not come up');
 }
 
+/**
+ * `reachSlot` for a daemon this file started: a failure names the process's exit (code or signal)
+ * and the end of its log, so that a daemon that died or hung says why.
+ */
+async function reached(d: { port: number; child: RefractProcess }, slot: number, ms: number): Promise<void> {
+  try {
+    await reachSlot(d.port, slot, ms);
+  } catch (e) {
+    const { exitCode, signalCode } = d.child.child;
+    throw new Error(`${(e as Error).message}; the daemon on port ${d.port}: ${exitCode !== null || signalCode !== null ? `exited (code ${exitCode}, signal ${signalCode})` : 'still running'}; its log ends:\n${d.child.stderr().slice(-4000)}`);
+  }
+}
+
 /** The newest produced block at or below the simulator's tip (what both sources end on). */
 async function lastBlock(simPort: number, tip: number): Promise<number> {
   for (let s = tip; s > 0; s--) {
@@ -68,7 +81,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const end = await lastBlock(sim.port, sim.tip);
     const a = await daemon(sim.port, tempDir('refract-bf-a-'), ['--backfill-threshold-slots', '100']);
     const b = await daemon(sim.port, tempDir('refract-bf-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reachSlot(a.port, end, 240_000), reachSlot(b.port, end, 240_000)]);
+    await Promise.all([reached(a, end, 240_000), reached(b, end, 240_000)]);
     const da = await apiDigest(a.port);
     const db = await apiDigest(b.port, da.owners);
     expect(da.signatures.length).toBeGreaterThan(300);
@@ -125,7 +138,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     expect(indexedAtKill.length).toBeGreaterThanOrEqual(5);
     expect(indexedAtKill.some((n) => n > 0)).toBe(true);
     const a = await daemon(sim.port, dbA, ['--backfill-threshold-slots', '100']);
-    await Promise.all([reachSlot(a.port, end, 240_000), reachSlot(c.port, end, 240_000)]);
+    await Promise.all([reached(a, end, 240_000), reached(c, end, 240_000)]);
     const dc = await apiDigest(c.port);
     const da = await apiDigest(a.port, dc.owners);
     expect(dc.signatures.length).toBeGreaterThan(1000);
@@ -140,7 +153,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const end = await lastBlock(sim.port, sim.tip);
     const a = await daemon(sim.port, tempDir('refract-bf-hide-a-'), ['--backfill-threshold-slots', '100']);
     const b = await daemon(sim.port, tempDir('refract-bf-hide-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reachSlot(a.port, end, 240_000), reachSlot(b.port, end, 240_000)]);
+    await Promise.all([reached(a, end, 240_000), reached(b, end, 240_000)]);
     const db = await apiDigest(b.port);
     const da = await apiDigest(a.port, db.owners);
     expect(digestDifferences(da, db)).toEqual([]);
