@@ -1,8 +1,9 @@
 // Async /prove as a user runs it: two `refract start` processes (bin/refract.mjs) on one Redis and
-// one BullMQ queue; A proves (its local prover node), B only enqueues (`--no-local-prover`). A job
-// submitted to A with `X-Async: true` is reported by B's `GET /prove/status` (B reads BullMQ and
-// verifies A's proof against its own keys), and the proof verifies here. One real proof
-// (inclusion_26_1 from the shared test keys cache).
+// one BullMQ queue, with their defaults: Light's keys (converted once into the shared Light test dir,
+// test/helpers/lightKeys.ts; no key is built). A proves (its local prover node), B only enqueues
+// (`--no-local-prover`). A job submitted to A with `X-Async: true` is reported by B's `GET
+// /prove/status` (B reads BullMQ and verifies A's proof against its own copy of the key), and the
+// proof passes Light's on-chain equation here (VK from the released program). One real proof.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,23 +11,25 @@ import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { proofJobId } from '../src/prover/run/bullmq.ts';
 import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
-import { DEV_PTAU, ensureDevPtau, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
+import { syntheticAccount } from './helpers/proverFixtures.ts';
 import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
-import { setupCircuits } from '../src/prover/keys/keySetup.ts';
-import { terminateCurve } from '../src/prover/engine/snark.ts';
-import { buildCircuitInput, toProverRequest, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
+import { lightKeyId, lightWitness } from '../src/prover/keys/lightKeys.ts';
+import { toProverRequest, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
+import { ensureLightKeys, LIGHT_TEST_KEYS } from './helpers/lightKeys.ts';
+import { pinocchioProgram, verifyOnChain, vkFromProgram } from './helpers/lightVerify.ts';
 import { tempDir } from './helpers/photon.ts';
 
 const REDIS = process.env.REFRACT_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const QUEUE = `refract-test-async-bin-${process.pid}-${Date.now()}`;
-const ID = 'inclusion_26_1';
 const procs: ChildProcess[] = [];
+let so: Uint8Array;
 
 /** Starts `refract start` on a random port; resolves with its base URL from the "Server listening at" log line (logs go to stderr). */
 function refractStart(name: string, extra: string[]): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, REFRACT_NODE_NAME: name };
+  // Light's keys are the daemon's default (the test runner turns them off for other daemons)
+  const env: NodeJS.ProcessEnv = { ...process.env, REFRACT_NODE_NAME: name, REFRACT_LIGHT_KEYS: 'true' };
   delete env.NODE_OPTIONS;
-  const args = ['start', '--no-ingest', '--db', join(tempDir(), 'db'), '--port', '0', '--host', '127.0.0.1', '--keys', TEST_KEYS_DIR, '--circuits', ID, '--no-build-keys'];
+  const args = ['start', '--no-ingest', '--db', join(tempDir(), 'db'), '--port', '0', '--host', '127.0.0.1', '--keys', LIGHT_TEST_KEYS, '--no-build-keys'];
   const child = spawn(process.execPath, [REFRACT_BIN, ...args, '--prover-threads', '1', '--redis-url', REDIS, '--queue', QUEUE, '--log-level', 'info', ...extra], { stdio: ['ignore', 'ignore', 'pipe'], env });
   procs.push(child);
   return new Promise((resolve, reject) => {
@@ -53,7 +56,8 @@ let a: string;
 let b: string;
 
 beforeAll(async () => {
-  await setupCircuits({ keysDir: TEST_KEYS_DIR, ptau: await ensureDevPtau(), ptauInsecure: true, circuits: [ID], log: () => {} });
+  // all 24 converted: neither daemon starts a background conversion
+  so = pinocchioProgram(await ensureLightKeys());
   [a, b] = await Promise.all([refractStart('async-bin-a', []), refractStart('async-bin-b', ['--no-local-prover'])]);
   // The prover connects to Redis after the server listens: 503 until then, then 404 for an unknown job.
   for (const base of [a, b]) {
@@ -63,7 +67,7 @@ beforeAll(async () => {
       await new Promise((r) => setTimeout(r, 200));
     }
   }
-}, 180_000);
+}, 3_600_000);
 
 afterAll(async () => {
   for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGTERM');
@@ -71,13 +75,15 @@ afterAll(async () => {
   const q = new Queue(QUEUE, { connection: { url: REDIS } });
   await q.obliterate({ force: true }).catch(() => {});
   await q.close();
-  await terminateCurve();
 });
 
 describe('refract start ×2 on one Redis: async /prove', () => {
-  test('submitted on A (X-Async), status on B: queued/processing, then completed with a proof that verifies', async () => {
+  test("submitted on A (X-Async), status on B: queued/processing, then completed with a proof Light's verifier accepts", async () => {
     const inputs: ValidityProofInputs = { accounts: [syntheticAccount(51, 7)], addresses: [] };
-    const jobId = proofJobId(ID, buildCircuitInput(inputs).input);
+    const witness = lightWitness(inputs);
+    expect(witness.key.name).toBe('mainnet_inclusion_26_1');
+    // the job id hashes the pool key id and the witness vector (backend.ts queuedJob)
+    const jobId = proofJobId(lightKeyId(witness.key), Buffer.from(witness.inputs).toString('hex'));
     const res = await fetch(`${a}/prove`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-async': 'true' }, body: JSON.stringify(toProverRequest(inputs)) });
     expect(res.status).toBe(202);
     const sub = (await res.json()) as any;
@@ -100,8 +106,8 @@ describe('refract start ×2 on one Redis: async /prove', () => {
     }
     expect(last?.status, JSON.stringify(last?.body)).toBe(200);
     expect(last!.body).toMatchObject({ job_id: jobId, status: 'completed', result: { proof: { ar: expect.any(Array), bs: expect.any(Array), krs: expect.any(Array) } } });
-    const a0 = inputs.accounts[0]!;
-    expect(await verifyCompressedProof(TEST_KEYS_DIR, ID, compressGnarkProof(last!.body.result.proof), [a0.root, a0.leaf])).toBe(true);
+    const vk = vkFromProgram(so, witness.key.name, witness.publics.length + 1);
+    expect(verifyOnChain(vk, compressGnarkProof(last!.body.result.proof), witness.publics)).toBe(true);
     console.log(`async via two refract processes, states seen on B: ${[...seen].join(' → ')}`);
 
     // B (no local prover) joins the same job with the query form.
