@@ -21,7 +21,6 @@ import { type PreparedItem, pollPreparedBatches } from './preparedBatches.ts';
 import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, listSignatures, planBackfill, progressOf } from './sources/backfill.ts';
 import type { LiveSourceName, SourceChange } from './sources/live.ts';
 import { sleep } from './sleep.ts';
-import { withRetry } from './fetchTransactions.ts';
 import { resolveStartSlot } from './startSlot.ts';
 import { type TreeLookupOptions, TreeResolver } from './treeSync.ts';
 import { preparedBatchesFromThread } from './threads/prepareThread.ts';
@@ -166,16 +165,17 @@ interface Ctx {
   arrival: { source: LiveSourceName; seenAt?: number } | null;
 }
 
-/**
- * Runs a node request until it succeeds, with `withRetry`'s logged, capped exponential pause (the
- * backfill's fetches use the same); undefined once the loop stops.
- */
+/** Runs a node request until it succeeds (logged, paused 2 s between tries) or the loop stops (then undefined). */
 async function withNodeRetry<T>(ctx: Ctx, what: string, fn: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await withRetry(ctx.opts, what, fn);
-  } catch (err) {
-    if (ctx.opts.signal.aborted) return undefined;
-    throw err;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (ctx.opts.signal.aborted) return undefined;
+      ctx.opts.log.warn({ err: (err as Error).message }, `${what} failed; retrying in 2 s`);
+      await sleep(2000, ctx.opts.signal);
+      if (ctx.opts.signal.aborted) return undefined;
+    }
   }
 }
 
