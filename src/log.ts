@@ -9,7 +9,9 @@
 import { isatty } from 'node:tty';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { isMainThread } from 'node:worker_threads';
 import { type Env, envValue, logFormat } from './config/config.ts';
+import { LogSink } from './logSink.ts';
 
 /** True when log lines go out human-readable (see the module comment). */
 export function prettyLogs(env?: Env): boolean {
@@ -17,9 +19,24 @@ export function prettyLogs(env?: Env): boolean {
   return f === 'pretty' || (f === 'auto' && isatty(2));
 }
 
-/** Creates the process logger (`name` becomes the `name` field of every line). */
+let jsonSink: LogSink | undefined;
+
+/** The thread's one JSON sink on stderr (src/logSink.ts); the main thread's writes what waits at exit. */
+function stderrSink(): LogSink {
+  if (!jsonSink) {
+    const sink = (jsonSink = new LogSink(2));
+    if (isMainThread) process.on('exit', () => sink.flushSync());
+  }
+  return jsonSink;
+}
+
+/**
+ * Creates the process logger (`name` becomes the `name` field of every line). JSON lines go through
+ * a LogSink: a stderr that is not read, or whose reader is gone, costs dropped lines (counted,
+ * `refract_log_lines_dropped_total`), never a blocked thread or a process that does not exit.
+ */
 export function createLogger(name = 'refract', level = envValue('REFRACT_LOG_LEVEL') ?? 'info'): Logger {
-  if (!prettyLogs()) return pino({ name, level }, pino.destination(2));
+  if (!prettyLogs()) return pino({ name, level }, stderrSink());
   const stream = pretty({ destination: 2, sync: true, colorize: isatty(2), singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name' });
   return pino({ name, level }, stream);
 }

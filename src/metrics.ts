@@ -4,6 +4,7 @@
  * observes them here (prom-client has no worker-thread aggregation).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { logLinesDropped } from './logSink.ts';
 import { nativeAddon } from './native.ts';
 
 /** Distinct `node` label values of `refract_proofs_by_node_total` before new names count as "other". */
@@ -67,6 +68,16 @@ export class Metrics {
     registers: [this.registry],
     collect() {
       this.set(nativeAddon?.groth16TableSets?.().bytes ?? 0);
+    },
+  });
+  /** JSON log lines the main thread could not write to stderr (src/logSink.ts), read at scrape time. */
+  readonly logLinesDropped = new Counter({
+    name: 'refract_log_lines_dropped_total',
+    help: "JSON log lines this process's main thread dropped instead of writing them to stderr: its reader had gone (EPIPE), or more than 4 MiB waited for a reader that stopped reading",
+    registers: [this.registry],
+    collect() {
+      this.reset();
+      this.inc(logLinesDropped());
     },
   });
   readonly proofsOwnCircuit = new Counter({ name: 'refract_proofs_own_circuit_total', help: "Proofs made with Refract's own circuit keys while Light's keys are in use (--own-circuits): Light's on-chain verifier rejects them", labelNames: ['circuit'], registers: [this.registry] });

@@ -37,7 +37,7 @@ const LAYERS: readonly { name: string; units: readonly string[] }[] = [
   // tsxWorker.ts (execArgv for worker threads under tsx, used by ingest and prover), listFiles.ts (the
   // directory listing of the ingest file source and the simulator's replay), mainThreadImport.ts
   // (imports ffjavascript-based packages in worker threads: snarkjs in the prover, circomlibjs in codecs).
-  { name: 'base', units: ['config', 'types.ts', 'log.ts', 'metrics.ts', 'native.ts', 'displayUrl.ts', 'tsxWorker.ts', 'listFiles.ts', 'mainThreadImport.ts'] },
+  { name: 'base', units: ['config', 'types.ts', 'log.ts', 'logSink.ts', 'metrics.ts', 'native.ts', 'displayUrl.ts', 'tsxWorker.ts', 'listFiles.ts', 'mainThreadImport.ts'] },
 ];
 
 /**
