@@ -101,7 +101,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
   }, 420_000);
 
   it('SIGKILLed ten times at random moments and restarted, a backfill ends equal to an uninterrupted one', async () => {
-    const sim = await sparseSim(['--history-slots', '30000', '--light-every', '8', '--seed', '12']);
+    const sim = await sparseSim(['--history-slots', '15000', '--light-every', '8', '--seed', '12']);
     const end = await lastBlock(sim.port, sim.tip);
     // Slowed to about 300 transactions a second (the rate flag an operator uses for a hosted node), so the kills land in every phase.
     const slow = ['--backfill-threshold-slots', '100', '--backfill-rps', '30', '--backfill-batch-size', '10', '--backfill-concurrency', '4'];
