@@ -45,8 +45,11 @@ const { values } = parseArgs({
 const N = Number(values.n);
 const cores = availableParallelism();
 const keysDir = path.resolve(values.keys!);
-const selected = values.circuits ? LIGHT_KEYS.filter((k) => values.circuits!.split(',').includes(k.name)) : LIGHT_KEYS;
-const unknown = [values.circuits ?? '', values.throughput!].flatMap((l) => l.split(',')).filter((n) => n && !LIGHT_KEYS.some((k) => k.name === n));
+const names = (list: string | undefined) => (list ?? '').split(',').filter(Boolean);
+const circuitNames = names(values.circuits);
+const throughputNames = names(values.throughput);
+const selected = circuitNames.length ? LIGHT_KEYS.filter((k) => circuitNames.includes(k.name)) : LIGHT_KEYS;
+const unknown = [...circuitNames, ...throughputNames].filter((n) => !LIGHT_KEYS.some((k) => k.name === n));
 if (unknown.length) {
   process.stderr.write(`[bench:prove-light] unknown key name(s): ${unknown.join(', ')}; Light's keys: ${LIGHT_KEYS.map((k) => k.name).join(', ')}\n`);
   process.exit(2);
@@ -75,7 +78,6 @@ process.stderr.write(`[bench:prove-light] all ${LIGHT_KEYS.length} keys loaded i
 
 // Light's prover of the release that ships each key, started when a raced key needs it (the bodies
 // are built before the clock starts)
-const throughputNames = values.throughput!.split(',').filter(Boolean);
 const needs = new Set([...selected, ...LIGHT_KEYS.filter((k) => throughputNames.includes(k.name))].map((k) => k.pkg));
 const refs: Partial<Record<string, ReferenceProver>> = {};
 if (needs.has('0.27.0')) refs['0.27.0'] = await startReferenceProver(pkg);

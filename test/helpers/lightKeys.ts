@@ -7,7 +7,7 @@ import path from 'node:path';
 import { acquireSetupLock } from '../../src/prover/keys/keySetup.ts';
 import { LocalBackend, type ProofBackend } from '../../src/prover/run/backend.ts';
 import { ProverError } from '../../src/prover/errors.ts';
-import { fetchLightPackage, lightCacheDir, lightKeyReady, lightKeysDir, setupLightKeys } from '../../src/prover/keys/lightKeySetup.ts';
+import { fetchLightPackage, lightCacheDir, lightKeyReady, lightKeysDir, lightPackageDir, setupLightKeys } from '../../src/prover/keys/lightKeySetup.ts';
 import type { LightKeySpec } from '../../src/prover/keys/lightKeys.ts';
 import type { ProverPool } from '../../src/prover/run/pool.ts';
 import { REPO_ROOT } from './proverFixtures.ts';
@@ -54,7 +54,7 @@ export async function ensureLightKeys(names?: readonly string[]): Promise<string
 
 /** The unpacked CLI 0.18.0 `package/` (its 15 v1 keys and Light's prover of that release), after `ensureLightKeys`. */
 export function lightPackage018(): string {
-  return path.join(lightCacheDir(LIGHT_TEST_KEYS), '0.18.0', 'package');
+  return lightPackageDir(lightCacheDir(LIGHT_TEST_KEYS), '0.18.0');
 }
 
 /**

@@ -34,6 +34,11 @@ export function lightCacheDir(keysDir: string): string {
   return env ? path.resolve(env) : path.join(lightKeysDir(keysDir), 'cache');
 }
 
+/** Where `fetchLightPackage` unpacks a CLI package: `<cacheDir>/<version>/package`. */
+export function lightPackageDir(cacheDir: string, version: LightCliVersion): string {
+  return path.join(cacheDir, version, 'package');
+}
+
 function metaFile(keysDir: string, s: LightKeySpec): string {
   return path.join(lightKeysDir(keysDir), `${s.name}.json`);
 }
@@ -68,9 +73,10 @@ export async function fetchLightPackage(cacheDir: string, version: LightCliVersi
   const pkg = LIGHT_CLI_PACKAGES[version];
   mkdirSync(cacheDir, { recursive: true });
   const tgz = path.join(cacheDir, `lightprotocol-zk-compression-cli-${version}.tgz`);
-  const unpacked = path.join(cacheDir, version);
+  const pkgDir = lightPackageDir(cacheDir, version);
+  const unpacked = path.dirname(pkgDir);
   const want = ['bin/proving-keys', ...(opts.extra ?? [])];
-  if (want.every((p) => existsSync(path.join(unpacked, 'package', p)))) return path.join(unpacked, 'package');
+  if (want.every((p) => existsSync(path.join(pkgDir, p)))) return pkgDir;
   if (!existsSync(tgz) || sha512Base64(await readFile(tgz)) !== pkg.integrity) {
     opts.log?.(`fetching ${pkg.spec} (151 MB) from the npm registry into ${cacheDir}`);
     await rm(tgz, { force: true });
@@ -91,7 +97,7 @@ export async function fetchLightPackage(cacheDir: string, version: LightCliVersi
   } catch (e) {
     throw new ProverError('setup_failed', `unpacking ${tgz}: ${(e as Error).message.split('\n')[0]}`);
   }
-  return path.join(unpacked, 'package');
+  return pkgDir;
 }
 
 /** One key's outcome in `setupLightKeys`. */
