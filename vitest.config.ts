@@ -3,7 +3,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The test files that take longest, longest first (a fresh clone has no cached durations, and vitest then
- * orders by file size): measured in a fresh-clone CI run on 2 cores, four files at a time (bench-free wall
+ * orders by file size): measured in a fresh-clone CI run on 2 cores (2026-12-07, a slow Ice Lake VM), four files at a time (bench-free wall
  * times of 0.3–7 min each: simulated chains in real time, SIGKILL cycles, circom compiles and Groth16 key
  * builds). Longest first, the long files overlap the many short ones instead of finishing alone at the
  * end: circuits.test (4.5 min of compiles) had started last but one and ended the run. Packed in this
@@ -13,24 +13,24 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOW_FIRST = [
   'crash.kill.bin',
   'backfill.bin',
-  'circuits',
-  'prover.native',
   'snapshot.replica.bin',
+  'prover.native',
   'circuits.v2',
+  'circuits',
   'setup.order',
   'setup.fresh',
-  'grpc.bin',
-  'snapshot.store',
-  'ingest.crash',
-  'prover.tableFiles.bin',
-  'client.sim.bin',
   'snapshot.restore.bin',
   'prover.msm',
+  'prover.light',
+  'snapshot.store',
+  'grpc.bin',
+  'prover.tableFiles.bin',
   'chain.health.bin',
-  'cli.operator',
+  'client.sim.bin',
+  'prover.daemon',
+  'ingest.crash',
+  'sim.bounded',
   'prover.light.differential',
-  'daemon.crash',
-  'sim.v2.bin',
 ];
 
 /** vitest's order (cached durations, then size), with SLOW_FIRST moved to the front in its order. */

@@ -4,7 +4,8 @@
  * start` against it, through the binary and its flags.
  * - Indexing by backfill and by block polling gives the same store, compared through the API
  *   (accounts, balances, token balances, signatures, transaction infos, Merkle proofs and roots).
- * - A backfill SIGKILLed ten times at random moments and restarted ends equal to an uninterrupted one.
+ * - A backfill SIGKILLed six times at random moments and restarted ends equal to an uninterrupted one
+ *   (ten times until CI's 2-core machine took 33 minutes; REFRACT_BACKFILL_KILLS sets it).
  * - A node that hides signatures from the program listing: the tree sequence check finds the gaps and
  *   the trees' own listings heal them (the store equals a block-polling one).
  */
@@ -16,6 +17,9 @@ import { type RefractProcess, freePort, killSpawned, spawnRefract } from './help
 import { jsonRpc, reachSlot, sleep } from './helpers/jsonRpc.ts';
 
 afterAll(killSpawned);
+
+/** SIGKILLs of the backfill case: at least 4 (kills alternate between before and after a commit). */
+const BACKFILL_KILLS = Math.max(4, Number(process.env.REFRACT_BACKFILL_KILLS ?? 6));
 
 const call = jsonRpc;
 const metric = (text: string, series: string): number => {
@@ -100,7 +104,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     await Promise.all([a.child.stop(), b.child.stop(), sim.child.stop()]);
   }, 420_000);
 
-  it('SIGKILLed ten times at random moments and restarted, a backfill ends equal to an uninterrupted one', async () => {
+  it(`SIGKILLed ${BACKFILL_KILLS} times at random moments and restarted, a backfill ends equal to an uninterrupted one`, async () => {
     const sim = await sparseSim(['--history-slots', '15000', '--light-every', '8', '--seed', '12']);
     const end = await lastBlock(sim.port, sim.tip);
     // Slowed to about 300 transactions a second (the rate flag an operator uses for a hosted node), so the kills land in every phase.
@@ -110,7 +114,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     let kills = 0;
     const phases = new Set<string>();
     const indexedAtKill: number[] = [];
-    for (; kills < 10; kills++) {
+    for (; kills < BACKFILL_KILLS; kills++) {
       const a = await daemon(sim.port, dbA, slow);
       // Once the backfill runs in this process (planned or resumed), kill it at a random moment; every
       // other time only after it has committed a chunk here, so kills land both before and after commits.
@@ -135,7 +139,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
       }
     }
     // The kills interrupted a backfill in progress, and committed chunks survived them.
-    expect(indexedAtKill.length).toBeGreaterThanOrEqual(5);
+    expect(indexedAtKill.length).toBeGreaterThanOrEqual(BACKFILL_KILLS / 2);
     expect(indexedAtKill.some((n) => n > 0)).toBe(true);
     const a = await daemon(sim.port, dbA, ['--backfill-threshold-slots', '100']);
     await Promise.all([reached(a, end, 240_000), reached(c, end, 240_000)]);
@@ -143,7 +147,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const da = await apiDigest(a.port, dc.owners);
     expect(dc.signatures.length).toBeGreaterThan(1000);
     expect(digestDifferences(da, dc)).toEqual([]);
-    expect(kills).toBe(10);
+    expect(kills).toBe(BACKFILL_KILLS);
     expect(phases.has('fetching')).toBe(true); // killed while fetching (and, early on, perhaps while listing)
     await Promise.all([a.child.stop(), c.child.stop(), sim.child.stop()]);
   }, 600_000);

@@ -1,7 +1,8 @@
 /**
  * Crash safety of `refract start` as an operator meets it (issue #31): the daemon follows `refract
- * simulate` at 25 slots a second (the default mix of legacy and v2 transactions) and is SIGKILLed 12
- * times, each kill aimed at one phase that writes, read from its own debug log just before the kill:
+ * simulate` at 25 slots a second (the default mix of legacy and v2 transactions) and is SIGKILLed
+ * once per phase (6 times; REFRACT_CRASH_KILLS=12 goes round the phases twice, as CI did until its
+ * 2-core machine took 33 minutes), each kill aimed at one phase that writes, read from its own debug log just before the kill:
  * - `backfill-listing`: a signature backfill was just planned (the program listing is being stored);
  * - `tree-listing`: a tree's own signature listing was just asked for (sequence-gap heal, head or tail check);
  * - `heal`: a sequence-gap heal found missing transactions and is committing them (the simulator
@@ -31,7 +32,7 @@ import { jsonRpc, reachSlot, sleep } from './helpers/jsonRpc.ts';
 afterAll(killSpawned);
 
 const SEED = Number(process.env.REFRACT_CRASH_SEED ?? 1 + Math.floor(Math.random() * 1_000_000));
-const KILLS = 12;
+const KILLS = Math.max(6, Number(process.env.REFRACT_CRASH_KILLS ?? 6));
 const STATE_V1_TREE = 'smt1NamzXdq4AMqS2fS2F1i5KTYPZRhoHgWx38d8WsT';
 
 const call = jsonRpc;
@@ -83,7 +84,7 @@ async function waitLog(log: () => string, re: RegExp, deadline: number, after?: 
 }
 
 describe('refract start SIGKILLed in every phase that writes (through the binary)', () => {
-  it(`12 SIGKILLs (backfill listing, tree listing, gap heal, backfill chunk, after a commit, live polling), then the store equals a never-killed daemon's through the API (seed ${SEED})`, async () => {
+  it(`${KILLS} SIGKILLs (backfill listing, tree listing, gap heal, backfill chunk, after a commit, live polling), then the store equals a never-killed daemon's through the API (seed ${SEED})`, async () => {
     const simPort = await freePort();
     // 25 slots a second: the chain grows while each start comes up and reaches its marker (up to 30 s on a
     // loaded CI machine), and at 50 a second a slow 2-core machine's final catch-up had 34k slots to backfill
@@ -129,7 +130,7 @@ describe('refract start SIGKILLed in every phase that writes (through the binary
     console.log(JSON.stringify(summary));
     // Every phase was hit by at least one kill.
     for (const p of PHASES) expect(killed.some((x) => x.phase === p.name && x.hit), `a kill in phase ${p.name}: ${JSON.stringify(killed)}`).toBe(true);
-    expect(killed.length).toBeGreaterThanOrEqual(12);
+    expect(killed.length).toBe(KILLS);
     // The reference saw the whole stream, and the stream is the default mix (v1 and v2, tokens, addresses).
     expect(db.signatures.length).toBeGreaterThan(frozen);
     expect(da.owners).toContain('cTokenmWW8bLPjZEBAUgYy3zKxQZW6VKi7bqNFEVv3m');
