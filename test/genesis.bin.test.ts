@@ -44,9 +44,20 @@ describe('a fresh ledger: the genesis block at slot 0', () => {
         return typeof s === 'number' && s >= 5 ? s : null;
       });
       expect(slot).toBeGreaterThanOrEqual(5);
-      const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
-      expect(health.source.source).toBe(grpc ? 'grpc' : 'rpc');
-      expect(health.source.fallbacks).toBe(0);
+      // On a loaded CI machine (load 9 on 2 cores) the gRPC daemon once fell back to the poller for a
+      // while: it must be back on gRPC, each fallback counted with its reason and ended in a recovery.
+      const health = await until(`source ${grpc ? 'grpc' : 'rpc'}`, async () => {
+        const h = await (await fetch(`http://127.0.0.1:${port}/health`)).json();
+        return h.source.source === (grpc ? 'grpc' : 'rpc') ? h : null;
+      });
+      if (!grpc) expect(health.source.fallbacks).toBe(0);
+      else if (health.source.fallbacks > 0) {
+        const changes = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').filter((l) => l.startsWith('refract_ingest_source_changes_total'));
+        console.log(`gRPC source fell back ${health.source.fallbacks}× under load: ${changes.join('; ')}`);
+        const count = (prefix: string) => changes.filter((l) => l.startsWith(prefix)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+        expect(count('refract_ingest_source_changes_total{source="grpc",reason="recovered"}')).toBe(health.source.fallbacks);
+        expect(count('refract_ingest_source_changes_total{source="rpc"')).toBe(health.source.fallbacks);
+      }
       expect(d.stderr()).not.toContain('does not extend the indexed chain');
     }
     expect(sim.stderr()).not.toContain('"level":50');
