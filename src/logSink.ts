@@ -86,31 +86,30 @@ export class LogSink {
   /** Writes what waits without blocking for long (see the module comment); for the exit event. */
   flushSync(): void {
     if (this.broken || !this.exitWriteSafe) return this.dropPending();
+    const { buf, lines } = this.takePending();
     try {
-      let buf = Buffer.from(this.pending.join(''));
-      while (buf.length) buf = buf.subarray(fs.writeSync(this.fd, buf));
-      this.pending = [];
-      this.pendingBytes = 0;
-      this.pendingLines = 0;
+      for (let rest = buf; rest.length; ) rest = rest.subarray(fs.writeSync(this.fd, rest));
     } catch {
-      this.dropPending();
+      dropped += lines;
     }
   }
 
-  private dropPending(): void {
-    dropped += this.pendingLines;
+  /** Empties the queue: what waited, as one buffer, and how many lines it holds. */
+  private takePending(): { buf: Buffer; lines: number } {
+    const taken = { buf: Buffer.from(this.pending.join('')), lines: this.pendingLines };
     this.pending = [];
     this.pendingBytes = 0;
     this.pendingLines = 0;
+    return taken;
+  }
+
+  private dropPending(): void {
+    dropped += this.takePending().lines;
   }
 
   private writeNext(): void {
     if (this.broken || !this.pending.length) return;
-    const buf = Buffer.from(this.pending.join(''));
-    const lines = this.pendingLines;
-    this.pending = [];
-    this.pendingBytes = 0;
-    this.pendingLines = 0;
+    const { buf, lines } = this.takePending();
     this.inFlight = true;
     this.writeChunk(buf, lines);
   }
@@ -118,7 +117,7 @@ export class LogSink {
   private writeChunk(buf: Buffer, lines: number): void {
     fs.write(this.fd, buf, 0, buf.length, null, (err, n) => {
       if (err) {
-        if ((err.code === 'EAGAIN' || err.code === 'EBUSY') && !this.broken) {
+        if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
           setTimeout(() => this.writeChunk(buf, lines), this.retryMs).unref();
           return;
         }
