@@ -18,6 +18,8 @@
  *   to a blocking pipe that is not read would block forever, so a sink on a pipe or socket first
  *   makes the descriptor non-blocking (for fd 2, by opening `process.stderr`, whose libuv pipe sets
  *   O_NONBLOCK); where it cannot, `flushSync` drops what waits instead of writing it.
+ *   Known defect: fd 2 was seen blocking anyway (no O_NONBLOCK) after tsx had spawned its esbuild
+ *   child, and the daemon then hung at exit in a write to a full pipe; see the session note.
  *
  * `logLinesDropped()` is the process-wide count (exported as `refract_log_lines_dropped_total`).
  */
