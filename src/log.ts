@@ -21,11 +21,18 @@ export function prettyLogs(env?: Env): boolean {
 
 let jsonSink: LogSink | undefined;
 
-/** The thread's one JSON sink on stderr (src/logSink.ts); the main thread's writes what waits at exit. */
+/**
+ * The thread's one JSON sink on stderr (src/logSink.ts). It writes what waits when the thread exits
+ * (a worker's `exit` event comes when it ends by itself, not on `terminate()`), and a worker's sink then
+ * closes its descriptor.
+ */
 function stderrSink(): LogSink {
   if (!jsonSink) {
     const sink = (jsonSink = new LogSink(2));
-    if (isMainThread) process.on('exit', () => sink.flushSync());
+    process.on('exit', () => {
+      sink.flushSync();
+      if (!isMainThread) sink.close();
+    });
   }
   return jsonSink;
 }

@@ -8,23 +8,34 @@
  * head -2`) or stopped reading therefore never exited on SIGTERM: the signal handler's
  * `process.exit` spun in that loop. Here:
  *
- * - lines are written with `fs.write` (libuv's thread pool), one write in flight at a time, lines
- *   coalesced while it runs; EAGAIN (a full non-blocking pipe) is retried after 20 ms on a timer;
+ * - a line is queued and written from the logging thread itself, lines coalesced until the next turn
+ *   of its event loop, in a write that cannot block (below); a full pipe or socket (EAGAIN) keeps
+ *   what is left, tried again every 20 ms on an unref'd timer;
  * - at most `maxPendingBytes` (4 MiB) wait: a line beyond that is dropped and counted;
  * - any other write error (EPIPE: the reader is gone; EBADF) makes the sink drop every line from
  *   then on, counted;
- * - `flushSync()` (called on the process's `exit` event) writes what waits with `fs.writeSync` and
- *   gives up on the first error (EAGAIN included), counting the rest as dropped. A synchronous write
- *   to a blocking pipe that is not read would block forever, so a sink on a pipe or socket first
- *   makes the descriptor non-blocking (for fd 2, by opening `process.stderr`, whose libuv pipe sets
- *   O_NONBLOCK); where it cannot, `flushSync` drops what waits instead of writing it.
- *   Known defect: fd 2 was seen blocking anyway (no O_NONBLOCK) after tsx had spawned its esbuild
- *   child, and the daemon then hung at exit in a write to a full pipe; see the session note.
+ * - `flushSync()` (called on the thread's `exit` event) writes what waits and gives up on the first
+ *   error (EAGAIN included), counting the rest as dropped.
+ *
+ * A write that cannot block. O_NONBLOCK belongs to the open file description, which fd 2 shares with
+ * every child spawned with an inherited stderr, and libuv makes fd 0–2 *blocking* in each such child
+ * (`uv__process_child_init`): tsx's esbuild service is one, spawned whenever sources changed since the
+ * last run. With fd 2 blocking and its reader not reading, a write to it blocked its thread for good
+ * (a thread-pool thread, which `process.exit` then joined: SIGTERM hung the daemon). So:
+ * - a pipe (`| less`, `| head`, a container runtime's) is opened again through `/proc/self/fd/<fd>`
+ *   with O_NONBLOCK (close-on-exec): an open file description of its own, that no child shares;
+ * - a socket (systemd's journal, a parent's `spawn(…, {stdio: 'pipe'})`) gets `send(MSG_DONTWAIT)`,
+ *   non-blocking per call, from the native addon (`writeNonBlocking`, src/native.ts);
+ * - a regular file or terminal is written with `fs.write` on libuv's thread pool, one write in flight;
+ * - without /proc or the addon, a pipe or socket is written that way too, and its exit flush first
+ *   makes fd 2 non-blocking through `process.stderr` (main thread) or drops what waits (elsewhere):
+ *   a child that clears O_NONBLOCK can then still block a thread-pool thread.
  *
  * `logLinesDropped()` is the process-wide count (exported as `refract_log_lines_dropped_total`).
  */
 import fs from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
+import { nativeAddon } from './native.ts';
 
 let dropped = 0;
 
@@ -41,59 +52,139 @@ export interface LogSinkOptions {
   retryMs?: number;
 }
 
+/** How a sink writes (module comment): one call that cannot block, or `fs.write` on the thread pool. */
+export type LogSinkMode = 'nonblocking' | 'threadpool';
+
+/** A write that cannot block: bytes written, or −1 when the descriptor is full (EAGAIN); throws on other errors. */
+type TryWrite = (buf: Buffer) => number;
+
+const EAGAIN = 11;
+
 /**
  * A pino destination (an object with `write(line)`) on a file descriptor; see the module comment.
- * `fd`: an open descriptor (2 for stderr). Never throws from `write` or `flushSync`.
+ * Never throws from `write`, `flushSync` or `close`.
  */
 export class LogSink {
+  /** How this sink writes. */
+  readonly mode: LogSinkMode;
   private pending: string[] = [];
   private pendingBytes = 0;
   private pendingLines = 0;
-  private inFlight = false;
+  /** What is being written: in flight on the thread pool, or left over by a full descriptor. */
+  private head: { buf: Buffer; lines: number } | null = null;
+  private scheduled = false;
   private broken = false;
   private readonly exitWriteSafe: boolean;
   private readonly maxPendingBytes: number;
   private readonly retryMs: number;
+  /** The descriptor written to: `fd` itself, or this sink's own non-blocking description of its pipe. */
+  private readonly out: number;
+  private readonly ownOut: boolean;
+  private readonly tryWrite: TryWrite | null;
 
-  constructor(
-    private readonly fd: number,
-    opts: LogSinkOptions = {},
-  ) {
+  /**
+   * @param fd an open descriptor (2 for stderr); a pipe is opened again non-blocking (module comment).
+   * @param opts limits (defaults in {@link LogSinkOptions}).
+   */
+  constructor(fd: number, opts: LogSinkOptions = {}) {
     this.maxPendingBytes = opts.maxPendingBytes ?? 4 * 1024 * 1024;
     this.retryMs = opts.retryMs ?? 20;
-    let stream = false;
+    let kind: 'file' | 'pipe' | 'socket' = 'file';
     try {
       const st = fs.fstatSync(fd);
-      stream = st.isFIFO() || st.isSocket();
+      kind = st.isFIFO() ? 'pipe' : st.isSocket() ? 'socket' : 'file';
     } catch {
-      stream = true;
+      // not a descriptor (EBADF): the first write fails and the sink drops, counted
     }
-    if (stream && fd === 2 && isMainThread) void process.stderr; // libuv opens the pipe non-blocking
-    this.exitWriteSafe = !stream || (fd === 2 && isMainThread);
+    let out = fd;
+    let tryWrite: TryWrite | null = null;
+    if (kind === 'pipe') {
+      try {
+        out = fs.openSync(`/proc/self/fd/${fd}`, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+        const own = out;
+        tryWrite = (buf) => {
+          try {
+            return fs.writeSync(own, buf);
+          } catch (e) {
+            if ((e as NodeJS.ErrnoException).code === 'EAGAIN') return -1;
+            throw e;
+          }
+        };
+      } catch {
+        // no /proc, or the reader has gone (ENXIO): the thread pool, and writes report EPIPE
+      }
+    } else if (kind === 'socket' && nativeAddon?.writeNonBlocking) {
+      const send = nativeAddon.writeNonBlocking;
+      tryWrite = (buf) => {
+        const n = send(fd, buf);
+        if (n >= 0) return n;
+        if (n === -EAGAIN) return -1;
+        throw Object.assign(new Error(`write to fd ${fd}: errno ${-n}`), { errno: -n });
+      };
+    }
+    this.out = out;
+    this.ownOut = out !== fd;
+    this.tryWrite = tryWrite;
+    this.mode = tryWrite ? 'nonblocking' : 'threadpool';
+    this.exitWriteSafe = kind === 'file' || tryWrite !== null || (fd === 2 && isMainThread);
   }
 
   /** Queues one log line (pino passes it newline-terminated); drops and counts it when it cannot. */
   write(line: string): boolean {
-    if (this.broken || this.pendingBytes + line.length > this.maxPendingBytes) {
+    if (this.broken || this.pendingBytes + (this.head?.buf.length ?? 0) + line.length > this.maxPendingBytes) {
       dropped++;
       return true;
     }
     this.pending.push(line);
     this.pendingBytes += line.length;
     this.pendingLines++;
-    if (!this.inFlight) this.writeNext();
+    if (this.head || this.scheduled) return true;
+    if (this.tryWrite) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.writeNext();
+      }).unref();
+    } else this.writeNext();
     return true;
   }
 
-  /** Writes what waits without blocking for long (see the module comment); for the exit event. */
+  /** Writes what waits without blocking (see the module comment); for the exit event. */
   flushSync(): void {
     if (this.broken || !this.exitWriteSafe) return this.dropPending();
-    const { buf, lines } = this.takePending();
+    if (this.tryWrite) {
+      // what a full descriptor left first, then the queue; the first EAGAIN or error drops the rest
+      const parts = [this.head, this.takePending()].filter((p): p is { buf: Buffer; lines: number } => !!p && p.buf.length > 0);
+      this.head = null;
+      for (const part of parts) {
+        try {
+          let rest = part.buf;
+          while (rest.length) {
+            const n = this.tryWrite(rest);
+            if (n < 0) throw new Error('EAGAIN');
+            rest = rest.subarray(n);
+          }
+        } catch {
+          dropped += part.lines;
+          return this.dropPending();
+        }
+      }
+      return;
+    }
+    if (!this.ownOut && this.out === 2) nonBlockingStderr();
+    const { buf, lines } = this.takePending(); // the thread pool's write in flight is not touched
     try {
-      for (let rest = buf; rest.length; ) rest = rest.subarray(fs.writeSync(this.fd, rest));
+      for (let rest = buf; rest.length; ) rest = rest.subarray(fs.writeSync(this.out, rest));
     } catch {
       dropped += lines;
     }
+  }
+
+  /** Closes the sink's own description of its pipe (unless a write is in flight); the sink drops from then on. */
+  close(): void {
+    const inFlight = this.head !== null && this.mode === 'threadpool';
+    if (this.ownOut && !inFlight && !this.broken) fs.closeSync(this.out);
+    this.broken = true;
   }
 
   /** Empties the queue: what waited, as one buffer, and how many lines it holds. */
@@ -109,29 +200,65 @@ export class LogSink {
     dropped += this.takePending().lines;
   }
 
-  private writeNext(): void {
-    if (this.broken || !this.pending.length) return;
-    const { buf, lines } = this.takePending();
-    this.inFlight = true;
-    this.writeChunk(buf, lines);
+  /** Counts what is being written and what waits as dropped, and drops from then on. */
+  private fail(): void {
+    dropped += this.head?.lines ?? 0;
+    this.head = null;
+    this.broken = true;
+    this.dropPending();
   }
 
-  private writeChunk(buf: Buffer, lines: number): void {
-    fs.write(this.fd, buf, 0, buf.length, null, (err, n) => {
-      if (err) {
-        if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
-          setTimeout(() => this.writeChunk(buf, lines), this.retryMs).unref();
+  private writeNext(): void {
+    if (this.broken || this.head || !this.pending.length) return;
+    this.head = this.takePending();
+    if (this.tryWrite) this.writeHeadNow();
+    else this.writeHeadInPool();
+  }
+
+  /** Non-blocking mode: writes the head until done, full (tried again after `retryMs`) or failed. */
+  private writeHeadNow(): void {
+    const head = this.head;
+    if (!head) return; // taken by the exit flush while a retry waited
+    try {
+      while (head.buf.length) {
+        const n = this.tryWrite!(head.buf);
+        if (n < 0) {
+          setTimeout(() => (this.broken ? this.fail() : this.writeHeadNow()), this.retryMs).unref();
           return;
         }
-        this.inFlight = false;
-        this.broken = true;
-        dropped += lines;
-        this.dropPending();
-        return;
+        head.buf = head.buf.subarray(n);
       }
-      if (n < buf.length) return this.writeChunk(buf.subarray(n), lines);
-      this.inFlight = false;
-      if (this.pending.length) this.writeNext();
+    } catch {
+      return this.fail();
+    }
+    this.head = null;
+    this.writeNext();
+  }
+
+  /** Thread-pool mode: one `fs.write` in flight; EAGAIN tried again after `retryMs`. */
+  private writeHeadInPool(): void {
+    const head = this.head!;
+    fs.write(this.out, head.buf, 0, head.buf.length, null, (err, n) => {
+      if (err) {
+        if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
+          setTimeout(() => this.writeHeadInPool(), this.retryMs).unref();
+          return;
+        }
+        return this.fail();
+      }
+      head.buf = head.buf.subarray(n);
+      if (head.buf.length) return this.writeHeadInPool();
+      this.head = null;
+      this.writeNext();
     });
+  }
+}
+
+/** Sets O_NONBLOCK on fd 2 through the main thread's `process.stderr` pipe handle (libuv), where it has one. */
+function nonBlockingStderr(): void {
+  try {
+    (process.stderr as unknown as { _handle?: { setBlocking?: (b: boolean) => number } })._handle?.setBlocking?.(false);
+  } catch {
+    // not a pipe or socket handle: nothing to do
   }
 }

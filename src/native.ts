@@ -52,6 +52,11 @@ export interface NativeAddon {
    * Returns `buf`.
    */
   frFft?(buf: Uint8Array, root: Uint8Array, scale?: Uint8Array): Uint8Array;
+  /**
+   * One write of `buf` to `fd` that never blocks the calling thread, whatever the descriptor's O_NONBLOCK:
+   * `send(MSG_DONTWAIT | MSG_NOSIGNAL)` on a socket, else `write()`. Bytes written, or −errno (−11 EAGAIN: full).
+   */
+  writeNonBlocking?(fd: number, buf: Uint8Array): number;
   /** glibc `malloc_trim(0)`: free arena memory back to the kernel; false when nothing was released or no glibc. */
   mallocTrim?(): boolean;
   /** Forces the MSM's and frFft's field multiplication (tests); false when unavailable. */

@@ -21,6 +21,10 @@
  *   msmImpl() → "ifma" | "adx" | "c",  msmSelectImpl(name) → boolean   (the MSM's, frFft's and prover's multiplication)
  *   msmAlgorithm() → "glv" | "affine" | "xyzz",  msmSelectAlgorithm(name) → boolean   (the MSM's bucket algorithm)
  *   mallocTrim() → boolean   glibc malloc_trim(0) (false without glibc or when nothing was released)
+ *   writeNonBlocking(fd, buf) → number   one write of buf that never blocks the calling thread, whatever
+ *        the descriptor's O_NONBLOCK (which a child spawned with an inherited stdio may clear): on a socket
+ *        send(MSG_DONTWAIT | MSG_NOSIGNAL), else write(); returns the bytes written, or −errno (−EAGAIN:
+ *        full; from write() on another kind of descriptor only when it is non-blocking itself)
  *   frFft(buf, root[, scale]) → buf   in-place radix-2 NTT over BN254 Fr in ffjavascript's layout
  *        (fft.h): buf n·32 bytes (n a power of two ≥ 2, 8-byte aligned) of Montgomery LE elements,
  *        root a primitive n-th root of unity, scale a factor applied to every output (32 bytes
@@ -64,6 +68,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "base58.h"
 #include "fft.h"
@@ -411,6 +418,29 @@ static napi_value js_malloc_trim(napi_env env, napi_callback_info info) {
 #endif
   napi_value r;
   CHECK(napi_get_boolean(env, released != 0, &r));
+  return r;
+}
+
+/* writeNonBlocking(fd, buf) → number: bytes written, or −errno (see the header comment). */
+static napi_value js_write_nonblocking(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  int32_t fd;
+  void *data;
+  size_t len;
+  if (argc < 2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok ||
+      napi_get_typedarray_info(env, argv[1], NULL, &len, &data, NULL, NULL) != napi_ok) {
+    napi_throw_type_error(env, "ERR_INVALID_ARG_TYPE", "writeNonBlocking(fd: number, buf: Uint8Array)");
+    return NULL;
+  }
+  ssize_t n;
+  do {
+    n = send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno == ENOTSOCK) n = write(fd, data, len);
+  } while (n < 0 && errno == EINTR);
+  napi_value r;
+  CHECK(napi_create_int64(env, n < 0 ? -(int64_t)errno : (int64_t)n, &r));
   return r;
 }
 
@@ -1014,6 +1044,8 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "msmG2", fn);
   napi_create_function(env, "mallocTrim", NAPI_AUTO_LENGTH, js_malloc_trim, NULL, &fn);
   napi_set_named_property(env, exports, "mallocTrim", fn);
+  napi_create_function(env, "writeNonBlocking", NAPI_AUTO_LENGTH, js_write_nonblocking, NULL, &fn);
+  napi_set_named_property(env, exports, "writeNonBlocking", fn);
   napi_create_function(env, "frFft", NAPI_AUTO_LENGTH, js_fr_fft, NULL, &fn);
   napi_set_named_property(env, exports, "frFft", fn);
   env_jobs *jobs = (env_jobs *)calloc(1, sizeof *jobs);
