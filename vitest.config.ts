@@ -62,7 +62,7 @@ export default defineConfig({
     // the development ptau, once, before the files start (instant with REFRACT_DEV_PTAU or a kept one)
     globalSetup: ['test/globalSetup.ts'],
     // names any test that holds its worker's event loop 20 s or more (vitest's worker RPC times out at 60 s)
-    setupFiles: ['test/setup/loopWatch.ts'],
+    setupFiles: ['test/setup/loopWatch.ts', 'test/setup/cpuLog.ts'],
     // Daemons started by tests serve Refract's own circuits unless a test asks for Light's keys
     // (the Light tests use LIGHT_TEST_KEYS): no background fetch of Light's packages.
     env: { REFRACT_LIGHT_KEYS: 'false' },

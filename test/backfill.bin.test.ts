@@ -15,6 +15,7 @@ import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
 import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
 import { jsonRpc, reachSlot, sleep } from './helpers/jsonRpc.ts';
+import { metricSum } from './helpers/metrics.ts';
 
 afterAll(killSpawned);
 
@@ -22,11 +23,6 @@ afterAll(killSpawned);
 const BACKFILL_KILLS = Math.max(4, Number(process.env.REFRACT_BACKFILL_KILLS ?? 6));
 
 const call = jsonRpc;
-const metric = (text: string, series: string): number => {
-  let sum = 0;
-  for (const l of text.split('\n')) if (l.startsWith(series) && !l.startsWith('#')) sum += Number(l.slice(l.lastIndexOf(' ') + 1));
-  return sum;
-};
 
 /** A sparse simulator whose tip stands still (one slot an hour), so two daemons can reach the same slot. */
 async function sparseSim(extra: string[]): Promise<{ port: number; tip: number; child: RefractProcess }> {
@@ -95,8 +91,8 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     expect(db.signatures).toEqual(da.signatures);
     // What the backfill asked the node: no block per slot, one getTransaction batch per ≤ 100 transactions.
     const m = await (await fetch(`http://127.0.0.1:${a.port}/metrics`)).text();
-    const requests = metric(m, 'refract_backfill_requests_total');
-    expect(metric(m, 'refract_backfill_requests_total{method="getBlock"}')).toBeLessThan(5);
+    const requests = metricSum(m, 'refract_backfill_requests_total');
+    expect(metricSum(m, 'refract_backfill_requests_total{method="getBlock"}')).toBeLessThan(5);
     expect(requests).toBeLessThan(da.signatures.length * 0.05);
     const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
     expect(health.backfill).toMatchObject({ phase: 'done', indexed: da.signatures.length, remaining: 0 });
@@ -173,7 +169,7 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     expect(hidden.length).toBeGreaterThan(5);
     for (const s of hidden) expect(da.signatures).toContain(s);
     const m = await (await fetch(`http://127.0.0.1:${a.port}/metrics`)).text();
-    expect(metric(m, 'refract_sequence_gaps_total{') ).toBeGreaterThan(0);
+    expect(metricSum(m, 'refract_sequence_gaps_total{') ).toBeGreaterThan(0);
     expect(a.child.stderr()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
     const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
     expect(health.status).toBe('ok');

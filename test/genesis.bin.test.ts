@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/photon.ts';
 import { freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
 import { jsonRpc, sleep } from './helpers/jsonRpc.ts';
+import { expectFallbacksRecovered } from './helpers/metrics.ts';
 
 afterAll(killSpawned);
 const call = jsonRpc;
@@ -51,13 +52,7 @@ describe('a fresh ledger: the genesis block at slot 0', () => {
         return h.source.source === (grpc ? 'grpc' : 'rpc') ? h : null;
       });
       if (!grpc) expect(health.source.fallbacks).toBe(0);
-      else if (health.source.fallbacks > 0) {
-        const changes = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n').filter((l) => l.startsWith('refract_ingest_source_changes_total'));
-        console.log(`gRPC source fell back ${health.source.fallbacks}× under load: ${changes.join('; ')}`);
-        const count = (prefix: string) => changes.filter((l) => l.startsWith(prefix)).reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
-        expect(count('refract_ingest_source_changes_total{source="grpc",reason="recovered"}')).toBe(health.source.fallbacks);
-        expect(count('refract_ingest_source_changes_total{source="rpc"')).toBe(health.source.fallbacks);
-      }
+      else expectFallbacksRecovered(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), health.source.fallbacks);
       expect(d.stderr()).not.toContain('does not extend the indexed chain');
     }
     expect(sim.stderr()).not.toContain('"level":50');
