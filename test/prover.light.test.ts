@@ -172,6 +172,48 @@ describe('Light keys: inputs that do not satisfy the circuit', () => {
     }
   });
 
+  it('the solve on two threads (the independent accounts of a key apart) gives the proof and the error of the solve on one', () => {
+    type Prove = (h: unknown, i: Uint8Array, o: Uint8Array, rs: Uint8Array | null, t: Float64Array) => void;
+    const native = addon as unknown as { lightKeyProve: Prove; lightKeyInfo(h: unknown): { m: number; nbPub: number; solveThreads: [number, number] } };
+    const rs = new Uint8Array(64);
+    rs[0] = 5;
+    rs[32] = 9;
+    /** proof bytes, or the error message, with REFRACT_LIGHT_SOLVE_SERIAL as given */
+    const run = (h: unknown, inputs: Uint8Array, serial: boolean): string => {
+      if (serial) process.env.REFRACT_LIGHT_SOLVE_SERIAL = '1';
+      try {
+        const out = new Uint8Array(256);
+        native.lightKeyProve(h, inputs, out, rs, new Float64Array(4));
+        return Buffer.from(out).toString('hex');
+      } catch (e) {
+        return `error ${(e as { code?: string }).code}: ${(e as Error).message}`;
+      } finally {
+        delete process.env.REFRACT_LIGHT_SOLVE_SERIAL;
+      }
+    };
+    for (const name of ['mainnet_inclusion_26_4', 'inclusion_26_8', 'combined_26_2_2', 'non-inclusion_26_2', 'inclusion_32_4', 'combined_32_40_2_1']) {
+      const key = lightKeyByName(name)!;
+      const h = addon.lightKeyLoad(readFileSync(residentFile(LIGHT_TEST_KEYS, key)));
+      const info = native.lightKeyInfo(h);
+      // the accounts (and addresses) share no solved wire: both threads get at least a quarter
+      expect(info.solveThreads[0] + info.solveThreads[1], name).toBe(info.m);
+      expect(Math.min(...info.solveThreads), name).toBeGreaterThanOrEqual(info.m / 4);
+      const inputs = lightWitness(lightInputsFor(key, 21)).inputs;
+      const proof = run(h, inputs, false);
+      expect(proof, name).toMatch(/^[0-9a-f]{512}$/);
+      expect(proof, name).toBe(run(h, inputs, true));
+      // a wrong first public input (a root) fails; so does the last on the inclusion keys (a leaf, in the other
+      // thread's part), while an address value off by one may still lie in its range: as on one thread
+      for (const at of [0, info.nbPub - 2]) {
+        const bad = Uint8Array.from(inputs);
+        bad[at * 32]! ^= 1;
+        const e = run(h, bad, false);
+        if (at === 0 || /^(mainnet_)?inclusion_26/.test(name)) expect(e, `${name} public input ${at}`).toMatch(/^error ERR_LIGHT_INPUT: .*constraint #\d+ is not satisfied/);
+        expect(e, `${name} public input ${at}`).toBe(run(h, bad, true));
+      }
+    }
+  });
+
   it('the C solver itself refuses a witness that does not satisfy the circuit (no proof, no crash)', () => {
     const w = lightWitness(lightInputsFor(k, 30));
     const bad = Uint8Array.from(w.inputs);

@@ -806,7 +806,7 @@ static napi_value js_bn254_pairing(napi_env env, napi_callback_info info) {
 
 /* ---- Light Protocol keys (lightkey.h) ----
  *   lightKeyDecode(key) → {header: [4 u32], points: Uint8Array, vk: Uint8Array, r1csOffset}
- *   lightKeyLoad(resident) → handle; lightKeyInfo(handle) → {nbWires, nbPub, nbSec, m, n, bytes}
+ *   lightKeyLoad(resident) → handle; lightKeyInfo(handle) → {nbWires, nbPub, nbSec, m, n, bytes, solveThreads: [first, second]}
  *   lightKeyProve(handle, inputs, out[, rs[, times]]) → undefined (out ← 256 bytes)
  *   lightKeyVerify(handle, proof, publics) → boolean; lightKeyVk(handle) → Uint8Array
  * Errors: ERR_LIGHT_KEY (malformed / foreign key), ERR_LIGHT_INPUT (unsatisfied circuit or bad
@@ -904,6 +904,15 @@ static napi_value js_lk_info(napi_env env, napi_callback_info info) {
   }
   CHECK(napi_create_double(env, (double)lk_key_bytes(k), &v));
   CHECK(napi_set_named_property(env, o, "bytes", v));
+  uint32_t first, second;
+  lk_solve_threads(k, &first, &second);
+  napi_value parts;
+  CHECK(napi_create_array_with_length(env, 2, &parts));
+  CHECK(napi_create_uint32(env, first, &v));
+  CHECK(napi_set_element(env, parts, 0, v));
+  CHECK(napi_create_uint32(env, second, &v));
+  CHECK(napi_set_element(env, parts, 1, v));
+  CHECK(napi_set_named_property(env, o, "solveThreads", parts));
   return o;
 }
 static napi_value js_lk_prove(napi_env env, napi_callback_info info) {

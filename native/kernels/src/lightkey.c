@@ -551,6 +551,10 @@ struct lk_key {
   const uint32_t **cons; /* m pointers to {nL, nR, nO, terms} */
   lk_hint *hints;
   int32_t *hint_of; /* wire → hint index or −1 */
+  /* the two-thread solve (lk_solve_split): constraint indices, in order, of the independent parts the
+   * first thread solves (solve_order[0 .. solve_split)) and of those the second solves (the rest);
+   * solve_split 0 = one thread (one part, or parts too unequal) */
+  uint32_t *solve_order, solve_split;
   uint8_t *vk_copy, *r1cs_copy;
   /* fixed-base tables (lk_tables): A, B1, B2, KZ; NULL = plain MSM */
   msm_table *t[4];
@@ -562,6 +566,8 @@ struct lk_key {
   unsigned refs;
   struct lk_key *next;
 };
+
+static int lk_solve_split(lk_key *k);
 
 static pthread_mutex_t lk_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static lk_key *lk_reg;
@@ -589,6 +595,7 @@ static void lk_destroy(lk_key *k) {
     for (uint32_t i = 0; i < k->n_hints; i++) free(k->hints[i].in);
   free(k->hints);
   free(k->hint_of);
+  free(k->solve_order);
   free(k);
 }
 
@@ -609,6 +616,11 @@ void lk_free(lk_key *k) {
   lk_destroy(k);
 }
 size_t lk_key_bytes(const lk_key *k) { return k->bytes; }
+void lk_solve_threads(const lk_key *k, uint32_t *first, uint32_t *second) {
+  *first = k->solve_split;
+  *second = k->m - k->solve_split;
+}
+
 void lk_info(const lk_key *k, uint32_t *nb_wires, uint32_t *nb_pub, uint32_t *nb_sec, uint32_t *m, uint32_t *n) {
   *nb_wires = k->nb_wires;
   *nb_pub = k->nb_pub;
@@ -848,6 +860,7 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
   k->bytes = vl + rl + ((size_t)k->n_a + (size_t)k->n_b + (size_t)k->n_k + k->n) * 64 + (size_t)k->n_b * 128 + (size_t)k->n * 104 +
              (size_t)k->n_coef * 32 + (size_t)k->m * 8 + (size_t)k->nb_wires * 4;
   k->kz_keep = lk_kz_split((size_t)k->n_k + k->n + 1, (size_t)k->n_a + 2, (size_t)k->n_b + 2);
+  if (lk_solve_split(k) != 0) goto oom;
   *out = k;
   return LK_OK;
 bad_r1cs:
@@ -858,6 +871,104 @@ oom:
   set_err(err, errlen, "out of memory loading the key");
   lk_destroy(k);
   return LK_ENOMEM;
+}
+
+/* Union-find root of wire x (path halving). */
+static uint32_t uf_find(uint32_t *parent, uint32_t x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+/* Joins every solved wire (not ONE, not an input) in terms[0 .. nt) with `*first` (UINT32_MAX: none yet). */
+static void uf_join_terms(uint32_t *parent, uint32_t n_known, const uint32_t *terms, uint32_t nt, uint32_t *first) {
+  for (uint32_t t = 0; t < nt; t++) {
+    const uint32_t vid = terms[2 * t + 1];
+    if (vid < n_known) continue;
+    const uint32_t r = uf_find(parent, vid);
+    if (*first == UINT32_MAX) *first = r;
+    else if (r != *first) parent[r] = *first;
+  }
+}
+
+/* Splits the constraints into parts that share no solved wire (ONE and the inputs are known before the
+ * solve and only read), e.g. the accounts of a multi-account inclusion proof, and deals the parts to two
+ * threads, largest first onto the lighter one; a hint's outputs belong with its inputs' part. Each
+ * thread then solves its constraints in the R1CS order, which keeps every dependency of a part on its
+ * own thread. Sets solve_order / solve_split (0 when one thread would get under a quarter). 0, or −1
+ * out of memory. */
+static int lk_solve_split(lk_key *k) {
+  k->solve_order = NULL;
+  k->solve_split = 0;
+  const uint32_t nw = k->nb_wires, m = k->m, n_known = k->nb_pub + k->nb_sec;
+  if (m < 64 || sysconf(_SC_NPROCESSORS_ONLN) < 2) return 0;
+  uint32_t *parent = malloc((size_t)nw * 4), *part = malloc((size_t)m * 4), *size = calloc(nw, 4);
+  uint8_t *side = calloc(nw, 1);
+  int rc = -1;
+  if (!parent || !part || !size || !side) goto out;
+  for (uint32_t w = 0; w < nw; w++) parent[w] = w;
+  for (uint32_t h = 0; h < k->n_hints; h++) {
+    const lk_hint *H = &k->hints[h];
+    uint32_t first = UINT32_MAX;
+    for (uint32_t j = 0; j < H->n_out; j++) {
+      const uint32_t pair[2] = {0, H->out[j]};
+      uf_join_terms(parent, n_known, pair, 1, &first);
+    }
+    for (uint32_t j = 0; j < H->n_in; j++) uf_join_terms(parent, n_known, H->in[j] + 1, H->in[j][0], &first);
+  }
+  for (uint32_t c = 0; c < m; c++) {
+    const uint32_t *C = k->cons[c];
+    uint32_t first = UINT32_MAX;
+    uf_join_terms(parent, n_known, C + 3, C[0] + C[1] + C[2], &first);
+  }
+  /* each constraint's part: the root of its first solved wire (ONE's, 0, for one of inputs only) */
+  for (uint32_t c = 0; c < m; c++) {
+    const uint32_t *C = k->cons[c], nt = C[0] + C[1] + C[2];
+    uint32_t r = 0;
+    for (uint32_t t = 0; t < nt; t++)
+      if (C[4 + 2 * t] >= n_known) {
+        r = uf_find(parent, C[4 + 2 * t]);
+        break;
+      }
+    part[c] = r;
+    size[r]++;
+  }
+  /* largest part first onto the lighter thread (a few parts: a quadratic scan is fine) */
+  uint64_t load[2] = {0, 0};
+  for (;;) {
+    uint32_t best = UINT32_MAX, best_n = 0;
+    for (uint32_t w = 0; w < nw; w++)
+      if (size[w] > best_n) {
+        best = w;
+        best_n = size[w];
+      }
+    if (best == UINT32_MAX) break;
+    const int t = load[1] < load[0];
+    side[best] = (uint8_t)(t + 1);
+    load[t] += best_n;
+    size[best] = 0;
+  }
+  if (load[0] < m / 4 || load[1] < m / 4) {
+    rc = 0;
+    goto out;
+  }
+  k->solve_order = malloc((size_t)m * 4);
+  if (!k->solve_order) goto out;
+  uint32_t at = 0;
+  for (int t = 1; t <= 2; t++) {
+    for (uint32_t c = 0; c < m; c++)
+      if (side[part[c]] == t) k->solve_order[at++] = c;
+    if (t == 1) k->solve_split = at;
+  }
+  rc = 0;
+out:
+  free(parent);
+  free(part);
+  free(size);
+  free(side);
+  return rc;
 }
 
 int lk_load(const uint8_t *file, size_t len, lk_key **out, char *err, size_t errlen) {
@@ -1063,9 +1174,12 @@ static int eval_side(solver_t *S, const uint32_t *terms, uint32_t nt, fe acc, ui
   return 1;
 }
 
-static int solve(solver_t *S, fe *a, fe *b, fe *c) {
+/* Solves constraints order[0 .. count) (order NULL: 0 .. count), in that order, writing their L, R, O
+ * into a, b, c. */
+static int solve_list(solver_t *S, const uint32_t *order, uint32_t count, fe *a, fe *b, fe *c) {
   const lk_key *k = S->k;
-  for (uint32_t ci = 0; ci < k->m; ci++) {
+  for (uint32_t oi = 0; oi < count; oi++) {
+    const uint32_t ci = order ? order[oi] : oi;
     const uint32_t *C = k->cons[ci];
     const uint32_t nl = C[0], nr = C[1], no = C[2];
     const uint32_t *tl = C + 3, *tr = tl + 2 * nl, *to = tr + 2 * nr;
@@ -1142,15 +1256,59 @@ static int solve(solver_t *S, fe *a, fe *b, fe *c) {
     memcpy(b[ci], R, 32);
     memcpy(c[ci], O, 32);
   }
+  return LK_OK;
+two:
+  set_err(S->err, S->errlen, "constraint has more than one unknown wire (malformed R1CS or unsupported key)");
+  return LK_EKEY;
+}
+
+typedef struct {
+  solver_t S;
+  const uint32_t *order;
+  uint32_t count;
+  fe *a, *b, *c;
+  char err[256];
+  int rc;
+} solve_job;
+
+static void *solve_job_run(void *p) {
+  solve_job *j = p;
+  j->rc = solve_list(&j->S, j->order, j->count, j->a, j->b, j->c);
+  return NULL;
+}
+
+/* The witness: every wire solved from ONE and the inputs (known[] set for those), L, R, O of every
+ * constraint into a, b, c. On two threads when the key splits into independent parts (lk_solve_split);
+ * a failure there is solved again on one thread, so that the error names the first failing constraint
+ * in the R1CS order, as gnark's solver would. */
+static int solve(solver_t *S, fe *a, fe *b, fe *c, uint8_t *known0) {
+  const lk_key *k = S->k;
+  int rc = LK_OK;
+  pthread_t th;
+  solve_job other;
+  const char *serial = getenv("REFRACT_LIGHT_SOLVE_SERIAL");
+  if (k->solve_split && !(serial && *serial == '1')) {
+    other = (solve_job){*S, k->solve_order + k->solve_split, k->m - k->solve_split, a, b, c, {0}, LK_OK};
+    other.S.err = other.err;
+    other.S.errlen = sizeof other.err;
+    if (pthread_create(&th, NULL, solve_job_run, &other) == 0) {
+      rc = solve_list(S, k->solve_order, k->solve_split, a, b, c);
+      pthread_join(th, NULL);
+      if (rc == LK_OK && other.rc == LK_OK) goto check;
+      /* again in order, from the inputs alone */
+      memcpy(S->known, known0, k->nb_wires);
+      memset(S->hint_done, 0, (size_t)k->n_hints + 1);
+    }
+  }
+  rc = solve_list(S, NULL, k->m, a, b, c);
+  if (rc != LK_OK) return rc;
+check:
   for (uint32_t w = 0; w < k->nb_wires; w++)
     if (!S->known[w]) {
       set_err(S->err, S->errlen, "wire %u is not solved by any constraint (malformed R1CS)", w);
       return LK_EKEY;
     }
   return LK_OK;
-two:
-  set_err(S->err, S->errlen, "constraint has more than one unknown wire (malformed R1CS or unsupported key)");
-  return LK_EKEY;
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -1355,7 +1513,11 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
   }
   {
     solver_t S = {k, w, known, hint_done, err, errlen};
-    rc = solve(&S, a, b, c);
+    uint8_t *known0 = k->solve_split ? malloc(nw) : NULL;
+    if (k->solve_split && !known0) goto done;
+    if (known0) memcpy(known0, known, nw);
+    rc = solve(&S, a, b, c, known0);
+    free(known0);
     if (rc != LK_OK) goto done;
   }
   double t1 = now_ms();

@@ -51,6 +51,8 @@ void lk_free(lk_key *k);
 size_t lk_key_bytes(const lk_key *k);
 /* nbWires, nbPub (ONE included), nbSec, m (constraints), n (domain). */
 void lk_info(const lk_key *k, uint32_t *nb_wires, uint32_t *nb_pub, uint32_t *nb_sec, uint32_t *m, uint32_t *n);
+/* The two-thread solve: constraints the first and the second thread solve (0 and m: one thread). */
+void lk_solve_threads(const lk_key *k, uint32_t *first, uint32_t *second);
 
 /* Fixed-base MSM tables (msm.h) for the key's four MSMs when together they fit max_bytes (else
  * none): read from path when it holds them for these points, else built on `threads` threads and

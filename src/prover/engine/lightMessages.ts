@@ -11,7 +11,8 @@ export interface LightProverAddon {
   lightKeyProve(handle: unknown, inputs: Uint8Array, out: Uint8Array, rs: Uint8Array | null, times: Float64Array): void;
   lightKeyVerify(handle: unknown, proof: Uint8Array, publics: Uint8Array): boolean;
   lightKeyTables(handle: unknown, maxBytes: number, path?: string): { bytes: number; need: number; source: 'none' | 'built' | 'file' | 'shared'; note: string };
-  lightKeyInfo(handle: unknown): { nbWires: number; nbPub: number; nbSec: number; m: number; n: number; bytes: number };
+  /** solveThreads: constraints the solve's first and second thread take ([0, m]: one thread; the key has no independent parts to split). */
+  lightKeyInfo(handle: unknown): { nbWires: number; nbPub: number; nbSec: number; m: number; n: number; bytes: number; solveThreads: [number, number] };
 }
 
 /** Maps an addon error code (ERR_LIGHT_*) to the prover error code. */
