@@ -9,7 +9,7 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { prepareBatch } from '../src/ingest/prepareBatch.ts';
 import { planFiles, readPlannedBlocks } from '../src/ingest/sources/files.ts';
-import { type SeqPosition, checkSequences, firstSequenceGap, firstUnspentNullification, queueNeeds, seqKey, sequenceRuns } from '../src/state/sequence.ts';
+import { SEQ_STREAMS, type SeqPosition, checkSequences, firstSequenceGap, firstUnspentNullification, queueNeeds, seqKey, sequenceRuns, tailCheckSlots } from '../src/state/sequence.ts';
 import { decodeBlockJson } from '../src/ingest/parse.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { Store } from '../src/store/store.ts';
@@ -177,4 +177,37 @@ describe('a batched-tree (v2) transaction found late after the one that spent it
     expect(late).toEqual(inOrder);
     expect(late.orphans).toBe(0);
   });
+
+  it('the tail check lists from the backfill\'s start a tree still missing a stream (its first batch event hidden), else from its last numbers', () => {
+    const registry = loadTreeRegistry();
+    const { updates } = prepared('batched_address_transactions');
+    const first = updates.findIndex((u) => sequenceRuns(u).some((r) => r.stream === 'batch'));
+    const tree = sequenceRuns(updates[first]!).find((r) => r.stream === 'batch')!.tree;
+    expect(first).toBeGreaterThan(0);
+    /** A read view holding the positions `checkSequences` reaches over `us`. */
+    const view = (us: typeof updates) => {
+      const pos = [...checkSequences(us, () => undefined).advanced.values()];
+      const idx = (st: (typeof SEQ_STREAMS)[number]) => SEQ_STREAMS.indexOf(st);
+      return {
+        *seqPositions(): Generator<[Buffer, number, bigint, number]> {
+          for (const p of pos) yield [Buffer.from(base58.decode(p.tree)), idx(p.stream), p.next, p.slot];
+        },
+        seqPosition(t: Uint8Array, stream: number) {
+          const p = pos.find((q) => base58.encode(t) === q.tree && idx(q.stream) === stream);
+          return p && { next: p.next, slot: p.slot };
+        },
+      };
+    };
+    const info = registry.get(tree)!;
+    expect(info.type).toBe('AddressV2');
+    const unseen = registry.all().find((t) => t.type === 'StateV1' && !updates.some((u) => sequenceRuns(u).some((r) => r.tree === t.tree)))!;
+    // the address queue reached, the first batch event missing: from the backfill's start (-1)
+    const before = tailCheckSlots(view(updates.slice(0, first)), [info, unseen], -1);
+    expect(before.get(tree)).toBe(-1);
+    expect(before.get(unseen.tree)).toBe(-1); // a tree the store never met at all
+    // once the tree's batch stream has a number too: from the lowest slot of its streams' last numbers
+    const after = tailCheckSlots(view(updates.slice(0, first + 1)), [info], -1);
+    expect(after.get(tree)).toBeGreaterThanOrEqual(updates[first - 1]!.slot);
+  });
 });
+

@@ -19,6 +19,7 @@
  * A stream's first number seen (no position yet) is taken as given: the history before the store's
  * first indexed slot is not known. Numbers at or below the position are a re-index and pass.
  */
+import type { TreeInfo, TreeType } from '../config/trees.ts';
 import * as base58 from '../solana/base58.ts';
 import type { ReadView, WriteView } from '../store/store.ts';
 import type { StateUpdate } from './stateUpdate.ts';
@@ -27,6 +28,13 @@ import type { StateUpdate } from './stateUpdate.ts';
 export const SEQ_STREAMS = ['changelog', 'indexed', 'outputQueue', 'inputQueue', 'addressQueue', 'batch'] as const;
 /** One numbered stream of a tree. */
 export type SeqStream = (typeof SEQ_STREAMS)[number];
+/** The numbered streams a tree of each type carries (see the module comment). */
+export const TREE_STREAMS: Readonly<Record<TreeType, readonly SeqStream[]>> = {
+  StateV1: ['changelog'],
+  AddressV1: ['indexed'],
+  StateV2: ['outputQueue', 'inputQueue', 'batch'],
+  AddressV2: ['addressQueue', 'batch'],
+};
 
 /** Where a tree's stream stands: the next number expected, and the slot of the last number seen. */
 export interface SeqPosition {
@@ -242,6 +250,21 @@ export function treesWithPositions(r: Pick<ReadView, 'seqPositions'>): Map<strin
   for (const [tree, , , slot] of r.seqPositions()) {
     const t = base58.encode(tree);
     since.set(t, Math.min(since.get(t) ?? Number.MAX_SAFE_INTEGER, slot));
+  }
+  return since;
+}
+
+/**
+ * Where a backfill's tail check lists each tree from (tree → slot): the lowest slot of its streams'
+ * last numbers, but `backfillStart` for a tree of `trees` that lacks a position in one of the streams
+ * its type carries (TREE_STREAMS). A transaction that would have begun such a stream (a tree's first
+ * batch event, its first spend, every transaction of a tree met only through hidden ones) shows no
+ * gap to any number, so nothing else would look for it once the program listing missed it.
+ */
+export function tailCheckSlots(r: Pick<ReadView, 'seqPositions' | 'seqPosition'>, trees: readonly TreeInfo[], backfillStart: number): Map<string, number> {
+  const since = treesWithPositions(r);
+  for (const t of trees) {
+    if (TREE_STREAMS[t.type].some((s) => storedPosition(r, t.tree, s) === undefined)) since.set(t.tree, Math.min(since.get(t.tree) ?? Number.MAX_SAFE_INTEGER, backfillStart));
   }
   return since;
 }

@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import type { RequestGovernor } from '../../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../../solana/rpcClient.ts';
-import { type SeqStream, type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullification, seqKey, sequenceRuns, storedPosition, treesWithPositions } from '../../state/sequence.ts';
+import { type SeqStream, type SequenceGap, acceptGap, firstSequenceGap, firstUnspentNullification, seqKey, sequenceRuns, storedPosition, tailCheckSlots, treesWithPositions } from '../../state/sequence.ts';
 import type { WriteView } from '../../store/store.ts';
 import type { Indexer } from '../indexer.ts';
 import { type PreparedBatch, prepareBatch } from '../prepareBatch.ts';
@@ -95,11 +95,17 @@ export class SequenceGuard {
  * Before the hand-over: a gap at the very end of a tree's history shows no later number to give it
  * away, so each tree the backfill met is listed on its own (getSignaturesForAddress(tree)) from its
  * last number's slot up to the hand-over slot, and what the store lacks is fetched and committed
- * (checked like any batch). One listing request per tree in the usual case.
+ * (checked like any batch). One listing request per tree in the usual case. A registered tree still
+ * missing one of its streams (state/sequence.ts `tailCheckSlots`: e.g. a batched tree whose first
+ * batch event the program listing hid) is listed from the backfill's start: a stream's first number
+ * shows no gap, and a killed and restarted backfill (a new head check) would otherwise never look
+ * back for it.
  */
 async function tailCheck(ctx: GuardCtx, throughSlot: number): Promise<void> {
   const { indexer, opts } = ctx;
-  const since = indexer.store.read((r) => treesWithPositions(r)); // tree → lowest last-number slot over its streams
+  // tree → the lowest last-number slot over its streams; the backfill's start for a tree still missing a stream
+  const start = ctx.headCheck?.afterSlot;
+  const since = indexer.store.read((r) => (start === undefined ? treesWithPositions(r) : tailCheckSlots(r, indexer.registry.all(), start)));
   for (const [tree, afterSlot] of since) {
     const listing = await listTree(ctx, { tree, afterSlot, throughSlot }, new Set());
     if (!listing) return;
