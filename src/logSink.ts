@@ -157,14 +157,13 @@ export class LogSink {
       const parts = [this.head, this.takePending()].filter((p): p is { buf: Buffer; lines: number } => !!p && p.buf.length > 0);
       this.head = null;
       for (const part of parts) {
+        let written = false;
         try {
-          let rest = part.buf;
-          while (rest.length) {
-            const n = this.tryWrite(rest);
-            if (n < 0) throw new Error('EAGAIN');
-            rest = rest.subarray(n);
-          }
+          written = this.writeOut(part);
         } catch {
+          // counted below
+        }
+        if (!written) {
           dropped += part.lines;
           return this.dropPending();
         }
@@ -220,13 +219,9 @@ export class LogSink {
     const head = this.head;
     if (!head) return; // taken by the exit flush while a retry waited
     try {
-      while (head.buf.length) {
-        const n = this.tryWrite!(head.buf);
-        if (n < 0) {
-          setTimeout(() => (this.broken ? this.fail() : this.writeHeadNow()), this.retryMs).unref();
-          return;
-        }
-        head.buf = head.buf.subarray(n);
+      if (!this.writeOut(head)) {
+        setTimeout(() => (this.broken ? this.fail() : this.writeHeadNow()), this.retryMs).unref();
+        return;
       }
     } catch {
       return this.fail();
@@ -235,12 +230,22 @@ export class LogSink {
     this.writeNext();
   }
 
+  /** Non-blocking mode: writes `part.buf` (advancing it) until done (true) or the descriptor is full (false); throws on other errors. */
+  private writeOut(part: { buf: Buffer }): boolean {
+    while (part.buf.length) {
+      const n = this.tryWrite!(part.buf);
+      if (n < 0) return false;
+      part.buf = part.buf.subarray(n);
+    }
+    return true;
+  }
+
   /** Thread-pool mode: one `fs.write` in flight; EAGAIN tried again after `retryMs`. */
   private writeHeadInPool(): void {
     const head = this.head!;
     fs.write(this.out, head.buf, 0, head.buf.length, null, (err, n) => {
       if (err) {
-        if (err.code === 'EAGAIN' || err.code === 'EBUSY') {
+        if ((err.code === 'EAGAIN' || err.code === 'EBUSY') && !this.broken) {
           setTimeout(() => this.writeHeadInPool(), this.retryMs).unref();
           return;
         }

@@ -893,6 +893,12 @@ static void uf_join_terms(uint32_t *parent, uint32_t n_known, const uint32_t *te
   }
 }
 
+/* qsort order of 64-bit keys, largest first. */
+static int u64_desc(const void *x, const void *y) {
+  const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? 1 : a > b ? -1 : 0;
+}
+
 /* Splits the constraints into parts that share no solved wire (ONE and the inputs are known before the
  * solve and only read), e.g. the accounts of a multi-account inclusion proof, and deals the parts to two
  * threads, largest first onto the lighter one; a hint's outputs belong with its inputs' part. Each
@@ -935,20 +941,22 @@ static int lk_solve_split(lk_key *k) {
     part[c] = r;
     size[r]++;
   }
-  /* largest part first onto the lighter thread (a few parts: a quadratic scan is fine) */
+  /* largest part first onto the lighter thread (ties: the lower root first) */
   uint64_t load[2] = {0, 0};
-  for (;;) {
-    uint32_t best = UINT32_MAX, best_n = 0;
+  {
+    uint64_t *parts = malloc((size_t)nw * 8);
+    if (!parts) goto out;
+    uint32_t n_parts = 0;
     for (uint32_t w = 0; w < nw; w++)
-      if (size[w] > best_n) {
-        best = w;
-        best_n = size[w];
-      }
-    if (best == UINT32_MAX) break;
-    const int t = load[1] < load[0];
-    side[best] = (uint8_t)(t + 1);
-    load[t] += best_n;
-    size[best] = 0;
+      if (size[w]) parts[n_parts++] = (uint64_t)size[w] << 32 | (UINT32_MAX - w);
+    qsort(parts, n_parts, sizeof *parts, u64_desc);
+    for (uint32_t i = 0; i < n_parts; i++) {
+      const uint32_t root = UINT32_MAX - (uint32_t)parts[i];
+      const int t = load[1] < load[0];
+      side[root] = (uint8_t)(t + 1);
+      load[t] += size[root];
+    }
+    free(parts);
   }
   if (load[0] < m / 4 || load[1] < m / 4) {
     rc = 0;
@@ -1281,7 +1289,7 @@ static void *solve_job_run(void *p) {
  * constraint into a, b, c. On two threads when the key splits into independent parts (lk_solve_split);
  * a failure there is solved again on one thread, so that the error names the first failing constraint
  * in the R1CS order, as gnark's solver would. */
-static int solve(solver_t *S, fe *a, fe *b, fe *c, uint8_t *known0) {
+static int solve(solver_t *S, fe *a, fe *b, fe *c) {
   const lk_key *k = S->k;
   int rc = LK_OK;
   pthread_t th;
@@ -1295,8 +1303,9 @@ static int solve(solver_t *S, fe *a, fe *b, fe *c, uint8_t *known0) {
       rc = solve_list(S, k->solve_order, k->solve_split, a, b, c);
       pthread_join(th, NULL);
       if (rc == LK_OK && other.rc == LK_OK) goto check;
-      /* again in order, from the inputs alone */
-      memcpy(S->known, known0, k->nb_wires);
+      /* again in order, from ONE and the inputs alone (wires 0 … nbPub − 1 + nbSec) */
+      memset(S->known, 0, k->nb_wires);
+      memset(S->known, 1, (size_t)k->nb_pub + k->nb_sec);
       memset(S->hint_done, 0, (size_t)k->n_hints + 1);
     }
   }
@@ -1513,11 +1522,7 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
   }
   {
     solver_t S = {k, w, known, hint_done, err, errlen};
-    uint8_t *known0 = k->solve_split ? malloc(nw) : NULL;
-    if (k->solve_split && !known0) goto done;
-    if (known0) memcpy(known0, known, nw);
-    rc = solve(&S, a, b, c, known0);
-    free(known0);
+    rc = solve(&S, a, b, c);
     if (rc != LK_OK) goto done;
   }
   double t1 = now_ms();
