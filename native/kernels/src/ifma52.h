@@ -111,6 +111,38 @@ IFMA_INLINE void ifma_canon_r256(__m512i z[4], v8 v, const uint64_t *MOD) {
   z[3] = _mm512_or_si512(_mm512_srli_epi64(v.l[3], 36), _mm512_slli_epi64(v.l[4], 16));
 }
 
+/* x − K when x ≥ K, else x (x normalised, K a multiple of the modulus as 52-bit limbs). */
+IFMA_INLINE void v8_sub_if_ge(v8 *x, const uint64_t *K) {
+  v8 t;
+  for (int j = 0; j < 5; j++) t.l[j] = _mm512_sub_epi64(x->l[j], ifma_bc(K[j]));
+  v8_norm(&t);
+  const __mmask8 ge = _mm512_cmpge_epi64_mask(t.l[4], _mm512_setzero_si512());
+  for (int j = 0; j < 5; j++) x->l[j] = _mm512_mask_mov_epi64(x->l[j], ge, t.l[j]);
+}
+
+/* v (Montgomery with R = 2^260, normalised, below 112·MOD) → the four 64-bit limbs of the same
+ * element with R = 2^256, fully reduced: v·2^-4 mod MOD as (v + k·MOD)/16 with k = v·NINV16 mod 16
+ * (NINV16 = −MOD^-1 mod 16), a division that is exact, then below 8·MOD, and three conditional
+ * subtractions (MOD4 = 4·MOD, MOD2 = 2·MOD). Same result as a product with 2^256 mod MOD followed
+ * by ifma_canon_r256, for a tenth of the multiplications. */
+IFMA_INLINE void ifma_div16_r256(__m512i z[4], v8 v, const uint64_t *MOD, uint64_t NINV16, const uint64_t *MOD4,
+                                 const uint64_t *MOD2) {
+  const __m512i zero = _mm512_setzero_si512(), f = ifma_bc(15);
+  const __m512i k = _mm512_and_si512(_mm512_madd52lo_epu64(zero, _mm512_and_si512(v.l[0], f), ifma_bc(NINV16)), f);
+  for (int j = 4; j >= 0; j--) {
+    if (j < 4) v.l[j + 1] = _mm512_madd52hi_epu64(v.l[j + 1], k, ifma_bc(MOD[j]));
+    v.l[j] = _mm512_madd52lo_epu64(v.l[j], k, ifma_bc(MOD[j]));
+  }
+  v8_norm(&v);
+  const __m512i m = ifma_bc(IFMA_MASK52);
+  for (int j = 0; j < 4; j++)
+    v.l[j] = _mm512_or_si512(_mm512_srli_epi64(v.l[j], 4), _mm512_and_si512(_mm512_slli_epi64(v.l[j + 1], 48), m));
+  v.l[4] = _mm512_srli_epi64(v.l[4], 4);
+  v8_sub_if_ge(&v, MOD4);
+  v8_sub_if_ge(&v, MOD2);
+  ifma_canon_r256(z, v, MOD);
+}
+
 /* r = a + K − b, normalised (K a multiple of the modulus above b; the sum must stay below 2^260). */
 IFMA_INLINE void v8_sub_k(v8 *r, const v8 *a, const v8 *b, const uint64_t *K) {
   for (int j = 0; j < 5; j++) r->l[j] = _mm512_sub_epi64(_mm512_add_epi64(a->l[j], ifma_bc(K[j])), b->l[j]);

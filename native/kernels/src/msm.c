@@ -46,23 +46,16 @@ static unsigned msm_window_bits(size_t n) {
 static inline void msm_recode_one(const uint8_t *scalar, size_t scalar_size, unsigned c, unsigned windows, int16_t *digits,
                                   size_t stride) {
   const uint32_t mask = (1u << c) - 1, half = 1u << (c - 1);
-  uint8_t s[40] = {0};
-  memcpy(s, scalar, scalar_size);
+  uint64_t s[6] = {0, 0, 0, 0, 0, 0}; /* windows·c ≤ 36·8 + c < 6·64 bits */
+  memcpy(s, scalar, scalar_size);    /* little-endian host (x86-64, arm64) */
   uint32_t carry = 0;
-  for (unsigned w = 0; w < windows; w++) {
-    const unsigned bit = w * c, byte = bit >> 3;
-    uint32_t word = 0;
-    if (byte < 36) memcpy(&word, s + byte, 4); /* little-endian host (x86-64, arm64) */
-    uint32_t d = ((word >> (bit & 7)) & mask) + carry;
-    int v;
-    if (d > half) {
-      v = (int)d - (int)(1u << c);
-      carry = 1;
-    } else {
-      v = (int)d;
-      carry = 0;
-    }
-    digits[(size_t)w * stride] = (int16_t)v;
+  for (unsigned w = 0, bit = 0; w < windows; w++, bit += c) {
+    const unsigned wi = bit >> 6, off = bit & 63;
+    uint64_t word = s[wi] >> off;
+    if (off + c > 64) word |= s[wi + 1] << (64 - off);
+    const uint32_t d = ((uint32_t)word & mask) + carry;
+    carry = d > half;
+    digits[(size_t)w * stride] = (int16_t)((int32_t)d - (int32_t)(carry << c));
   }
 }
 

@@ -3,8 +3,9 @@
  *
  * The MSM keeps its points and buckets as ffjavascript does (four 64-bit limbs, Montgomery
  * R = 2^256, < q). Loading X = x·2^256 as the 260-bit integer 16·X (a shift, no arithmetic) gives
- * x in Montgomery form for R = 2^260, below 16q; a product with FQ52_TO_R256 (2^256 mod q) goes
- * back (x·2^256 + at most q: one conditional subtraction). Bounds are in multiples of q:
+ * x in Montgomery form for R = 2^260, below 16q; an exact division by 16 modulo q goes back
+ * (ifma_div16_r256: x·2^260 + k·q, k < 16, shifted down four bits; measured on inclusion_26_8's
+ * MSMs ×1.01–1.02 against the product with 2^256 mod q it replaces). Bounds are in multiples of q:
  * 2^260 > 84q, a product of values below A·q and B·q is below (A·B/84 + 1)·q, and a difference
  * a − b is taken as a + K − b with K a multiple of q above b's bound (v8_sub_k). */
 #ifndef REFRACT_MSM_IFMA_H
@@ -16,9 +17,6 @@
 static const uint64_t FQ52_Q[5] = {0x8c16d87cfd47ULL, 0x916871ca8d3c2ULL, 0x181585d97816aULL, 0xa029b85045b68ULL,
                                    0x30644e72e131ULL};
 #define FQ52_NINV 0x20782e4866389ULL /* −q^-1 mod 2^52 */
-/* 2^256 mod q: the product with it leaves R = 2^260 for R = 2^256 */
-static const uint64_t FQ52_TO_R256[5] = {0xd438dc58f0d9dULL, 0x28f5c70b3dd35ULL, 0x879462c0a78ebULL,
-                                         0xdf2f666ea36f7ULL, 0xe0a77c19a07ULL};
 static const uint64_t FQ52_16Q[5] = {0x8c16d87cfd470ULL, 0x16871ca8d3c20ULL, 0x81585d97816a9ULL, 0x29b85045b681ULL,
                                      0x30644e72e131aULL};
 static const uint64_t FQ52_32Q[5] = {0x182db0f9fa8e0ULL, 0x2d0e3951a7841ULL, 0x2b0bb2f02d52ULL, 0x5370a08b6d03ULL,
@@ -59,11 +57,14 @@ IFMA_INLINE void fq8_add(v8 *r, const v8 *a, const v8 *b) {
 /* Eight Fq values in ffjavascript's layout, as ifma_gather16 (ifma52.h). */
 IFMA_INLINE void fq8_gather16(v8 *r, const uint64_t *base, __m512i idx) { ifma_gather16(r, base, idx); }
 
+static const uint64_t FQ52_2Q[5] = {0x1182db0f9fa8eULL, 0x22d0e3951a784ULL, 0x302b0bb2f02d5ULL, 0x405370a08b6d0ULL,
+                                    0x60c89ce5c263ULL};
+static const uint64_t FQ52_4Q[5] = {0x2305b61f3f51cULL, 0x45a1c72a34f08ULL, 0x60561765e05aaULL, 0x80a6e14116da0ULL,
+                                    0xc19139cb84c6ULL};
+#define FQ52_NINV16 9 /* −q^-1 mod 16 */
 /* x (R = 2^260, below 84q) → the four 64-bit limbs of x·2^256 mod q, fully reduced (< q). */
 IFMA_INLINE void fq8_to_r256(__m512i z[4], const v8 *x) {
-  v8 v;
-  fq8_mul_const(&v, FQ52_TO_R256, x); /* < 2q */
-  ifma_canon_r256(z, v, FQ52_Q);
+  ifma_div16_r256(z, *x, FQ52_Q, FQ52_NINV16, FQ52_4Q, FQ52_2Q);
 }
 
 /* Stores fq8_to_r256's limbs for the lanes in `live`: lane k's limb j at base[idx[k] + j]. */
