@@ -774,7 +774,7 @@ static napi_value js_g16_verify(napi_env env, napi_callback_info info) {
   }
   char err[160] = {0};
   int valid = 0;
-  if (g16_verify(vk, vk_len, proof, publics, publics_len / 32, &valid, err, sizeof err) != PAIRING_OK) {
+  if (g16_verify(vk, vk_len, proof, publics, publics_len / 32, 1, &valid, err, sizeof err) != PAIRING_OK) {
     napi_throw_error(env, "ERR_GROTH16_VERIFY_INPUT", err);
     return NULL;
   }
@@ -976,7 +976,7 @@ static napi_value js_lk_verify(napi_env env, napi_callback_info info) {
     return NULL;
   }
   char err[256] = {0};
-  const int v = lk_verify(k, proof, pub, ul / 32, err, sizeof err);
+  const int v = lk_verify(k, proof, pub, ul / 32, 1, err, sizeof err);
   if (v < 0) {
     napi_throw_error(env, "ERR_LIGHT_INPUT", err);
     return NULL;

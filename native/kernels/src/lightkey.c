@@ -1353,42 +1353,124 @@ int lk_random_scalar(uint8_t out[32]) {
   return 1;
 }
 
-int lk_verify(const lk_key *k, const uint8_t proof[256], const uint8_t *publics, size_t n_publics, char *err, size_t errlen) {
+int lk_verify(const lk_key *k, const uint8_t proof[256], const uint8_t *publics, size_t n_publics, int check_b, char *err,
+              size_t errlen) {
   if (n_publics + 1 != k->nb_pub) {
     set_err(err, errlen, "%zu public inputs, the circuit has %u", n_publics, k->nb_pub - 1);
     return -1;
   }
   int valid = 0;
-  if (g16_verify(k->vk, k->vk_len, proof, publics, n_publics, &valid, err, errlen) != PAIRING_OK) return -1;
+  if (g16_verify(k->vk, k->vk_len, proof, publics, n_publics, check_b, &valid, err, errlen) != PAIRING_OK) return -1;
   return valid ? 1 : 0;
 }
 
 #ifdef REFRACT_HAVE_IFMA
-/* x ← (1/n)·5^-i ⊙ iFFT(x), coefficients in natural order (h's last step), on eight IFMA lanes: the
- * decimation-in-frequency iFFT of fr8_coset leaves coefficient bitrev(i) at i, which the scaling by
- * unshift_br[i] and a scatter to 4·bitrev(i) put back in place. soa: 5·n words of scratch. */
-IFMA_TARGET static void lk_ifft_lanes(const lk_key *k, uint64_t *x, uint64_t *soa_mem) {
-  const size_t n = k->n;
-  uint64_t *const soa[5] = {soa_mem, soa_mem + n, soa_mem + 2 * n, soa_mem + 3 * n, soa_mem + 4 * n};
+/* h's last steps on eight IFMA lanes, on one or two threads: from the coset evaluations a, b, c
+ * (R = 2^256, < r), (a·b − c)/(5ⁿ − 1) into the limb arrays, the decimation-in-frequency iFFT, then
+ * ·(1/n)·5^-i and out of Montgomery form: `out` gets h's coefficients as plain little-endian scalars
+ * in natural order (the iFFT leaves coefficient bitrev(i) at i; br4 scatters it back), ready for
+ * the Z MSM. With two parts: part p fills and scales [p·n/2, (p+1)·n/2), takes half of the first
+ * stage's butterflies (the only stage that crosses the halves) between two barriers, then runs
+ * every later stage on its own half. soa: 5·n words. Bounds (multiples of r): a·b < 4.1,
+ * + 17r − c < 21.1, ·den < 5.1 (the stages take < 16.001); ·unshift < 4.1, ·1 < 2, one subtraction. */
+typedef struct {
+  const lk_key *k;
+  const uint64_t *a, *b, *c;
+  uint64_t *out;
+  uint64_t *soa[5];
+  unsigned part, parts;
+  pthread_barrier_t *bar;
+} lk_h_arg;
+
+IFMA_TARGET static void lk_h_lanes(const lk_h_arg *h) {
+  const lk_key *k = h->k;
+  const size_t n = k->n, lo = n / h->parts * h->part, hi = lo + n / h->parts;
+  uint64_t *const *soa = h->soa;
   const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
-  for (size_t i = 0; i < n; i += 8) {
-    v8 v;
-    ifma_gather16(&v, x, _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i), lane), 2));
-    fr8_soa_store(soa, i, &v);
+  v8 den;
+  ifma_gather16(&den, &k->den_inv[0], _mm512_setzero_si512());
+  for (size_t i = lo; i < hi; i += 8) {
+    v8 va, vb, vc, t;
+    const __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i), lane), 2);
+    ifma_gather16(&va, h->a, at);
+    ifma_gather16(&vb, h->b, at);
+    ifma_gather16(&vc, h->c, at);
+    fr8_mul(&t, &va, &vb);
+    v8_sub_k(&t, &t, &vc, FR52_17R);
+    fr8_mul(&t, &t, &den);
+    fr8_soa_store(soa, i, &t);
   }
-  for (size_t len = n; len >= 2; len >>= 1) fr8_stage(soa, n, len, &k->tw_inv[0][0], 1);
-  for (size_t i = 0; i < n; i += 8) {
-    v8 v, s, c;
+  if (h->parts > 1) {
+    pthread_barrier_wait(h->bar);
+    fr8_stage_part(soa, n, n, &k->tw_inv[0][0], 1, 0, n, n / 4 * h->part, n / 4 * (h->part + 1));
+    pthread_barrier_wait(h->bar);
+  } else {
+    fr8_stage(soa, n, n, &k->tw_inv[0][0], 1);
+  }
+  for (size_t len = n / 2; len >= 2; len >>= 1) fr8_stage_part(soa, n, len, &k->tw_inv[0][0], 1, lo, hi, 0, len / 2);
+  for (size_t i = lo; i < hi; i += 8) {
+    v8 v, s;
     __m512i z[4];
     const __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i), lane), 2);
     fr8_soa_load(&v, soa, i);
     ifma_gather16(&s, &k->unshift_br[0][0], at);
     fr8_mul(&v, &v, &s);
-    fr8_mul_const(&c, FR52_TO_R256, &v);
-    ifma_canon_r256(z, c, FR52_R);
+    fr8_to_plain(z, &v);
     const __m512i to = _mm512_loadu_si512((const void *)(k->br4 + i));
-    for (int j = 0; j < 4; j++) _mm512_i64scatter_epi64((void *)x, _mm512_add_epi64(to, ifma_bc((uint64_t)j)), z[j], 8);
+    for (int j = 0; j < 4; j++) _mm512_i64scatter_epi64((void *)h->out, _mm512_add_epi64(to, ifma_bc((uint64_t)j)), z[j], 8);
   }
+}
+
+/* wp[i] = w[i] out of Montgomery form (plain little-endian, < r) for the first ⌊nw/8⌋·8 wires on
+ * eight IFMA lanes; returns how many it did (the caller converts the rest). */
+IFMA_TARGET static size_t lk_plain_lanes(const fe *w, uint8_t *wp, size_t nw) {
+  const __m512i lane = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+  const size_t end = nw / 8 * 8;
+  for (size_t i = 0; i < end; i += 8) {
+    v8 v;
+    __m512i z[4];
+    const __m512i at = _mm512_slli_epi64(_mm512_add_epi64(_mm512_set1_epi64((long long)i), lane), 2);
+    ifma_gather16(&v, &w[0][0], at);
+    fr8_to_plain(z, &v);
+    for (int j = 0; j < 4; j++) _mm512_i64scatter_epi64((void *)wp, _mm512_add_epi64(at, ifma_bc((uint64_t)j)), z[j], 8);
+  }
+  return end;
+}
+
+static void *lk_h_run(void *arg) {
+  lk_h_lanes((const lk_h_arg *)arg);
+  return NULL;
+}
+
+/* lk_h_lanes on two threads when there are two cores and n ≥ 1024, else one; 0 without scratch. */
+static int lk_h_tail_lanes(const lk_key *k, const fe *a, const fe *b, const fe *c, uint8_t *out) {
+  const size_t n = k->n, bytes = 5 * n * sizeof(uint64_t);
+  uint64_t *soa = scratch_alloc(bytes);
+  if (!soa) return 0;
+  lk_h_arg args[2];
+  for (unsigned p = 0; p < 2; p++)
+    args[p] = (lk_h_arg){k, &a[0][0], &b[0][0], &c[0][0], (uint64_t *)(void *)out,
+                         {soa, soa + n, soa + 2 * n, soa + 3 * n, soa + 4 * n}, p, 2, NULL};
+  pthread_barrier_t bar;
+  pthread_t th;
+  int two = n >= 1024 && sysconf(_SC_NPROCESSORS_ONLN) >= 2 && pthread_barrier_init(&bar, NULL, 2) == 0;
+  if (two) {
+    args[0].bar = args[1].bar = &bar;
+    if (pthread_create(&th, NULL, lk_h_run, &args[1]) != 0) {
+      pthread_barrier_destroy(&bar);
+      two = 0;
+    }
+  }
+  if (two) {
+    lk_h_lanes(&args[0]);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&bar);
+  } else {
+    args[0].parts = 1;
+    lk_h_lanes(&args[0]);
+  }
+  scratch_free(soa, bytes);
+  return 1;
 }
 #endif
 
@@ -1442,14 +1524,33 @@ static void msm_task_run(msm_task *m) {
                           : msm_g2(m->bases, m->scalars, 32, m->n, m->threads, m->out);
 }
 
-/* The MSMs one thread runs in turn, each on that thread alone. */
+/* Scalars by wire index: dst[j] = wp[idx[j]] (32 bytes each), then `one` and `last` (the
+ * ONE- and r- or s-weighted bases that close A‖α1‖δ1 and B‖β‖δ). */
 typedef struct {
+  uint8_t *dst;
+  const uint8_t *wp;
+  const uint32_t *idx;
+  uint32_t n;
+  const uint64_t *last;
+} lk_gather;
+
+static void lk_gather_run(const lk_gather *g) {
+  if (!g->dst) return;
+  for (uint32_t j = 0; j < g->n; j++) memcpy(g->dst + (size_t)j * 32, g->wp + (size_t)g->idx[j] * 32, 32);
+  memcpy(g->dst + (size_t)g->n * 32, PLAIN_ONE, 32);
+  memcpy(g->dst + ((size_t)g->n + 1) * 32, g->last, 32);
+}
+
+/* The MSMs one thread runs in turn, each on that thread alone, after gathering their scalars. */
+typedef struct {
+  lk_gather gather;
   msm_task *t[3];
   int n;
 } msm_list;
 
 static void *msm_list_run(void *arg) {
   msm_list *l = (msm_list *)arg;
+  lk_gather_run(&l->gather);
   for (int i = 0; i < l->n; i++) {
     l->t[i]->threads = 1;
     msm_task_run(l->t[i]);
@@ -1549,47 +1650,43 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
       goto done;
     }
   }
-  for (size_t i = 0; i < n; i++) {
-    fe t;
-    frmul(t, a[i], b[i]);
-    mod_sub(t, t, c[i], FR_Q_LIMBS);
-    frmul(a[i], t, k->den_inv);
-  }
+  /* h's coefficients, plain, straight into the Z part of KZ's scalars (after K's n_k) */
+  uint8_t *const sA = scal, *const sB = sA + ((size_t)k->n_a + 2) * 32, *const sK = sB + ((size_t)k->n_b + 2) * 32;
   {
     int lanes = 0;
 #ifdef REFRACT_HAVE_IFMA
-    if (n >= 8 && msm_impl_level() == 2) {
-      const size_t bytes = 5 * n * sizeof(uint64_t);
-      uint64_t *soa = scratch_alloc(bytes);
-      if (soa) {
-        lk_ifft_lanes(k, &a[0][0], soa);
-        scratch_free(soa, bytes);
-        lanes = 1;
-      }
-    }
+    if (n >= 8 && msm_impl_level() == 2) lanes = lk_h_tail_lanes(k, a, b, c, sK + (size_t)k->n_k * 32);
 #endif
     if (!lanes) {
+      for (size_t i = 0; i < n; i++) {
+        fe t;
+        frmul(t, a[i], b[i]);
+        mod_sub(t, t, c[i], FR_Q_LIMBS);
+        frmul(a[i], t, k->den_inv);
+      }
       if (!fr_fft((uint8_t *)a, n, (const uint8_t *)k->omega_inv, NULL)) {
         rc = LK_ENOMEM;
         goto done;
       }
-      for (size_t i = 0; i < n; i++) frmul(a[i], a[i], k->unshift_br[k->br4[i] / 4]); /* (1/n)·5^-i */
+      for (size_t i = 0; i < n; i++) { /* (1/n)·5^-i, then plain */
+        frmul(a[i], a[i], k->unshift_br[k->br4[i] / 4]);
+        frmul((uint64_t *)(void *)(sK + ((size_t)k->n_k + i) * 32), a[i], PLAIN_ONE);
+      }
     }
   }
   double t2 = now_ms();
-  /* scalars: plain LE */
-  for (size_t i = 0; i < nw; i++) frmul((uint64_t *)(void *)(wp + i * 32), w[i], PLAIN_ONE);
+  /* scalars: plain LE; A's and B's are gathered by the MSM thread that starts with them */
+  {
+    size_t done_w = 0;
+#ifdef REFRACT_HAVE_IFMA
+    if (msm_impl_level() == 2) done_w = lk_plain_lanes(w, wp, nw);
+#endif
+    for (size_t i = done_w; i < nw; i++) frmul((uint64_t *)(void *)(wp + i * 32), w[i], PLAIN_ONE);
+  }
   uint8_t jA[96] = {0}, jB1[96] = {0}, jB2[192] = {0}, jKZ[96] = {0}, jKZ2[96] = {0}, jC[96] = {0};
   {
-    uint8_t *sA = scal, *sB = sA + ((size_t)k->n_a + 2) * 32, *sK = sB + ((size_t)k->n_b + 2) * 32;
-    for (uint32_t j = 0; j < k->n_a; j++) memcpy(sA + (size_t)j * 32, wp + (size_t)k->a_idx[j] * 32, 32);
-    memcpy(sA + (size_t)k->n_a * 32, PLAIN_ONE, 32);
-    memcpy(sA + ((size_t)k->n_a + 1) * 32, r, 32);
-    for (uint32_t j = 0; j < k->n_b; j++) memcpy(sB + (size_t)j * 32, wp + (size_t)k->b_idx[j] * 32, 32);
-    memcpy(sB + (size_t)k->n_b * 32, PLAIN_ONE, 32);
-    memcpy(sB + ((size_t)k->n_b + 1) * 32, s, 32);
+    const lk_gather gA = {sA, wp, k->a_idx, k->n_a, r}, gB = {sB, wp, k->b_idx, k->n_b, s};
     memcpy(sK, wp + (size_t)k->nb_pub * 32, (size_t)k->n_k * 32);
-    for (size_t i = 0; i < n; i++) frmul((uint64_t *)(void *)(sK + ((size_t)k->n_k + i) * 32), a[i], PLAIN_ONE);
     fe rsm;
     const uint64_t zero[4] = {0, 0, 0, 0};
     {
@@ -1625,20 +1722,23 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
           tasks[4].n = n_kz - keep;
         }
       }
-      msm_list other = {{&tasks[1], &tasks[3], &tasks[4]}, tasks[4].n ? 3 : 2};
+      msm_list other = {gB, {&tasks[1], &tasks[3], &tasks[4]}, tasks[4].n ? 3 : 2};
       pthread_t th;
       const int started = pthread_create(&th, NULL, msm_list_run, &other) == 0;
-      msm_list mine = {{&tasks[0], &tasks[2], NULL}, 2};
+      msm_list mine = {gA, {&tasks[0], &tasks[2], NULL}, 2};
       msm_list_run(&mine);
       if (started)
         pthread_join(th, NULL);
       else
         msm_list_run(&other);
-    } else
+    } else {
+      lk_gather_run(&gA);
+      lk_gather_run(&gB);
       for (int q = 0; q < 4; q++) {
         tasks[q].threads = 0;
         msm_task_run(&tasks[q]);
       }
+    }
     for (int q = 0; q < 5; q++)
       if (tasks[q].rc < 0) goto oom;
   }
@@ -1662,7 +1762,8 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
   }
   double t3 = now_ms();
   {
-    const int v = lk_verify(k, out, wp + 32, (size_t)k->nb_pub - 1, err, errlen);
+    /* π_B = Σ wᵢ·B2ᵢ + β2 + s·δ2 of the key's points: in G2 by construction, not checked again */
+    const int v = lk_verify(k, out, wp + 32, (size_t)k->nb_pub - 1, 0, err, errlen);
     if (v != 1) {
       if (v == 0) set_err(err, errlen, "the proof does not verify against the key's verifying key (prover bug or damaged key)");
       rc = LK_EVERIFY;

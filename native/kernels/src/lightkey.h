@@ -73,9 +73,11 @@ int lk_prove(const lk_key *k, const uint8_t *inputs, size_t inputs_len, const ui
              double *times, char *err, size_t errlen);
 
 /* Groth16 check of a proof in lk_prove's layout against the key's verifying key; publics
- * (nbPub − 1) × 32 plain LE. Returns 1 valid, 0 invalid, −1 malformed (err says why). */
-int lk_verify(const lk_key *k, const uint8_t proof[256], const uint8_t *publics, size_t n_publics, char *err,
-              size_t errlen);
+ * (nbPub − 1) × 32 plain LE; check_b: 1 also checks π_B for the order-r subgroup (a proof from
+ * elsewhere), 0 not (lk_prove's own, in it by construction). Returns 1 valid, 0 invalid, −1
+ * malformed (err says why). */
+int lk_verify(const lk_key *k, const uint8_t proof[256], const uint8_t *publics, size_t n_publics, int check_b,
+              char *err, size_t errlen);
 /* The key's vk blob (pairing.h's g16_verify layout). */
 const uint8_t *lk_vk(const lk_key *k, size_t *len);
 

@@ -587,7 +587,7 @@ static void g1j_add_affine(g1j_t *r, const fq_t *x, const fq_t *y) {
 
 size_t g16_vk_bytes(size_t n_public) { return 64 + 3 * 128 + (n_public + 1) * 64; }
 
-int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const uint8_t *publics, size_t n_public,
+int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const uint8_t *publics, size_t n_public, int check_b,
                int *valid, char *err, size_t errlen) {
   *valid = 0;
   if (n_public > G16_VERIFY_MAX_PUBLIC || vk_len != g16_vk_bytes(n_public)) {
@@ -603,7 +603,7 @@ int g16_verify(const uint8_t *vk, size_t vk_len, const uint8_t proof[256], const
   /* e(−π_A, π_B) */
   f1 = load_g1(&pairs[n].px, &pairs[n].py, proof, "proof pi_a", err, errlen);
   if (f1 < 0) return PAIRING_EARG;
-  f2 = load_g2(&pairs[n].qx, &pairs[n].qy, proof + 64, 1, "proof pi_b", err, errlen);
+  f2 = load_g2(&pairs[n].qx, &pairs[n].qy, proof + 64, check_b, "proof pi_b", err, errlen);
   if (f2 < 0) return PAIRING_EARG;
   if (f1 && f2) {
     fq_neg(&pairs[n].py, &pairs[n].py);
