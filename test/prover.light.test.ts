@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddon } from '../src/native.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { residentFile, setupLightKeys } from '../src/prover/keys/lightKeySetup.ts';
-import { convertLightKey, LIGHT_KEYS, lightKeyByName, lightWitness, type LightKeyAddon } from '../src/prover/keys/lightKeys.ts';
+import { convertLightKey, foldPaths, LIGHT_KEYS, lightKeyByName, lightWitness, type LightKeyAddon } from '../src/prover/keys/lightKeys.ts';
 import { LightProver } from '../src/prover/run/lightProver.ts';
 import { compressGnarkProof, negateG1, parseHex, toHex32 } from '../src/prover/engine/proofEncoding.ts';
-import { lightInputsFor, seeded } from './helpers/lightInputs.ts';
+import { fold, lightInputsFor, seeded } from './helpers/lightInputs.ts';
 import { ensureLightKeys, LIGHT_TEST_KEYS } from './helpers/lightKeys.ts';
 import { lightVerifyingKey, pinocchioProgram, verifyOnChain, type NobleVk } from './helpers/lightVerify.ts';
 import { REPO_ROOT } from './helpers/proverFixtures.ts';
@@ -236,6 +236,17 @@ describe('Light keys: inputs that do not satisfy the circuit', () => {
     const e = proverError((() => { try { lightWitness(inputs); } catch (x) { return x; } })());
     expect(e.code).toBe('unsupported_shape');
     expect(e.message).toContain('mainnet_inclusion_26_4');
+  });
+
+  it('foldPaths (one Poseidon batch per level) equals folding each path alone, for paths of 26, 32 and 40 levels side by side', () => {
+    const paths = [26, 40, 32, 26, 40].map((h, i) => ({
+      leaf: seeded(1000 * i),
+      index: (0x9e3779b97 * (i + 1)) % 2 ** Math.min(h, 40),
+      path: Array.from({ length: h }, (_, k) => seeded(1000 * i + k + 1)),
+    }));
+    const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+    expect(foldPaths(paths).map(hex)).toEqual(paths.map((p) => hex(fold(p.leaf, p.index, p.path))));
+    expect(foldPaths([])).toEqual([]);
   });
 
   it('a value ≥ r and a path index ≥ 2^26: invalid_input', () => {
