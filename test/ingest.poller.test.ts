@@ -153,21 +153,23 @@ describe('resolveStartSlot on an empty store', () => {
     }) as unknown as SolanaRpc;
   const empty = () => new Indexer(new Store({ path: tempDir() }), registry);
 
-  it('mainnet-beta starts after Light’s network start slot 286193745 (Photon: last = that slot, stream at last+1)', async () => {
-    expect(await resolveStartSlot(empty(), node(mainnet, 100), undefined)).toEqual({ start: 286_193_746, lastIndexed: null });
-    expect(await resolveStartSlot(empty(), node(mainnet, 286_193_746), undefined)).toEqual({ start: 286_193_746, lastIndexed: null });
+  it('mainnet-beta starts after Light’s network start slot 286193745 (Photon: last = that slot, stream at last+1), a complete history', async () => {
+    const complete = { start: 286_193_746, complete: true };
+    expect(await resolveStartSlot(empty(), node(mainnet, 100), undefined)).toEqual({ start: 286_193_746, lastIndexed: null, history: complete });
+    expect(await resolveStartSlot(empty(), node(mainnet, 286_193_746), undefined)).toEqual({ start: 286_193_746, lastIndexed: null, history: complete });
   });
 
   it('a mainnet node that has pruned that slot is refused with what to do', async () => {
     await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(StartSlotUnavailable);
     await expect(resolveStartSlot(empty(), node(mainnet, 300_000_000), undefined)).rejects.toThrow(/no blocks before slot 300000000, but Light Protocol state starts after slot 286193745: index from an archival node, or pass --start-slot/);
     // --start-slot accepts it.
-    expect(await resolveStartSlot(empty(), node(mainnet, 300_000_000), 300_000_000)).toEqual({ start: 300_000_000, lastIndexed: null });
+    expect(await resolveStartSlot(empty(), node(mainnet, 300_000_000), 300_000_000)).toEqual({ start: 300_000_000, lastIndexed: null, history: { start: 300_000_000, complete: false } });
   });
 
-  it('another cluster (or a node without getGenesisHash) starts at its first available block', async () => {
-    expect(await resolveStartSlot(empty(), node(hash(7), 3), undefined)).toEqual({ start: 3, lastIndexed: null });
-    expect(await resolveStartSlot(empty(), node(new SolanaRpcError(-32601, 'Method not found'), 0), undefined)).toEqual({ start: 0, lastIndexed: null });
+  it('another cluster (or a node without getGenesisHash) starts at its first available block: a complete history from block 0 or 1 only', async () => {
+    expect(await resolveStartSlot(empty(), node(hash(7), 3), undefined)).toEqual({ start: 3, lastIndexed: null, history: { start: 3, complete: false } });
+    expect(await resolveStartSlot(empty(), node(hash(7), 1), undefined)).toEqual({ start: 1, lastIndexed: null, history: { start: 1, complete: true } });
+    expect(await resolveStartSlot(empty(), node(new SolanaRpcError(-32601, 'Method not found'), 0), undefined)).toEqual({ start: 0, lastIndexed: null, history: { start: 0, complete: true } });
   });
 
   it('a JSON-RPC error other than "method not found" (a 429) is retried, not taken for an unknown cluster', async () => {
@@ -207,7 +209,7 @@ describe('resolveStartSlot on an empty store', () => {
       },
       getFirstAvailableBlock: async () => 5,
     } as unknown as SolanaRpc;
-    expect(await resolveStartSlot(empty(), flaky, undefined)).toEqual({ start: 5, lastIndexed: null });
+    expect(await resolveStartSlot(empty(), flaky, undefined)).toEqual({ start: 5, lastIndexed: null, history: { start: 5, complete: false } });
     expect(calls).toBe(2);
   });
 

@@ -9,7 +9,7 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { prepareBatch } from '../src/ingest/prepareBatch.ts';
 import { planFiles, readPlannedBlocks } from '../src/ingest/sources/files.ts';
-import { SEQ_STREAMS, type SeqPosition, checkSequences, firstSequenceGap, firstUnspentNullification, queueNeeds, seqKey, sequenceRuns, tailCheckSlots } from '../src/state/sequence.ts';
+import { HISTORY_META, INITIAL_NEXT, SEQ_STREAMS, type SeqPosition, checkSequences, expectedPosition, firstSequenceGap, firstUnspentNullification, queueNeeds, seqKey, sequenceRuns, tailCheckSlots } from '../src/state/sequence.ts';
 import { decodeBlockJson } from '../src/ingest/parse.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { Store } from '../src/store/store.ts';
@@ -211,3 +211,64 @@ describe('a batched-tree (v2) transaction found late after the one that spent it
   });
 });
 
+describe('a store with complete history holds a batched tree\'s first numbers to a new tree\'s', () => {
+  /** A read view with no stored position and the given history meta. */
+  const view = (history: { start: number; complete: boolean } | undefined) => ({
+    seqPosition: () => undefined,
+    metaText: (name: string) => (name === HISTORY_META && history ? JSON.stringify(history) : undefined),
+  });
+  // The simulator's generator: fresh v2 trees (root seq 0, empty queues) from its first block.
+  const gen = new LightTxGenerator({ owners: 5, seed: 7, v2Weight: 6 });
+  const { updates } = prepareBatch(Array.from({ length: 60 }, (_, k) => decodeBlockJson(gen.block(k + 1, 6).json, k + 1)), loadTreeRegistry());
+  const complete = view({ start: 0, complete: true });
+
+  it('the first numbers: batch sequence number 1, queue index 0; v1 streams and partial histories take them as given; a stored position wins', () => {
+    const tree = sequenceRuns(updates.find((u) => sequenceRuns(u).some((r) => r.stream === 'batch'))!).find((r) => r.stream === 'batch')!.tree;
+    expect(expectedPosition(complete, tree, 'batch')).toEqual({ next: 1n, slot: 0, initial: true });
+    for (const st of ['outputQueue', 'inputQueue', 'addressQueue'] as const) expect(expectedPosition(complete, tree, st)).toEqual({ next: 0n, slot: 0, initial: true });
+    expect(INITIAL_NEXT.changelog).toBeUndefined();
+    expect(expectedPosition(complete, tree, 'changelog')).toBeUndefined();
+    expect(expectedPosition(complete, tree, 'indexed')).toBeUndefined();
+    expect(expectedPosition(view({ start: 500, complete: false }), tree, 'batch')).toBeUndefined();
+    expect(expectedPosition(view(undefined), tree, 'batch')).toBeUndefined();
+    expect(expectedPosition({ ...complete, seqPosition: () => ({ next: 7n, slot: 3 }) }, tree, 'batch')).toEqual({ next: 7n, slot: 3 });
+  });
+
+  it('the generator\'s fresh trees pass whole; each one\'s first batch event taken out is a gap from 1 marked first, found from the history\'s start', () => {
+    expect(firstSequenceGap(complete, updates)).toBeNull();
+    const firsts = new Map<string, number>();
+    updates.forEach((u, i) => {
+      for (const r of sequenceRuns(u)) if (r.stream === 'batch' && !firsts.has(r.tree)) firsts.set(r.tree, i);
+    });
+    expect(firsts.size).toBeGreaterThanOrEqual(2); // the v2 state tree and the v2 address tree
+    for (const [tree, i] of firsts) {
+      const run = sequenceRuns(updates[i]!).find((r) => r.tree === tree && r.stream === 'batch')!;
+      expect(run.first).toBe(1n);
+      const without = [...updates.slice(0, i), ...updates.slice(i + 1)];
+      const gap = firstSequenceGap(complete, without);
+      expect(gap, tree).toMatchObject({ tree, stream: 'batch', expected: 1n, got: 2n, afterSlot: 0, first: true });
+      // Without a complete history the stream's first number is taken as given: nothing shows.
+      expect(checkSequences(without, () => undefined).gap).toBeNull();
+    }
+  });
+
+  it('a tree\'s first queued entries taken out are a gap at the batch event that moves them (queue index from 0)', () => {
+    const i = updates.findIndex((u) => sequenceRuns(u).some((r) => r.stream === 'outputQueue'));
+    const run = sequenceRuns(updates[i]!).find((r) => r.stream === 'outputQueue')!;
+    expect(run.first).toBe(0n);
+    const gap = firstSequenceGap(complete, [...updates.slice(0, i), ...updates.slice(i + 1)]);
+    expect(gap).toMatchObject({ tree: run.tree, stream: 'outputQueue', expected: 0n, first: true });
+  });
+
+  it('the chain agrees: Light\'s test trees in the shared fixtures (created in their history) begin at batch 1 and queue index 0 and pass whole; a mainnet tree met part-way is a first-number gap, which is why the history is complete only where the store began with the cluster', () => {
+    for (const folder of ['batch_append_nullify', 'batched_address_transactions', 'batched_tree_transactions']) {
+      const { updates: real } = prepared(folder);
+      const streams = new Set(real.flatMap((u) => sequenceRuns(u).map((r) => r.stream)));
+      expect(streams.has('batch'), folder).toBe(true);
+      expect(firstSequenceGap(complete, real), folder).toBeNull();
+    }
+    const { updates: midway } = prepared('index_compress_and_close_with_tlv');
+    expect(checkSequences(midway, () => undefined).gap).toBeNull();
+    expect(firstSequenceGap(complete, midway)).toMatchObject({ stream: 'outputQueue', expected: 0n, got: 160680n, first: true });
+  });
+});

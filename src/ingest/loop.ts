@@ -22,6 +22,7 @@ import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, l
 import type { LiveSourceName, SourceChange } from './sources/live.ts';
 import { sleep } from './sleep.ts';
 import { resolveStartSlot } from './startSlot.ts';
+import { HISTORY_META } from '../state/sequence.ts';
 import { type TreeLookupOptions, TreeResolver } from './treeSync.ts';
 import { preparedBatchesFromThread } from './threads/prepareThread.ts';
 
@@ -92,6 +93,11 @@ export async function runIngest(indexer: Indexer, rpc: SolanaRpc, opts: IngestOp
   };
   let resolved = await resolve();
   if (!resolved) return;
+  if (resolved.history) {
+    const history = resolved.history;
+    indexer.store.write((w) => w.putMetaText(HISTORY_META, JSON.stringify(history)));
+    opts.log.info(history, history.complete ? 'an empty store: its history begins with the cluster\'s, so every batched tree\'s numbers are checked from their first' : 'an empty store: its history begins part-way, so each tree\'s first numbers are taken as given');
+  }
   const emit = opts.onEvent ?? (() => {});
   const gov = new RequestGovernor({
     rps: opts.backfill?.rps,

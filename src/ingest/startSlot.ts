@@ -32,6 +32,9 @@ export class StartSlotUnavailable extends Error {
  * - an empty store: mainnet-beta and devnet (by genesis hash) from the slot after their network start
  *   slot (Photon: "last" = that slot, the stream starts at last+1); other clusters (a local validator)
  *   from the node's first available block.
+ * On an empty store it also says where the store's history begins (`history`, kept as
+ * sequence.ts `HISTORY_META`): complete at a known cluster's start slot and at a local cluster's
+ * first block when that is slot 0 or 1; not complete from `startSlot` or a later first block.
  * RPC failures are retried (every 2 s, logged) until `signal` aborts.
  * @throws StartSlotUnavailable when the node's first available block is past the cluster's Light start
  *   slot (pruned history: accounts created earlier would be missing and every root wrong); the message
@@ -42,12 +45,14 @@ export async function resolveStartSlot(
   rpc: SolanaRpc,
   startSlot: number | undefined,
   opts: { signal?: AbortSignal; log?: Logger } = {},
-): Promise<{ start: number; lastIndexed: number | null }> {
+): Promise<{ start: number; lastIndexed: number | null; history?: { start: number; complete: boolean } }> {
   const { last, fromFiles } = indexer.store.read((r) => {
     const slot = r.lastSlot();
     return { last: slot, fromFiles: slot !== null && !r.block(slot)?.blockhash };
   });
-  if (startSlot !== undefined && (last === null || startSlot > last)) return { start: startSlot, lastIndexed: null };
+  if (startSlot !== undefined && (last === null || startSlot > last)) {
+    return { start: startSlot, lastIndexed: null, ...(last === null ? { history: { start: startSlot, complete: false } } : {}) };
+  }
   if (last !== null) return { start: last + 1, lastIndexed: fromFiles ? null : last };
   for (;;) {
     try {
@@ -62,7 +67,7 @@ export async function resolveStartSlot(
         // An unknown cluster: its history before the node's first available block is not indexed. Said
         // aloud, so a store started late is not mistaken for a complete one (issue #31's comparison).
         if (first > 1) opts.log?.warn({ firstAvailable: first, rpc: displayUrl(rpc.url) }, `an empty store starts at the node's first available block ${first}: the cluster's Light state before it is not indexed (use an archival node, or a snapshot of a store that has it)`);
-        return { start: first, lastIndexed: null };
+        return { start: first, lastIndexed: null, history: { start: first, complete: first <= 1 } };
       }
       // Like Photon, the network start slot counts as the last indexed one: the stream starts after it.
       if (first > known.slot + 1) {
@@ -70,7 +75,7 @@ export async function resolveStartSlot(
           `${displayUrl(rpc.url)} (${known.network}) has no blocks before slot ${first}, but Light Protocol state starts after slot ${known.slot}: index from an archival node, or pass --start-slot to accept an index without the earlier history`,
         );
       }
-      return { start: known.slot + 1, lastIndexed: null };
+      return { start: known.slot + 1, lastIndexed: null, history: { start: known.slot + 1, complete: true } };
     } catch (err) {
       if (err instanceof StartSlotUnavailable) throw err;
       opts.log?.warn({ err: (err as Error).message, rpc: displayUrl(rpc.url) }, 'cannot ask the Solana node where to start; retrying in 2 s');

@@ -17,7 +17,11 @@
  * A batch event also needs its queue stream to have reached the end of the range it moves into the
  * tree (`queueNeeds`): a queued entry missing right before it shows as a gap in that queue stream.
  * A stream's first number seen (no position yet) is taken as given: the history before the store's
- * first indexed slot is not known. Numbers at or below the position are a re-index and pass.
+ * first indexed slot is not known. Except on a store whose history is complete (`HISTORY_META`: it
+ * began at the cluster's first Light slot, or at the genesis of a local cluster): there a batched
+ * tree's streams begin where a new tree's do (`INITIAL_NEXT`: batch sequence number 1, queue index 0,
+ * as Photon requires a batch event's seq to be its tree's root seq + 1, from 0), so a missing first
+ * number is a gap like any other. Numbers at or below the position are a re-index and pass.
  */
 import type { TreeInfo, TreeType } from '../config/trees.ts';
 import * as base58 from '../solana/base58.ts';
@@ -36,12 +40,37 @@ export const TREE_STREAMS: Readonly<Record<TreeType, readonly SeqStream[]>> = {
   AddressV2: ['addressQueue', 'batch'],
 };
 
+/**
+ * The `meta` entry (store.ts `metaText`) that says where the store's history begins: JSON
+ * `{ start: slot, complete: boolean }`, written when an empty store starts (ingest/loop.ts), `complete`
+ * when nothing of the cluster's Light history lies before `start`.
+ */
+export const HISTORY_META = 'history';
+
+/** Where the store's history begins (`HISTORY_META`); undefined for a store started before it was kept, or from files. */
+export function historyStart(r: Pick<ReadView, 'metaText'>): { start: number; complete: boolean } | undefined {
+  const v = r.metaText(HISTORY_META);
+  if (!v) return undefined;
+  const h = JSON.parse(v) as { start?: unknown; complete?: unknown };
+  return typeof h.start === 'number' && typeof h.complete === 'boolean' ? { start: h.start, complete: h.complete } : undefined;
+}
+
+/**
+ * The first number of the batched trees' streams on a tree created in the indexed history: a new
+ * batched tree has root seq 0 and empty queues (its output and input queues, and its address queue,
+ * count from 0; the address tree's leaf 0 is the initial element, so its queue index is leaf index − 1).
+ * The v1 streams have no entry: their first numbers are taken as given.
+ */
+export const INITIAL_NEXT: Readonly<Partial<Record<SeqStream, bigint>>> = { batch: 1n, outputQueue: 0n, inputQueue: 0n, addressQueue: 0n };
+
 /** Where a tree's stream stands: the next number expected, and the slot of the last number seen. */
 export interface SeqPosition {
   /** The next number the stream must carry (u64). */
   next: bigint;
   /** Slot of the transaction that carried the last number (where a gap's range starts). */
   slot: number;
+  /** The stream's first number on a store with complete history (`expectedPosition`), not a stored position. */
+  initial?: boolean;
 }
 
 /** A run of consecutive numbers `first … first+count−1` that one transaction gives a tree's stream. */
@@ -72,6 +101,10 @@ export interface SequenceGap {
   signature: string;
   /** Its position in the checked `updates`. */
   index: number;
+  /** `expected` is the stream's first number (complete history, nothing stored yet): if the tree's own
+   * listing has nothing before `got`, the tree began before the store's history after all (a local
+   * cluster started with cloned trees) and the numbers are taken as given. */
+  first?: boolean;
 }
 
 /** `tree ‖ stream` map key of a position. */
@@ -165,13 +198,13 @@ export function checkSequences(
         continue;
       }
       if (r.first < cur.next) continue; // wholly below the position: a re-index
-      return { advanced, gap: { tree: r.tree, stream: r.stream, expected: cur.next, got: r.first, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index } };
+      return { advanced, gap: { tree: r.tree, stream: r.stream, expected: cur.next, got: r.first, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index, ...(cur.initial ? { first: true } : {}) } };
     }
     // A batch event over queue entries the stream has not reached: the transactions that queued them are missing.
     for (const n of queueNeeds(u)) {
       const cur = staged.find((s) => s.tree === n.tree && s.stream === n.stream) ?? advanced.get(seqKey(n.tree, n.stream)) ?? position(n.tree, n.stream);
       if (cur === undefined || cur.next >= n.next) continue; // never seen (history before the store), or reached
-      return { advanced, gap: { tree: n.tree, stream: n.stream, expected: cur.next, got: n.next, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index } };
+      return { advanced, gap: { tree: n.tree, stream: n.stream, expected: cur.next, got: n.next, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index, ...(cur.initial ? { first: true } : {}) } };
     }
     for (const s of staged) advanced.set(seqKey(s.tree, s.stream), s);
   }
@@ -184,11 +217,24 @@ export function storedPosition(r: Pick<ReadView, 'seqPosition'>, tree: string, s
 }
 
 /**
+ * The position the sequence check holds a stream to: the stored one, else on a store with complete
+ * history the stream's first number (`INITIAL_NEXT`, slot = the history's start, where a gap's search
+ * begins), else undefined (taken as given).
+ */
+export function expectedPosition(r: Pick<ReadView, 'seqPosition' | 'metaText'>, tree: string, stream: SeqStream): SeqPosition | undefined {
+  const p = storedPosition(r, tree, stream);
+  const initial = INITIAL_NEXT[stream];
+  if (p || initial === undefined) return p;
+  const h = historyStart(r);
+  return h?.complete ? { next: initial, slot: h.start, initial: true } : undefined;
+}
+
+/**
  * The first gap `updates` (chain order) show against the stored positions, or null. Read-only: the
  * ingest loop asks this before committing a batch from a source that can skip data.
  */
-export function firstSequenceGap(r: Pick<ReadView, 'seqPosition'>, updates: readonly StateUpdate[]): SequenceGap | null {
-  return checkSequences(updates, (tree, stream) => storedPosition(r, tree, stream)).gap;
+export function firstSequenceGap(r: Pick<ReadView, 'seqPosition' | 'metaText'>, updates: readonly StateUpdate[]): SequenceGap | null {
+  return checkSequences(updates, (tree, stream) => expectedPosition(r, tree, stream)).gap;
 }
 
 /**
@@ -202,7 +248,7 @@ export function persistSequencePositions(w: WriteView, updates: readonly StateUp
   const jumped = new Map<string, SeqPosition>();
   let rest = updates;
   for (;;) {
-    const { advanced, gap } = checkSequences(rest, (tree, stream) => jumped.get(seqKey(tree, stream)) ?? storedPosition(w, tree, stream));
+    const { advanced, gap } = checkSequences(rest, (tree, stream) => jumped.get(seqKey(tree, stream)) ?? expectedPosition(w, tree, stream));
     for (const p of advanced.values()) {
       jumped.set(seqKey(p.tree, p.stream), p);
     }

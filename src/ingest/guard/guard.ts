@@ -224,6 +224,13 @@ async function commitChecked(ctx: GuardCtx, batch: PreparedBatch, prepareSeconds
     const listing = await listTree(ctx, gap, new Set(rest.updates.map((u) => u.signature)));
     if (!listing) return;
     if (await commitFound(ctx, listing, report, 'sequence gap in a tree\'s numbers: the missing transactions were found through the tree\'s signature listing; indexing them first', depth)) continue;
+    if (gap.first) {
+      // A complete history, yet the tree's own listing has nothing before its first number here: the tree began before it.
+      opts.log.warn({ ...report, listed: listing.listed }, 'a batched tree\'s numbers begin past a new tree\'s first, and its own signature listing has nothing earlier: the tree began before the store\'s history (e.g. cloned into a local cluster); taking them as given');
+      indexer.store.write((w) => acceptGap(w, gap));
+      ctx.emit({ kind: 'sequence', outcome: 'accepted', gap: report });
+      continue;
+    }
     if (gap.stream === 'nullified') {
       // Evidence, not a number: the spend may be a transaction Refract rejected, or lie before the indexed range.
       opts.log.error({ ...report, rejected: listing.rejected.slice(0, 10), listed: listing.listed }, 'a forester nullified a leaf whose account the store holds as unspent, and the tree\'s signature listing has no missing transaction for it: indexing on (the account stays unspent here)');
