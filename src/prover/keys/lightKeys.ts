@@ -278,8 +278,9 @@ export interface LightWitness {
 
 /**
  * The roots that Merkle paths fold to, all paths one level at a time: one Poseidon2 batch per level
- * (eight hashes per call on IFMA lanes: inclusion of 8 accounts 0.6 ms instead of 2.4 ms for 208
- * single calls). Bit k of `index` = 1 → Poseidon2(path[k], node), else Poseidon2(node, path[k]).
+ * (eight hashes per call on IFMA lanes; `lightWitness` for 8 accounts 2.9 → 1.2 ms against 208 single
+ * calls, Zen 4), one call per level for a single path. Bit k of `index` = 1 → Poseidon2(path[k], node),
+ * else Poseidon2(node, path[k]).
  * @param paths leaf (32-byte BE < r), leaf index (< 2^path.length), path elements (32-byte BE < r, leaf level first)
  * @returns one 32-byte BE root per path, in order
  * @throws RangeError (from Poseidon) for an element ≥ r
