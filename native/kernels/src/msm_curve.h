@@ -394,7 +394,7 @@ IFMA_TARGET static void PN(ba_flush_ifma)(PN(ba_t) * s, unsigned k) {
       VE_(blend)(&num, dbl, &n3);
     }
     VE_(mul)(&lam, &num, &di);
-    VE_(mul)(&t, &lam, &lam);
+    VE_(sqr)(&t, &lam);
     VE_(ba_x3)(&x3, &t, &x1, &x2);
     VE_(ba_d)(&d, &x1, &x3);
     VE_(mul)(&t, &lam, &d);

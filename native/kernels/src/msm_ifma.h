@@ -48,6 +48,9 @@ IFMA_INLINE void fq8_mul_const(v8 *r, const uint64_t *c, const v8 *b_) {
   IFMA52_MUL_BODY(ifma_bc(c[i]), FQ52_Q, FQ52_NINV);
 }
 
+/* r = a² (fq8_mul; the batch-affine flush's λ², fq2x8_sqr's counterpart). */
+IFMA_INLINE void fq8_sqr(v8 *r, const v8 *a) { fq8_mul(r, a, a); }
+
 /* r = a + b, normalised. */
 IFMA_INLINE void fq8_add(v8 *r, const v8 *a, const v8 *b) {
   for (int j = 0; j < 5; j++) r->l[j] = _mm512_add_epi64(a->l[j], b->l[j]);
@@ -118,6 +121,18 @@ IFMA_INLINE void fq2x8_mul(v8x2 *r, const v8x2 *a, const v8x2 *b) {
   v8_fold(&r->c1, FQ52_64Q, FQ52_TOP64);
   v8_fold(&r->c1, FQ52_32Q, FQ52_TOP32);
   v8_fold(&r->c1, FQ52_16Q, FQ52_TOP16);
+}
+
+/* r = a² (complex squaring: two products instead of fq2x8_mul's three) for components below 16.001q
+ * (fq2x8_mul's outputs): c0 = (a0 + a1)(a0 + 17q − a1) < (32.002·33.001/84 + 1)q < 13.6q,
+ * c1 = 2·a0·a1 < 8.2q; both below fq2x8_mul's 16.001q, so the flush's later steps keep their bounds. */
+IFMA_INLINE void fq2x8_sqr(v8x2 *r, const v8x2 *a) {
+  v8 s, d, p;
+  fq8_add(&s, &a->c0, &a->c1);
+  v8_sub_k(&d, &a->c0, &a->c1, FQ52_17Q);
+  fq8_mul(&p, &a->c0, &a->c1);
+  fq8_mul(&r->c0, &s, &d);
+  fq8_add(&r->c1, &p, &p);
 }
 
 /* ---- the batch-affine flush's steps (msm_curve.h, PN(ba_flush_ifma)), per coordinate field.
