@@ -15,13 +15,12 @@ import { configSchema } from '../src/config/config.ts';
 import { startSimulator } from '../src/sim/simulator.ts';
 import { historyStart } from '../src/state/sequence.ts';
 import { Store } from '../src/store/store.ts';
+import { reachSlot } from './helpers/jsonRpc.ts';
 import { metricSum } from './helpers/metrics.ts';
 import { tempDir, txDir } from './helpers/photon.ts';
 import { dumpStore } from './helpers/store.ts';
 
-const urlOf = (d: Daemon) => `http://127.0.0.1:${(d.app.server.address() as AddressInfo).port}`;
-const rpc = async (d: Daemon, method: string) =>
-  (await (await fetch(urlOf(d), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method }) })).json()) as { result?: any };
+const portOf = (d: Daemon) => (d.app.server.address() as AddressInfo).port;
 
 describe('a store with complete history', () => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -40,20 +39,14 @@ describe('a store with complete history', () => {
     const partial = await startDaemon(configSchema.parse({ ...base, db: partialDb, startSlot: 0 }));
     cleanup.push(() => d.stop(), () => partial.stop());
     const target = readdirSync(dir).length + 5;
-    const end = Date.now() + 60_000;
-    for (const x of [d, partial]) {
-      while (((await rpc(x, 'getIndexerSlot')).result ?? 0) < target) {
-        if (Date.now() > end) throw new Error('timed out waiting for the replay to be indexed');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-    const metrics = await (await fetch(`${urlOf(d)}/metrics`)).text();
+    for (const x of [d, partial]) await reachSlot(portOf(x), target, 60_000, 50);
+    const metrics = await (await fetch(`http://127.0.0.1:${portOf(d)}/metrics`)).text();
     const gaps = (outcome: string) => metrics.split('\n').filter((l) => l.startsWith('refract_sequence_gaps_total{') && l.includes(`outcome="${outcome}"`));
     expect(gaps('accepted')).toHaveLength(1);
     expect(gaps('accepted')[0]).toMatch(/^refract_sequence_gaps_total\{tree="bmt2Ux\w+",stream="outputQueue",outcome="accepted"\} 1$/);
     expect(gaps('held')).toEqual([]);
     expect(metricSum(metrics, 'refract_sequence_held')).toBe(0);
-    const partialMetrics = await (await fetch(`${urlOf(partial)}/metrics`)).text();
+    const partialMetrics = await (await fetch(`http://127.0.0.1:${portOf(partial)}/metrics`)).text();
     expect(partialMetrics.split('\n').filter((l) => l.startsWith('refract_sequence_gaps_total{'))).toEqual([]);
     await d.stop();
     await partial.stop();

@@ -12,6 +12,7 @@ import type { Config } from '../config/config.ts';
 import { displayUrl } from '../displayUrl.ts';
 import { RequestGovernor } from '../solana/requestGovernor.ts';
 import type { SolanaRpc } from '../solana/rpcClient.ts';
+import { HISTORY_META } from '../state/sequence.ts';
 import type { WriteView } from '../store/store.ts';
 import type { IngestEvent } from './progress.ts';
 import type { BatchResult, Indexer } from './indexer.ts';
@@ -22,7 +23,6 @@ import { BACKFILL_META, type BackfillOptions, type BackfillState, fetchChunks, l
 import type { LiveSourceName, SourceChange } from './sources/live.ts';
 import { sleep } from './sleep.ts';
 import { resolveStartSlot } from './startSlot.ts';
-import { HISTORY_META } from '../state/sequence.ts';
 import { type TreeLookupOptions, TreeResolver } from './treeSync.ts';
 import { preparedBatchesFromThread } from './threads/prepareThread.ts';
 

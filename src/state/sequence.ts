@@ -189,6 +189,9 @@ export function checkSequences(
     const u = updates[index]!;
     const runs = sequenceRuns(u);
     const staged: (SeqPosition & { tree: string; stream: SeqStream })[] = [];
+    /** The gap of `tree`'s `stream` at this update: `got` where `cur.next` was due (`first` when that is the stream's first number). */
+    const gapAt = (tree: string, stream: SeqStream, cur: SeqPosition, got: bigint): SequenceGap =>
+      ({ tree, stream, expected: cur.next, got, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index, ...(cur.initial ? { first: true } : {}) });
     for (const r of runs) {
       const k = seqKey(r.tree, r.stream);
       const cur = staged.find((s) => s.tree === r.tree && s.stream === r.stream) ?? advanced.get(k) ?? position(r.tree, r.stream);
@@ -198,13 +201,13 @@ export function checkSequences(
         continue;
       }
       if (r.first < cur.next) continue; // wholly below the position: a re-index
-      return { advanced, gap: { tree: r.tree, stream: r.stream, expected: cur.next, got: r.first, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index, ...(cur.initial ? { first: true } : {}) } };
+      return { advanced, gap: gapAt(r.tree, r.stream, cur, r.first) };
     }
     // A batch event over queue entries the stream has not reached: the transactions that queued them are missing.
     for (const n of queueNeeds(u)) {
       const cur = staged.find((s) => s.tree === n.tree && s.stream === n.stream) ?? advanced.get(seqKey(n.tree, n.stream)) ?? position(n.tree, n.stream);
       if (cur === undefined || cur.next >= n.next) continue; // never seen (history before the store), or reached
-      return { advanced, gap: { tree: n.tree, stream: n.stream, expected: cur.next, got: n.next, afterSlot: cur.slot, slot: u.slot, signature: u.signature, index, ...(cur.initial ? { first: true } : {}) } };
+      return { advanced, gap: gapAt(n.tree, n.stream, cur, n.next) };
     }
     for (const s of staged) advanced.set(seqKey(s.tree, s.stream), s);
   }

@@ -1524,8 +1524,8 @@ static void msm_task_run(msm_task *m) {
                           : msm_g2(m->bases, m->scalars, 32, m->n, m->threads, m->out);
 }
 
-/* Scalars by wire index: dst[j] = wp[idx[j]] (32 bytes each), then `one` and `last` (the
- * ONE- and r- or s-weighted bases that close A‖α1‖δ1 and B‖β‖δ). */
+/* Scalars by wire index: dst[j] = wp[idx[j]] (32 bytes each), then 1 and `last` (r for A, s for
+ * B): the scalars of the α1/β and δ bases that close A‖α1‖δ1 and B‖β‖δ. */
 typedef struct {
   uint8_t *dst;
   const uint8_t *wp;
@@ -1535,7 +1535,6 @@ typedef struct {
 } lk_gather;
 
 static void lk_gather_run(const lk_gather *g) {
-  if (!g->dst) return;
   for (uint32_t j = 0; j < g->n; j++) memcpy(g->dst + (size_t)j * 32, g->wp + (size_t)g->idx[j] * 32, 32);
   memcpy(g->dst + (size_t)g->n * 32, PLAIN_ONE, 32);
   memcpy(g->dst + ((size_t)g->n + 1) * 32, g->last, 32);

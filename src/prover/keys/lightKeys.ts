@@ -290,16 +290,19 @@ export function foldPaths(paths: readonly { leaf: Bytes32; index: number; path: 
   const levels = Math.max(0, ...paths.map((p) => p.path.length));
   for (let k = 0; k < levels; k++) {
     const at = paths.flatMap((p, i) => (k < p.path.length ? [i] : []));
+    const pair = (i: number): [Bytes32, Bytes32] => {
+      const { index, path } = paths[i]!;
+      return Math.floor(index / 2 ** k) % 2 === 1 ? [path[k]!, nodes[i]!] : [nodes[i]!, path[k]!];
+    };
     if (at.length === 1) {
-      const i = at[0]!, p = paths[i]!; // one path: a single call is cheaper than a batch of one
-      nodes[i] = Math.floor(p.index / 2 ** k) % 2 === 1 ? poseidon2(p.path[k]!, nodes[i]!) : poseidon2(nodes[i]!, p.path[k]!);
+      nodes[at[0]!] = poseidon2(...pair(at[0]!)); // one path: a single call is cheaper than a batch of one
       continue;
     }
     const pairs = new Uint8Array(at.length * 64);
     at.forEach((i, j) => {
-      const right = Math.floor(paths[i]!.index / 2 ** k) % 2 === 1;
-      pairs.set(right ? paths[i]!.path[k]! : nodes[i]!, j * 64);
-      pairs.set(right ? nodes[i]! : paths[i]!.path[k]!, j * 64 + 32);
+      const [left, right] = pair(i);
+      pairs.set(left, j * 64);
+      pairs.set(right, j * 64 + 32);
     });
     const out = poseidon2Batch(pairs);
     at.forEach((i, j) => (nodes[i] = out.subarray(j * 32, j * 32 + 32)));
