@@ -108,6 +108,68 @@ describe('Light keys: bad key files', () => {
   });
 });
 
+describe('Light keys: resident files loaded by path', () => {
+  const dir = path.join(REPO_ROOT, '.refract-test-keys', 'light-bad-resident');
+  const k = lightKeyByName('mainnet_inclusion_26_1')!;
+  const loadError = (x: unknown) => {
+    try {
+      addon.lightKeyLoad(x as Uint8Array);
+    } catch (e) {
+      return e as { code?: string; message?: string };
+    }
+    return undefined;
+  };
+
+  it('a path maps the file: the same key as its bytes (shared, one verifying key), and a damaged file names itself, never a key', () => {
+    const file = residentFile(LIGHT_TEST_KEYS, k);
+    const byPath = addon.lightKeyLoad(file as unknown as Uint8Array);
+    const byBytes = addon.lightKeyLoad(readFileSync(file));
+    expect(Buffer.from(addon.lightKeyVk(byPath)).equals(Buffer.from(addon.lightKeyVk(byBytes)))).toBe(true);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const truncated = path.join(dir, 'truncated.lkr');
+    writeFileSync(truncated, readFileSync(file).subarray(0, 1_000_000));
+    const empty = path.join(dir, 'empty.lkr');
+    writeFileSync(empty, '');
+    const foreign = path.join(dir, 'foreign.lkr');
+    writeFileSync(foreign, 'not a resident key\n'.repeat(10));
+    const cases: [string, RegExp][] = [
+      [path.join(dir, 'missing.lkr'), /cannot open .*missing\.lkr: No such file/],
+      [dir, /light-bad-resident is not a regular file/],
+      [empty, /empty\.lkr is empty/],
+      [truncated, /section lengths .* do not match the file's 1000000 bytes \(truncated\?\)/],
+      [foreign, /magic RFLKEY01 missing/],
+    ];
+    for (const [p, msg] of cases) {
+      const e = loadError(p);
+      expect(e?.code, p).toBe('ERR_LIGHT_KEY');
+      expect(e?.message, p).toMatch(msg);
+    }
+  });
+
+  it('a damaged resident file in the keys directory: keys_missing naming the file and the fix; the pool keeps serving', async () => {
+    const keysDir = path.join(dir, 'keys');
+    rmSync(keysDir, { recursive: true, force: true });
+    mkdirSync(path.dirname(residentFile(keysDir, k)), { recursive: true });
+    writeFileSync(residentFile(keysDir, k), readFileSync(residentFile(LIGHT_TEST_KEYS, k)).subarray(0, 1_000_000));
+    copyFileSync(residentFile(LIGHT_TEST_KEYS, k).replace(/\.lkr$/, '.json'), residentFile(keysDir, k).replace(/\.lkr$/, '.json'));
+    const damaged = new LightProver({ keysDir, size: 1 });
+    try {
+      const e = proverError(await damaged.prove(lightInputsFor(k, 8)).catch((x: unknown) => x));
+      expect(e.code).toBe('keys_missing');
+      expect(e.message).toContain(residentFile(keysDir, k));
+      expect(e.message).toContain('truncated');
+      expect(e.message).toContain('refract setup --light-keys');
+      // the same pool, the file mended: the next request loads it and proves
+      copyFileSync(residentFile(LIGHT_TEST_KEYS, k), residentFile(keysDir, k));
+      const ok = await damaged.prove(lightInputsFor(k, 9));
+      expect(verifyOnChain(vkOf(k.name, ok.publics.length), ok.compressedProof, ok.publics)).toBe(true);
+    } finally {
+      await damaged.close();
+    }
+  }, 120_000);
+});
+
 describe('Light keys: inputs that do not satisfy the circuit', () => {
   const k = lightKeyByName('mainnet_inclusion_26_1')!;
 

@@ -182,7 +182,11 @@ export default async function proveTask(task: ProveTask): Promise<ProveTaskResul
   if (light && task.inputs.length > 0) return lightTask(task, light.name, tLoad);
   try {
     const preload = task.preload ?? [];
-    for (const id of preload) {
+    // every thread loads every key, but a key file is read once per process (the addon shares it, and a
+    // thread asking for one another thread is reading waits for it): odd threads walk the list from its
+    // end, so two threads load different keys side by side and meet in the middle
+    const lightOrder = threadId % 2 ? [...preload].reverse() : preload;
+    for (const id of lightOrder) {
       const k = lightKeyOfId(id);
       if (k) await loadLightKey(config.keysDir, k, config.lightTableMb);
     }

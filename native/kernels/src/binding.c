@@ -806,7 +806,7 @@ static napi_value js_bn254_pairing(napi_env env, napi_callback_info info) {
 
 /* ---- Light Protocol keys (lightkey.h) ----
  *   lightKeyDecode(key) → {header: [4 u32], points: Uint8Array, vk: Uint8Array, r1csOffset}
- *   lightKeyLoad(resident) → handle; lightKeyInfo(handle) → {nbWires, nbPub, nbSec, m, n, bytes, solveThreads: [first, second]}
+ *   lightKeyLoad(resident bytes | path of a .lkr: mapped, not copied) → handle; lightKeyInfo(handle) → {nbWires, nbPub, nbSec, m, n, bytes, solveThreads: [first, second]}
  *   lightKeyProve(handle, inputs, out[, rs[, times]]) → undefined (out ← 256 bytes)
  *   lightKeyVerify(handle, proof, publics) → boolean; lightKeyVk(handle) → Uint8Array
  * Errors: ERR_LIGHT_KEY (malformed / foreign key), ERR_LIGHT_INPUT (unsatisfied circuit or bad
@@ -875,12 +875,26 @@ static napi_value js_lk_load(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   if (!get_args(env, info, 1, &argc, argv, "lightKeyLoad(resident) takes 1 argument")) return NULL;
-  uint8_t *f;
-  size_t len;
-  if (!get_u8(env, argv[0], "resident", -1, &f, &len)) return NULL;
-  char err[256] = {0};
+  char err[4400] = {0};
   lk_key *k = NULL;
-  const int rc = lk_load(f, len, &k, err, sizeof err);
+  napi_valuetype t;
+  CHECK(napi_typeof(env, argv[0], &t));
+  int rc;
+  if (t == napi_string) { /* a path: mapped by the addon, no copy of the file in the JS heap */
+    char path[4096];
+    size_t l = 0;
+    CHECK(napi_get_value_string_utf8(env, argv[0], path, sizeof path, &l));
+    if (l + 1 >= sizeof path) {
+      napi_throw_error(env, "ERR_LIGHT_KEY", "lightKeyLoad: path longer than 4095 bytes");
+      return NULL;
+    }
+    rc = lk_load_path(path, &k, err, sizeof err);
+  } else {
+    uint8_t *f;
+    size_t len;
+    if (!get_u8(env, argv[0], "resident", -1, &f, &len)) return NULL;
+    rc = lk_load(f, len, &k, err, sizeof err);
+  }
   if (rc != LK_OK) {
     napi_throw_error(env, lk_code(rc), err);
     return NULL;

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "fft.h"
 #include "fft_ifma.h"
@@ -531,7 +535,6 @@ typedef struct {
 } lk_hint;
 
 struct lk_key {
-  uint8_t *file;
   size_t file_len, bytes;
   uint32_t n, logn, nb_wires, nb_pub, nb_sec, nb_int, m, n_a, n_b, n_k, n_ic, n_coef, n_hints;
   fe omega, omega_inv, n_inv, den_inv;
@@ -565,6 +568,10 @@ struct lk_key {
   uint64_t hash;
   unsigned refs;
   struct lk_key *next;
+  /* the file it was loaded from (lk_load_path): device, inode, size, mtime; has_ident 0 = from bytes */
+  int has_ident;
+  uint64_t dev, ino;
+  int64_t mtime_ns;
 };
 
 static int lk_solve_split(lk_key *k);
@@ -577,7 +584,6 @@ static void lk_destroy(lk_key *k) {
   for (int i = 0; i < 4; i++) msm_table_free(k->t[i]);
   free(k->vk_copy);
   free(k->r1cs_copy);
-  free(k->file);
   free(k->shift_br);
   free(k->tw);
   free(k->tw_inv);
@@ -668,14 +674,10 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
   }
   lk_key *k = calloc(1, sizeof *k);
   if (!k) return LK_ENOMEM;
-  k->file = malloc(len);
-  if (!k->file) {
-    free(k);
-    return LK_ENOMEM;
-  }
-  memcpy(k->file, file, len);
+  /* parsed in place: every section the key keeps is copied out below, so the caller's bytes (a
+   * mapped file, lk_load_path) may go when this returns */
   k->file_len = len;
-  const uint8_t *pts = k->file + 32, *vk = pts + pl, *rc1 = vk + vl;
+  const uint8_t *pts = file + 32, *vk = pts + pl, *rc1 = vk + vl;
   uint32_t hdr[16];
   memcpy(hdr, pts, sizeof hdr);
   k->n = hdr[1];
@@ -854,8 +856,6 @@ static int lk_load_new(const uint8_t *file, size_t len, lk_key **out, char *err,
     }
     if (at != nu) goto bad_r1cs;
   }
-  free(k->file); /* everything needed is in the tables and copies above */
-  k->file = NULL;
   pthread_mutex_init(&k->mu, NULL);
   k->bytes = vl + rl + ((size_t)k->n_a + (size_t)k->n_b + (size_t)k->n_k + k->n) * 64 + (size_t)k->n_b * 128 + (size_t)k->n * 104 +
              (size_t)k->n_coef * 32 + (size_t)k->m * 8 + (size_t)k->nb_wires * 4;
@@ -1010,6 +1010,92 @@ int lk_load(const uint8_t *file, size_t len, lk_key **out, char *err, size_t err
   pthread_mutex_unlock(&lk_reg_mu);
   *out = k;
   return LK_OK;
+}
+
+/* Files being loaded by lk_load_path now (device and inode): a second thread asking for one waits for
+ * the first instead of mapping and parsing it too (two copies at once would raise the peak RSS). */
+#define LK_LOADING_MAX 16
+static struct {
+  uint64_t dev, ino;
+  int busy;
+} lk_loading[LK_LOADING_MAX];
+static pthread_cond_t lk_loading_cv = PTHREAD_COND_INITIALIZER;
+
+static lk_key *lk_find_ident_locked(const struct stat *st) {
+  for (lk_key *e = lk_reg; e; e = e->next)
+    if (e->has_ident && e->dev == (uint64_t)st->st_dev && e->ino == (uint64_t)st->st_ino && e->file_len == (size_t)st->st_size &&
+        e->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec) {
+      e->refs++;
+      return e;
+    }
+  return NULL;
+}
+
+int lk_load_path(const char *path, lk_key **out, char *err, size_t errlen) {
+  pthread_once(&lk_once, lk_init);
+  *out = NULL;
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    return LK_EKEY;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    set_err(err, errlen, "%s is not a regular file", path);
+    close(fd);
+    return LK_EKEY;
+  }
+  /* the same file already resident, or being loaded by another thread (then wait for it) */
+  int slot = -1;
+  pthread_mutex_lock(&lk_reg_mu);
+  for (;;) {
+    lk_key *e = lk_find_ident_locked(&st);
+    if (e) {
+      pthread_mutex_unlock(&lk_reg_mu);
+      close(fd);
+      *out = e;
+      return LK_OK;
+    }
+    int waiting = 0, free_slot = -1;
+    for (int i = 0; i < LK_LOADING_MAX; i++) {
+      if (lk_loading[i].busy && lk_loading[i].dev == (uint64_t)st.st_dev && lk_loading[i].ino == (uint64_t)st.st_ino) waiting = 1;
+      if (!lk_loading[i].busy && free_slot < 0) free_slot = i;
+    }
+    if (!waiting) {
+      if (free_slot >= 0) {
+        slot = free_slot;
+        lk_loading[slot].busy = 1;
+        lk_loading[slot].dev = (uint64_t)st.st_dev;
+        lk_loading[slot].ino = (uint64_t)st.st_ino;
+      }
+      break;
+    }
+    pthread_cond_wait(&lk_loading_cv, &lk_reg_mu);
+  }
+  pthread_mutex_unlock(&lk_reg_mu);
+  int rc;
+  const size_t len = (size_t)st.st_size;
+  void *map = len ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  if (map == MAP_FAILED) {
+    set_err(err, errlen, len ? "cannot map %s: %s" : "%s is empty", path, strerror(errno));
+    rc = LK_EKEY;
+  } else {
+    madvise(map, len, MADV_SEQUENTIAL);
+    rc = lk_load((const uint8_t *)map, len, out, err, errlen);
+    munmap(map, len);
+  }
+  close(fd);
+  pthread_mutex_lock(&lk_reg_mu);
+  if (rc == LK_OK && !(*out)->has_ident) {
+    (*out)->dev = (uint64_t)st.st_dev;
+    (*out)->ino = (uint64_t)st.st_ino;
+    (*out)->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    (*out)->has_ident = 1;
+  }
+  if (slot >= 0) lk_loading[slot].busy = 0;
+  pthread_cond_broadcast(&lk_loading_cv);
+  pthread_mutex_unlock(&lk_reg_mu);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------------------

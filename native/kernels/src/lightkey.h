@@ -44,9 +44,14 @@ int lk_decode(const uint8_t *key, size_t len, lk_decoded *out, char *err, size_t
 
 typedef struct lk_key lk_key;
 
-/* Parses a resident file (copied; the caller's buffer may go). Loads of the same file in one process
+/* Parses a resident file (the parts kept are copied; the caller's buffer may go). Loads of the same file in one process
  * share one key (reference counted; lk_free releases one reference). */
 int lk_load(const uint8_t *file, size_t len, lk_key **out, char *err, size_t errlen);
+/* lk_load of the file at `path`, mapped read-only for the parse and unmapped after (no copy of the whole
+ * file is ever held). A file already resident (same device, inode, size and mtime) is shared without
+ * reading it; one being loaded by another thread is waited for. Errors: LK_EKEY naming the path (cannot
+ * open, not a regular file, empty) or lk_load's. */
+int lk_load_path(const char *path, lk_key **out, char *err, size_t errlen);
 void lk_free(lk_key *k);
 size_t lk_key_bytes(const lk_key *k);
 /* nbWires, nbPub (ONE included), nbSec, m (constraints), n (domain). */

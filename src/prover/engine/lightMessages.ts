@@ -7,7 +7,8 @@ import type { ProverErrorCode } from '../errors.ts';
 
 /** The addon functions the Light prover threads use (native/kernels/src/binding.c). */
 export interface LightProverAddon {
-  lightKeyLoad(resident: Uint8Array): unknown;
+  /** `resident`: the `.lkr` bytes, or its path (the addon maps the file for the parse: no copy of it in the JS heap). */
+  lightKeyLoad(resident: Uint8Array | string): unknown;
   lightKeyProve(handle: unknown, inputs: Uint8Array, out: Uint8Array, rs: Uint8Array | null, times: Float64Array): void;
   lightKeyVerify(handle: unknown, proof: Uint8Array, publics: Uint8Array): boolean;
   lightKeyTables(handle: unknown, maxBytes: number, path?: string): { bytes: number; need: number; source: 'none' | 'built' | 'file' | 'shared'; note: string };

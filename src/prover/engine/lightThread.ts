@@ -10,7 +10,8 @@
  * Runs inside a Piscina thread only; imports no module with top-level await.
  */
 import { envValue } from '../../config/config.ts';
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { nativeAddon } from '../../native.ts';
 import { ProverError } from '../errors.ts';
 import { LIGHT_TABLE_MB_DEFAULT, lightAddonErrorCode, type LightProverAddon } from './lightMessages.ts';
@@ -49,14 +50,15 @@ export function loadLightKey(keysDir: string, k: LightKeySpec, tableMb?: number)
     const file = residentFile(keysDir, k);
     p = (async () => {
       if (!addon?.lightKeyLoad) throw new ProverError('keys_missing', `circuit ${k.name}: the native addon is not built, so Light's keys cannot be used (npm install builds it)`);
-      let bytes: Buffer;
       try {
-        bytes = await readFile(file);
+        await access(file, constants.R_OK);
       } catch (e) {
         throw new ProverError('keys_missing', `${file} (circuit ${k.name}): ${(e as Error).message}; run \`refract setup --light-keys\``);
       }
       try {
-        const handle = addon.lightKeyLoad(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        // by path: the addon maps the file for the parse and keeps only its own arrays, so no copy of
+        // the file waits in the JS heap for a GC (all 24 keys' files, twice over with two threads, did)
+        const handle = addon.lightKeyLoad(file);
         const mb = tableMbOf(tableMb);
         if (mb > 0) addon.lightKeyTables(handle, mb * 2 ** 20, file.replace(/\.lkr$/, '.tables'));
         return { handle, nPublic: addon.lightKeyInfo(handle).nbPub - 1, file };
