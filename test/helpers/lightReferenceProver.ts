@@ -39,6 +39,13 @@ export interface ReferenceProver {
   /** Peak RSS of the process so far, bytes (from /proc, sampled by `rss()`). */
   rss(): number;
   stop(): Promise<void>;
+  /**
+   * Waits until the prover is idle: /health answers before it has loaded its keys, which it then
+   * does on every core. Idle = under 50 ms of CPU in a second, read from /proc/<pid>/stat.
+   * @returns ms from its start until idle (its key load, as a restart would take)
+   * @throws Error when it is not idle within `timeoutMs`
+   */
+  idle(timeoutMs?: number): Promise<number>;
 }
 
 /**
@@ -57,6 +64,7 @@ export async function startReferenceProver(pkgDir: string, release: ReferenceRel
   child.stdout!.on('data', (d) => (out = (out + d).slice(-4000)));
   child.stderr!.on('data', (d) => (out = (out + d).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
+  const started = performance.now();
   const end = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Light's prover exited (${child.exitCode}): ${out}`);
@@ -91,6 +99,20 @@ export async function startReferenceProver(pkgDir: string, release: ReferenceRel
     child,
     body,
     rss,
+    idle: async (idleTimeoutMs = 180_000) => {
+      const cpu = () => {
+        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
+      };
+      const until = Date.now() + idleTimeoutMs;
+      for (let last = cpu(); ; ) {
+        await new Promise((r) => setTimeout(r, 1000));
+        const now = cpu();
+        if (now - last < 50) return Math.round(performance.now() - started - 1000);
+        if (Date.now() > until) throw new Error(`Light's prover ${release} still busy after ${idleTimeoutMs} ms`);
+        last = now;
+      }
+    },
     stop: async () => {
       if (child.exitCode !== null) return;
       child.kill('SIGTERM');
