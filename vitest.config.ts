@@ -33,26 +33,6 @@ const SLOW_FIRST = [
   'prover.light.differential',
 ];
 
-/**
- * Files that share one module graph per worker (vitest `isolate: false`): each takes under 6 s, none
- * leaves state another reads, and importing src/ afresh for each was most of their CPU (59 files:
- * 102 CPU-s isolated, 64 CPU-s shared, measured on a 2-core Intel Xeon, 2026-12-07). Every other file
- * gets a fresh graph: those that spawn the binary, simulate chains, build keys or kill processes.
- * A file listed here must pass alone and in any order with the others (`npx vitest run --project shared`).
- */
-const SHARED_GRAPH = [
-  'accountHash', 'addressProofs.empty', 'addressProofs.existing', 'architecture.env', 'architecture.layers',
-  'backfillProgress', 'base58', 'cli.apikeys', 'cli.args', 'cli.ratelimit', 'config.settings', 'daemon.e2e',
-  'decode', 'docs.links', 'encodeV2', 'engines', 'errors.dependencies', 'golden.indexer', 'golden.v2',
-  'grpc.convert', 'ingest.files', 'ingest.history', 'ingest.layout', 'ingest.malformed', 'ingest.mixedTrees',
-  'keyReadiness.close', 'metrics.v2', 'parser.v2', 'poseidon', 'prover.encode', 'prover.layout',
-  'prover.light.rpc', 'prover.pool.close', 'prover.remote', 'prover.witness', 'queue.bullmq.status',
-  'requestGovernor', 'rpc.answer', 'rpc.client', 'rpc.framework', 'rpc.golden', 'rpc.http', 'rpc.lmdb.golden',
-  'rpc.minContextSlot.unit', 'rpc.ratelimit', 'rpc.resultSchemas', 'rpc.snapshot', 'rpc.v2', 'sequence',
-  'sim.cli', 'sim.compact', 'state.leafNodesSequence', 'store.ataOwner', 'store.balances',
-  'store.recordedWrites', 'store.writemap', 'transactionInfo.v2Nullifier', 'treeAccounts', 'treeSync',
-].map((n) => `test/${n}.test.ts`);
-
 /** vitest's order (cached durations, then size), with SLOW_FIRST moved to the front in its order. */
 class SlowFirstSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
@@ -67,6 +47,7 @@ class SlowFirstSequencer extends BaseSequencer {
 
 export default defineConfig({
   test: {
+    include: ['test/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 600_000,
     pool: 'forks',
@@ -76,9 +57,7 @@ export default defineConfig({
     // the clock. CPU-bound files (proofs, key builds) then share the cores, so no test asserts a
     // wall-clock speed (benchmarks live in bench/).
     maxWorkers: 4,
-    // all four forks kept: with fewer kept, a fork that runs several shared-graph files could be ended
-    // with files still queued for it ("Error: Terminating worker thread", vitest-dev/vitest#8564)
-    minWorkers: 4,
+    minWorkers: 1,
     sequence: { sequencer: SlowFirstSequencer },
     // the development ptau, once, before the files start (instant with REFRACT_DEV_PTAU or a kept one)
     globalSetup: ['test/globalSetup.ts'],
@@ -87,9 +66,5 @@ export default defineConfig({
     // Daemons started by tests serve Refract's own circuits unless a test asks for Light's keys
     // (the Light tests use LIGHT_TEST_KEYS): no background fetch of Light's packages.
     env: { REFRACT_LIGHT_KEYS: 'false' },
-    projects: [
-      { extends: true, test: { name: 'shared', include: SHARED_GRAPH, isolate: false } },
-      { extends: true, test: { name: 'isolated', include: ['test/**/*.test.ts'], exclude: SHARED_GRAPH } },
-    ],
   },
 });
