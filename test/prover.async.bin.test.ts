@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { proofJobId } from '../src/prover/run/bullmq.ts';
+import { proofJobId } from '../src/prover/run/proofJobs.ts';
 import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
 import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';

@@ -7,7 +7,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LocalBackend, type ProofBackend } from '../src/prover/run/backend.ts';
-import { BullBackend, JOB_ID_PATTERN, proofJobId, startProverNode, type ProverNode } from '../src/prover/run/bullmq.ts';
+import { BullBackend, startProverNode, type ProverNode } from '../src/prover/run/bullmq.ts';
+import { JOB_ID_PATTERN, proofJobId } from '../src/prover/run/proofJobs.ts';
 import { compressGnarkProof, type GnarkProofJson } from '../src/prover/engine/proofEncoding.ts';
 import { DEV_PTAU, ensureDevPtau, syntheticAccount, TEST_KEYS_DIR, verifyCompressedProof } from './helpers/proverFixtures.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';

@@ -3,7 +3,8 @@
 // requests; a node without a circuit's keys hands the job to one that has them; a Redis error while
 // waiting is a queue_unavailable error, never an unhandled rejection (which would end the process).
 import { afterAll, describe, expect, test } from 'vitest';
-import { BullBackend, proofJobId, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/run/bullmq.ts';
+import { BullBackend, type ProverNode, type ProverNodeEvent, startProverNode } from '../src/prover/run/bullmq.ts';
+import { proofJobId } from '../src/prover/run/proofJobs.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
 import type { ProverPool } from '../src/prover/run/pool.ts';

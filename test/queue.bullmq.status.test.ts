@@ -5,7 +5,8 @@
 // another request removes a failed job and adds it afresh there.
 import { UnrecoverableError, Worker } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { BullBackend, type ProofJobData, type ProofJobResult } from '../src/prover/run/bullmq.ts';
+import { BullBackend } from '../src/prover/run/bullmq.ts';
+import type { ProofJobData, ProofJobResult } from '../src/prover/run/proofJobs.ts';
 import { buildCircuitInput, type ValidityProofInputs } from '../src/prover/engine/witness.ts';
 import { syntheticAccount } from './helpers/proverFixtures.ts';
 import { sleep } from './helpers/jsonRpc.ts';

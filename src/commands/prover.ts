@@ -8,7 +8,7 @@
  * for scripts and tests.
  */
 import { createLogger } from '../log.ts';
-import { startProverNode, type ProverNode } from '../prover/run/bullmq.ts';
+import type { ProverNode } from '../prover/run/bullmq.ts';
 import { ProverError } from '../prover/errors.ts';
 import { logTableLoad, type CurveThreading } from '../prover/run/pool.ts';
 import type { ProverKernels } from '../prover/engine/snark.ts';
@@ -72,6 +72,8 @@ export async function runProverCommand(opts: ProverCommandOptions): Promise<Prov
     if (opts.events) process.stdout.write(`${JSON.stringify({ ...o, pid: process.pid })}\n`);
   };
   const warm = opts.warm ?? [...DEFAULT_LIGHT_WARM.map((n) => LIGHT_KEY_ID_PREFIX + n), 'inclusion_26_1', 'non-inclusion_26_1'].filter((id) => ready.includes(id));
+  // BullMQ and ioredis are loaded by this command only, not by every `refract` run
+  const { startProverNode } = await import('../prover/run/bullmq.ts');
   const node = await startProverNode({
     redisUrl: opts.redisUrl,
     keysDir: keys.keysDir,

@@ -31,9 +31,8 @@ import { SlotWatcher } from '../rpc/slotWatcher.ts';
 import { SolanaRpc } from '../solana/rpcClient.ts';
 import { selfCheck } from '../state/selfCheck.ts';
 import { Store } from '../store/store.ts';
-import { DEFAULT_SIM_V2_WEIGHT } from '../sim/generator.ts';
-import { type GeyserServer, startGeyserServer } from '../sim/geyser.ts';
-import { type Simulator, startSimulator } from '../sim/simulator.ts';
+import type { GeyserServer } from '../sim/geyser.ts';
+import type { Simulator } from '../sim/simulator.ts';
 import { registerProveRoute } from '../rpc/http/proveRoute.ts';
 import { registerSnapshotRoute } from '../rpc/http/snapshotRoute.ts';
 import { recordGenesisHash, seedFromSnapshot } from './snapshot.ts';
@@ -208,6 +207,8 @@ export async function startDaemon(config: Config, opts: DaemonOptions = {}): Pro
   if (opts.simulatorFallback && config.ingest && !(await answers(config.rpcUrl))) {
     const port = Number(new URL(config.rpcUrl).port || 8899);
     log.warn({ rpcUrl: config.rpcUrl }, 'no Solana RPC answers at the default URL: starting the built-in simulator there (generated Light transactions; use --rpc-url to index a real node)');
+    // the simulator and its gRPC server (with @grpc/grpc-js) are loaded only when they start
+    const [{ startSimulator }, { DEFAULT_SIM_V2_WEIGHT }, { startGeyserServer }] = await Promise.all([import('../sim/simulator.ts'), import('../sim/generator.ts'), import('../sim/geyser.ts')]);
     simulator = await startSimulator({ port, log, v2Weight: DEFAULT_SIM_V2_WEIGHT });
     // …and its Yellowstone gRPC server, which the indexer follows (the RPC poller as fallback): the default path is the fast one.
     if (!config.grpcUrl) {

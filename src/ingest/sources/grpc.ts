@@ -47,38 +47,7 @@ import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
 import { DecodeError, blockFromYellowstone, blockHeaderFromYellowstone, encodeBase58 } from '../parse.ts';
 import type { BlockInfo } from '../../types.ts';
 import { childAbort } from '../abort.ts';
-
-/** Why a gRPC subscription was given up (module comment). */
-export type GrpcFaultReason =
-  | 'connect'
-  | 'replay-unavailable'
-  | 'stream-error'
-  | 'stream-closed'
-  | 'silence'
-  | 'gap'
-  | 'fork'
-  | 'late-transaction'
-  | 'lagging'
-  | 'decode'
-  | 'backlog';
-
-/** Every {@link GrpcFaultReason}, for metrics that list them all. */
-export const GRPC_FAULT_REASONS: readonly GrpcFaultReason[] = [
-  'connect', 'replay-unavailable', 'stream-error', 'stream-closed', 'silence', 'gap', 'fork', 'late-transaction', 'lagging', 'decode', 'backlog',
-];
-
-/** The end of a gRPC subscription that may have lost data: the caller reads on over RPC. */
-export class GrpcSourceFault extends Error {
-  override readonly name = 'GrpcSourceFault';
-  constructor(
-    readonly reason: GrpcFaultReason,
-    message: string,
-    /** The slot concerned, when there is one (the block that did not connect, the replay start, …). */
-    readonly slot: number | null = null,
-  ) {
-    super(`${reason}: ${message}`);
-  }
-}
+import { GrpcSourceFault, type GrpcFaultReason } from './grpcFault.ts';
 
 /** What a subscription needs of a Yellowstone connection (the real client, or a test double). */
 export interface GeyserTransport {

@@ -27,7 +27,8 @@
 import { setMaxListeners } from 'node:events';
 import type { SolanaRpc } from '../../solana/rpcClient.ts';
 import type { BlockInfo } from '../../types.ts';
-import { type GrpcFaultReason, type GrpcSourceOptions, GrpcSourceFault, grpcBlocks } from './grpc.ts';
+import type { GrpcSourceOptions } from './grpc.ts';
+import { type GrpcFaultReason, GrpcSourceFault } from './grpcFault.ts';
 import { type PollerOptions, pollBlocks } from './poller.ts';
 import { childAbort } from '../abort.ts';
 
@@ -157,6 +158,15 @@ class Pump {
   }
 }
 
+/**
+ * grpc.ts `grpcBlocks`, its module (and the Yellowstone client with @grpc/grpc-js) loaded on the first
+ * subscription: a daemon that never follows gRPC does not pay for it at start.
+ */
+async function* lazyGrpcBlocks(o: GrpcSourceOptions): AsyncGenerator<BlockInfo[]> {
+  const { grpcBlocks } = await import('./grpc.ts');
+  yield* grpcBlocks(o);
+}
+
 /** The fault of a gRPC pump that ended (a clean end without abort counts as `stream-closed`). */
 function faultOf(p: Pump): GrpcSourceFault {
   if (p.error instanceof GrpcSourceFault) return p.error;
@@ -200,7 +210,7 @@ export async function* liveBlocks(rpc: SolanaRpc, opts: LiveSourceOptions): Asyn
     const anchorHash = lastHash;
     return new Pump(
       (signal) =>
-        grpcBlocks({
+        lazyGrpcBlocks({
           maxBatchBlocks: opts.maxBatchBlocks,
           ...opts.grpc,
           url: opts.grpcUrl,

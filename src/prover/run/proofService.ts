@@ -15,7 +15,7 @@
  */
 import type { Metrics } from '../../metrics.ts';
 import { poolJob, queuedJob, type BackendProof, type ProofBackend, type ProofJob } from './backend.ts';
-import { proofJobId, type BackendJobStatus } from './bullmq.ts';
+import { proofJobId, type BackendJobStatus } from './proofJobs.ts';
 import { compressProof, snarkjsToGnark, type CompressedProof, type GnarkProofJson } from '../engine/proofEncoding.ts';
 import { lightKeyFor, lightKeyId, LIGHT_KEYS, lightWitness } from '../keys/lightKeys.ts';
 import { lightKeySource } from '../keys/lightKeySetup.ts';

@@ -18,7 +18,8 @@ import { availableParallelism } from 'node:os';
 import type { Metrics } from '../../metrics.ts';
 import { nativeAddon } from '../../native.ts';
 import { DEFAULT_MAX_PENDING, LocalBackend, RemoteBackend, type ProofBackend } from './backend.ts';
-import { BullBackend, DEFAULT_QUEUE_NAME, startProverNode, type ProverNode } from './bullmq.ts';
+import type { BullBackend, ProverNode } from './bullmq.ts';
+import { DEFAULT_QUEUE_NAME } from './proofJobs.ts';
 import { DEFAULT_CIRCUIT_IDS, getCircuit } from '../keys/circuits.ts';
 import { logTableLoad, type PoolThreadSettings, ProverPool, singleThreadFor } from './pool.ts';
 import { nativeTableSets, proverBackend, proverTableFiles, proverTableMb } from '../engine/groth16Native.ts';
@@ -194,6 +195,8 @@ export class ProverRuntime {
       const connect = async () => {
         let backend: BullBackend | undefined;
         try {
+          // BullMQ and ioredis are loaded only here, by a daemon with a Redis queue (0.2 CPU-s a start otherwise)
+          const { BullBackend, startProverNode } = await import('./bullmq.ts');
           backend = await BullBackend.create({ redisUrl: o.redisUrl!, queueName: o.queueName, maxWaiting: o.maxPending });
           if (this.pool) {
             this.node = await startProverNode({

@@ -16,7 +16,6 @@ import type { Principal } from './auth.ts';
 import type { RpcServerOptions } from './options.ts';
 import { MemoryRateLimiter } from './rateLimit.ts';
 import type { RateLimitConfig, RateLimiter } from './rateLimit.ts';
-import { RedisRateLimiter } from './rateLimitRedis.ts';
 
 /** How long `onReady` waits for a remote limiter (Redis) to connect; it fails open anyway. */
 const LIMITER_READY_WAIT_MS = 2000;
@@ -55,6 +54,20 @@ export interface Access {
 }
 
 /**
+ * The shared limiter of replicas (rateLimitRedis.ts `RedisRateLimiter`), whose module and ioredis are
+ * loaded only by a server that has a Redis URL and a limit (about 0.1 CPU-s at every start otherwise).
+ * Its calls wait for the load; a failed load rejects them as a Redis failure would.
+ */
+function redisRateLimiter(url: string, onError: (err: unknown) => void): RateLimiter {
+  const made = import('./rateLimitRedis.ts').then(({ RedisRateLimiter }) => new RedisRateLimiter({ url, onError }));
+  return {
+    ready: async () => (await made).ready(),
+    take: async (id, cfg, cost) => (await made).take(id, cfg, cost),
+    close: async () => (await made).close(),
+  };
+}
+
+/**
  * Builds the access checks from the server options (`apiKeys`, `env`, `rateLimit`, `redisUrl`,
  * `rateLimiter`). Throws on invalid options: bad rate-limit numbers, an empty or duplicate key.
  * @param onLimiterError hears a remote limiter's failures (requests are allowed meanwhile)
@@ -64,7 +77,7 @@ export function createAccess(options: RpcServerOptions, onLimiterError: (err: un
   const anyLimit = !!defaultLimit || keyConfigs.some((k) => k.rateLimit) || !!options.rateLimiter;
   const limiter: RateLimiter | null = !anyLimit
     ? null
-    : options.rateLimiter ?? (options.redisUrl ? new RedisRateLimiter({ url: options.redisUrl, onError: onLimiterError }) : new MemoryRateLimiter());
+    : options.rateLimiter ?? (options.redisUrl ? redisRateLimiter(options.redisUrl, onLimiterError) : new MemoryRateLimiter());
   const syncLimiter = limiter instanceof MemoryRateLimiter ? limiter : null;
   const rateLimited = (retryAfterMs: number) => RpcError.rateLimited(retryAfterMs / 1000);
 

@@ -43,7 +43,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorizeMethod } from '../dispatch.ts';
 import { extractApiKey, loadKeysAndLimit, rateLimitFor, type ApiKeyConfig } from './auth.ts';
 import { MemoryRateLimiter, type RateLimitConfig } from './rateLimit.ts';
-import { JOB_ID_PATTERN } from '../../prover/run/bullmq.ts';
+import { JOB_ID_PATTERN } from '../../prover/run/proofJobs.ts';
 import { keyShape } from '../../prover/keys/lightKeys.ts';
 import { ProverError, type ProverErrorCode } from '../../prover/errors.ts';
 import { OWN_CIRCUIT_WARNING, type AsyncJobStatus, type ProofService } from '../../prover/run/proofService.ts';
