@@ -17,6 +17,8 @@
  * - The message-first v1 envelope goes through kit's `getTransactionDecoder` +
  *   `getCompiledTransactionMessageDecoder`.
  */
+// @solana/kit's own packages, not the kit: its root also loads RPC, subscriptions and ws (≈0.08 CPU-s in
+// every thread that decodes)
 import {
   addDecoderSizePrefix,
   assertByteArrayHasEnoughBytesForCodec,
@@ -24,24 +26,30 @@ import {
   createDecoder,
   createDecoderThatConsumesEntireByteArray,
   getArrayDecoder,
-  getCompiledTransactionMessageDecoder,
   getShortU16Decoder,
   getShortU16Encoder,
   getStructDecoder,
-  getTransactionDecoder,
-  getTransactionVersionDecoder,
   getUnionDecoder,
+  type Decoder,
+  type ReadonlyUint8Array,
+  type VariableSizeDecoder,
+} from '@solana/codecs';
+import {
+  getTransactionDecoder,
+} from '@solana/transactions';
+import {
+  getCompiledTransactionMessageDecoder,
+  getTransactionVersionDecoder,
+  type CompiledTransactionMessage,
+} from '@solana/transaction-messages';
+import {
   isSolanaError,
   SOLANA_ERROR__CODECS__CANNOT_DECODE_EMPTY_BYTE_ARRAY,
   SOLANA_ERROR__CODECS__EXPECTED_DECODER_TO_CONSUME_ENTIRE_BYTE_ARRAY,
   SOLANA_ERROR__CODECS__INVALID_BYTE_LENGTH,
   SOLANA_ERROR__CODECS__NUMBER_OUT_OF_RANGE,
   SOLANA_ERROR__TRANSACTION__VERSION_NUMBER_NOT_SUPPORTED,
-  type CompiledTransactionMessage,
-  type Decoder,
-  type ReadonlyUint8Array,
-  type VariableSizeDecoder,
-} from '@solana/kit';
+} from '@solana/errors';
 import * as base58 from './base58.ts';
 import { DecodeError } from './errors.ts';
 
