@@ -6,9 +6,9 @@
  * JSON otherwise (pipes, files, systemd, containers without a TTY). Worker threads decide the same way
  * (the variable and fd 2 are theirs too), so one terminal never mixes the two.
  */
+import { createRequire } from 'node:module';
 import { isatty } from 'node:tty';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
 import { isMainThread } from 'node:worker_threads';
 import { type Env, envValue, logFormat } from './config/config.ts';
 import { LogSink } from './logSink.ts';
@@ -44,6 +44,9 @@ function stderrSink(): LogSink {
  */
 export function createLogger(name = 'refract', level = envValue('REFRACT_LOG_LEVEL') ?? 'info'): Logger {
   if (!prettyLogs()) return pino({ name, level }, stderrSink());
+  // pino-pretty (CommonJS) is required only for pretty logs: JSON logs (log shippers, tests, every thread
+  // of a daemon whose stderr is not a terminal) do not load it
+  const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
   const stream = pretty({ destination: 2, sync: true, colorize: isatty(2), singleLine: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,name' });
   return pino({ name, level }, stream);
 }
