@@ -60,6 +60,7 @@ export interface Access {
  */
 function redisRateLimiter(url: string, onError: (err: unknown) => void): RateLimiter {
   const made = import('./rateLimitRedis.ts').then(({ RedisRateLimiter }) => new RedisRateLimiter({ url, onError }));
+  made.catch(() => {}); // seen by each call; not an unhandled rejection before the first
   return {
     ready: async () => (await made).ready(),
     take: async (id, cfg, cost) => (await made).take(id, cfg, cost),
