@@ -15,13 +15,13 @@
  * Usage: npm run bench:startup -- [--n 6] [--baseline ../other-checkout] [--out bench/results/startup.json]
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
 import { tempDir } from '../test/helpers/photon.ts';
-import { freePort } from '../test/helpers/refractBin.ts';
+import { childEnv, freePort, processCpuSeconds } from '../test/helpers/refractBin.ts';
 import { jsonRpc, sleep } from '../test/helpers/jsonRpc.ts';
 import { REPO_ROOT } from '../test/helpers/proverFixtures.ts';
 
@@ -34,18 +34,11 @@ const { values } = parseArgs({
 });
 const N = Number(values.n);
 
-/** CPU seconds of process `pid` so far (its threads included), from /proc. */
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
-
 const bins: Record<string, string> = { head: REFRACT_BIN, ...(values.baseline ? { baseline: path.resolve(values.baseline, 'bin/refract.mjs') } : {}) };
 
 /** Spawns a binary (default this checkout's) with JSON logs and no REFRACT_ settings of this shell. */
 function refract(args: string[], bin = REFRACT_BIN): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, REFRACT_LIGHT_KEYS: 'false' };
-  for (const k of Object.keys(env)) if (k.startsWith('REFRACT_') && k !== 'REFRACT_LIGHT_KEYS') delete env[k];
+  const env = childEnv({ REFRACT_LIGHT_KEYS: 'false' });
   return spawn(process.execPath, [bin, ...args], { stdio: 'ignore', env, cwd: tempDir('refract-startup-cwd-') });
 }
 
@@ -56,7 +49,7 @@ async function until(child: ChildProcess, t0: number, ready: () => Promise<boole
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`refract did not get ready (exit ${child.exitCode})`);
     await sleep(20);
   }
-  return { cpuS: cpuSeconds(child.pid!), wallMs: Math.round(performance.now() - t0) };
+  return { cpuS: processCpuSeconds(child.pid!), wallMs: Math.round(performance.now() - t0) };
 }
 
 async function stop(child: ChildProcess): Promise<void> {

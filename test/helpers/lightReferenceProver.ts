@@ -8,23 +8,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import type { ProverRequestJson } from '../../src/prover/engine/witness.ts';
+import { freePort, processCpuSeconds } from './refractBin.ts';
 
 /** The CLI release whose prover binary runs (the keys are that package's `bin/proving-keys`). */
 export type ReferenceRelease = '0.27.0' | '0.18.0';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 /** A running reference prover. */
 export interface ReferenceProver {
@@ -100,10 +89,7 @@ export async function startReferenceProver(pkgDir: string, release: ReferenceRel
     body,
     rss,
     idle: async (idleTimeoutMs = 180_000) => {
-      const cpu = () => {
-        const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms
-      };
+      const cpu = () => processCpuSeconds(child.pid!) * 1000; // ms
       const until = Date.now() + idleTimeoutMs;
       for (let last = cpu(); ; ) {
         await new Promise((r) => setTimeout(r, 1000));

@@ -9,6 +9,7 @@
  * fresh temporary one (no `config/refract.json` is picked up by accident).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { REFRACT_BIN } from '../../src/prover/keys/keyReadiness.ts';
 import { Indexer } from '../../src/ingest/indexer.ts';
@@ -28,7 +29,14 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function childEnv(env: Record<string, string>): Record<string, string | undefined> {
+/** CPU seconds process `pid` has used so far, all its threads (/proc/<pid>/stat utime + stime, ticks of 10 ms). */
+export function processCpuSeconds(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/** This process's environment without its REFRACT_ settings (REFRACT_LIGHT_KEYS kept) or NODE_OPTIONS, with `env` on top. */
+export function childEnv(env: Record<string, string>): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = { ...process.env };
   for (const k of Object.keys(out)) if (k.startsWith('REFRACT_') && k !== 'REFRACT_LIGHT_KEYS') delete out[k];
   delete out.NODE_OPTIONS;
