@@ -4,7 +4,8 @@
 // Zen 5 (the six one- and two-slot shapes 22% of that); on a slow 2-core Ice Lake it took 740 s of a
 // 33-minute CI run, and REFRACT_TEST_COMPILE_ALL=0 compiles only those six (see COMPILED).
 // Builds are cached in .refract-test-keys/build by source hash (shared with test/prover.test.ts and
-// `setupCircuits`), so only the first run compiles.
+// `setupCircuits`), so only the first run compiles. Only the shapes whose witness calculator some test
+// runs (WITH_WASM) are compiled with --wasm; the others need their r1cs alone (a quarter less compile).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -20,7 +21,7 @@ import {
 } from '../src/prover/keys/circuits.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { initialAddressTreeProof, syntheticAccount, TEST_KEYS_DIR } from './helpers/proverFixtures.ts';
-import { compileCircuits, type CompiledCircuit } from '../src/prover/keys/keySetup.ts';
+import { compileCached, compileCircuits, type CompiledCircuit } from '../src/prover/keys/keySetup.ts';
 import { readR1csInfo, WitnessCalculator } from '../src/prover/engine/snark.ts';
 import { buildCircuitInput } from '../src/prover/engine/witness.ts';
 
@@ -96,12 +97,26 @@ const COMPILED =
     ? ['inclusion_26_1', 'inclusion_26_2', 'non-inclusion_26_1', 'non-inclusion_26_2', 'combined_26_26_1_1', 'combined_26_26_2_1']
     : Object.keys(PINNED);
 
+/** Shapes whose wasm is used: the combined witness test's here, the two with keys in other test files. */
+const WITH_WASM = ['combined_26_26_2_1', 'inclusion_26_1', 'non-inclusion_26_1'];
+
 describe('compiled circuits', () => {
   const built = new Map<string, CompiledCircuit>();
+  const buildDir = path.join(TEST_KEYS_DIR, 'build');
   beforeAll(async () => {
-    const res = await compileCircuits({ buildDir: path.join(TEST_KEYS_DIR, 'build'), circuits: COMPILED });
-    for (const c of res) built.set(c.id, c);
+    const [full, r1csOnly] = await Promise.all([
+      compileCircuits({ buildDir, circuits: COMPILED.filter((id) => WITH_WASM.includes(id)), concurrency: 1 }),
+      compileCircuits({ buildDir, circuits: COMPILED.filter((id) => !WITH_WASM.includes(id)), concurrency: 1, wasm: false }),
+    ]);
+    for (const c of [...full, ...r1csOnly]) built.set(c.id, c);
   }, 900_000);
+
+  test('an r1cs-only request takes the cached build, with or without its wasm', async () => {
+    for (const id of [COMPILED.find((i) => !WITH_WASM.includes(i))!, WITH_WASM[0]!]) {
+      const again = await compileCached(id, buildDir, { wasm: false });
+      expect(again).toMatchObject({ cached: true, constraints: PINNED[id], r1csFile: built.get(id)!.r1csFile });
+    }
+  });
 
   test.each(COMPILED.map((id) => [id, PINNED[id]!] as const))('%s has %i constraints and the expected public inputs', async (id, n) => {
     const c = built.get(id)!;

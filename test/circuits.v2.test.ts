@@ -180,7 +180,14 @@ describe('v2 request JSON (reference /prove body)', () => {
 describe('compiled v2 circuits', () => {
   const built = new Map<string, CompiledCircuit>();
   beforeAll(async () => {
-    for (const c of await compileCircuits({ buildDir: path.join(KEYS, 'build'), circuits: COMPILED, concurrency: 1 })) built.set(c.id, c);
+    // v2_non-inclusion_40_2's witness calculator is never run: its r1cs alone (circuits.test.ts WITH_WASM)
+    const r1csOnly = ['v2_non-inclusion_40_2'];
+    const buildDir = path.join(KEYS, 'build');
+    const res = [
+      ...(await compileCircuits({ buildDir, circuits: COMPILED.filter((id) => !r1csOnly.includes(id)), concurrency: 1 })),
+      ...(await compileCircuits({ buildDir, circuits: r1csOnly, concurrency: 1, wasm: false })),
+    ];
+    for (const c of res) built.set(c.id, c);
   }, 900_000);
 
   test.each(COMPILED)('%s compiles to its pinned constraint count with one public input', async (id) => {

@@ -484,12 +484,14 @@ export interface CompileResult {
 
 /**
  * Compiles a circom main file with the npm `circom2` compiler (circom 2.2.3 in WASI) in a child
- * process: `circom2 <main> --O2 --r1cs --wasm -l <dirs…> -o <outDir>`.
+ * process: `circom2 <main> --O2 --r1cs --wasm -l <dirs…> -o <outDir>` (`--wasm` left out with
+ * `wasm: false`: the witness calculator's output costs about a quarter of a compile).
  * circom2's WASI sandbox only sees the working directory and its descendants, so the child runs
  * with cwd `/` and every path is given relative to it.
  * @param opts.mainFile absolute path of the `.circom` main file
  * @param opts.outDir absolute output dir; the wasm lands in `<outDir>/<name>_js/<name>.wasm`
  * @param opts.includeDirs absolute include dirs (`-l`), e.g. node_modules (for `circomlib/…`) and circuits/
+ * @param opts.wasm also write the witness calculator (default true)
  * @throws ProverError `setup_failed` with the compiler output when circom fails
  */
 /** Compiler processes running now: killed when this process exits, so none outlives a stopped setup. */
@@ -500,10 +502,11 @@ export async function compileCircuit(opts: {
   mainFile: string;
   outDir: string;
   includeDirs: string[];
+  wasm?: boolean;
 }): Promise<CompileResult> {
   const cli = require.resolve('circom2/cli.js');
   const rel = (p: string) => path.relative('/', path.resolve(p)) || '.';
-  const args = [cli, rel(opts.mainFile), '--O2', '--r1cs', '--wasm', '-o', rel(opts.outDir)];
+  const args = [cli, rel(opts.mainFile), '--O2', '--r1cs', ...(opts.wasm === false ? [] : ['--wasm']), '-o', rel(opts.outDir)];
   for (const d of opts.includeDirs) args.push('-l', rel(d));
   await mkdir(opts.outDir, { recursive: true });
   const env = childEnv({ NO_COLOR: '1' });

@@ -163,6 +163,7 @@ export interface CompiledCircuit {
   id: string;
   sourceHash: string;
   r1csFile: string;
+  /** The witness calculator; not written by an r1cs-only compile (`wasm: false`), unless an earlier build has it. */
   wasmFile: string;
   /** Constraints from the r1cs header (non-linear with --O2). */
   constraints: number;
@@ -190,16 +191,19 @@ async function exists(f: string): Promise<boolean> {
 /**
  * Compiles one circuit into `<buildDir>/<id>/` unless a build with the same source hash is there.
  * Written to `<buildDir>/<id>.tmp-<pid>/` and renamed, so a killed compile leaves no half build.
+ * With `opts.wasm: false` only the r1cs is needed (constraint counts): a cached build without the
+ * witness calculator serves then, and a compile writes none; a later call that needs the wasm compiles again.
  * @throws ProverError `setup_failed` with circom's output on a compile error
  */
-export async function compileCached(id: string, buildDir: string, opts: { force?: boolean } = {}): Promise<CompiledCircuit> {
+export async function compileCached(id: string, buildDir: string, opts: { force?: boolean; wasm?: boolean } = {}): Promise<CompiledCircuit> {
   const spec = getCircuit(id);
   const sourceHash = await circuitSourceHash(spec);
   const dir = path.join(buildDir, id);
   const r1csFile = path.join(dir, `${id}.r1cs`);
   const wasmFile = path.join(dir, `${id}_js`, `${id}.wasm`);
   const stampFile = path.join(dir, 'build.json');
-  if (!opts.force && (await exists(r1csFile)) && (await exists(wasmFile))) {
+  const wasm = opts.wasm !== false;
+  if (!opts.force && (await exists(r1csFile)) && (!wasm || (await exists(wasmFile)))) {
     try {
       const stamp = JSON.parse(await readFile(stampFile, 'utf8')) as BuildStamp;
       if (stamp.sourceHash === sourceHash) {
@@ -215,7 +219,7 @@ export async function compileCached(id: string, buildDir: string, opts: { force?
   await mkdir(tmp, { recursive: true });
   const mainFile = path.join(tmp, `${id}.circom`);
   await writeFile(mainFile, mainSource(spec));
-  const res = await compileCircuit({ mainFile, outDir: tmp, includeDirs: [CIRCOMLIB_INCLUDE_DIR, CIRCUITS_DIR] });
+  const res = await compileCircuit({ mainFile, outDir: tmp, includeDirs: [CIRCOMLIB_INCLUDE_DIR, CIRCUITS_DIR], wasm });
   const info = await readR1csInfo(path.join(tmp, `${id}.r1cs`));
   const stamp: BuildStamp = { sourceHash, constraints: info.nConstraints, compileMs: Math.round(res.durationMs) };
   await writeFile(path.join(tmp, 'build.json'), JSON.stringify(stamp, null, 2));
@@ -236,6 +240,7 @@ export async function compileCached(id: string, buildDir: string, opts: { force?
  * @param opts.buildDir build cache directory
  * @param opts.circuits ids (default all)
  * @param opts.concurrency parallel compiler processes (default min(2, cores))
+ * @param opts.wasm false: r1cs only (see {@link compileCached})
  * @returns one entry per id, in input order
  */
 export async function compileCircuits(opts: {
@@ -243,6 +248,7 @@ export async function compileCircuits(opts: {
   circuits?: readonly string[];
   concurrency?: number;
   force?: boolean;
+  wasm?: boolean;
   onCompiled?: (c: CompiledCircuit, index: number) => void;
 }): Promise<CompiledCircuit[]> {
   const ids = opts.circuits ?? CIRCUIT_IDS;
@@ -258,7 +264,7 @@ export async function compileCircuits(opts: {
     Array.from({ length: lanes }, async () => {
       while (next < order.length) {
         const i = order[next++]!;
-        out[i] = await compileCached(ids[i]!, opts.buildDir, { force: opts.force });
+        out[i] = await compileCached(ids[i]!, opts.buildDir, { force: opts.force, wasm: opts.wasm });
         opts.onCompiled?.(out[i]!, i);
       }
     }),
