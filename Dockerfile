@@ -6,7 +6,7 @@ COPY package.json package-lock.json ./
 COPY native ./native
 RUN npm install --no-audit --no-fund
 COPY . .
-RUN npm prune --omit=dev
+RUN node bin/precompile.mjs && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production REFRACT_DB=/data REFRACT_KEYS_DIR=/keys

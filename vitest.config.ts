@@ -17,7 +17,6 @@ const SLOW_FIRST = [
   'prover.native',
   'circuits.v2',
   'circuits',
-  'setup.order',
   'setup.fresh',
   'snapshot.restore.bin',
   'prover.msm',
