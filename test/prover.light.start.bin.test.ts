@@ -6,6 +6,7 @@
  * with a proof the chain's verifying key accepts. Offline, from DIR (`--light-keys-source`): here a
  * directory holding two of the CLI's `.key` files, so the others stay missing and say so.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -16,7 +17,8 @@ import { lightInputsFor } from './helpers/lightInputs.ts';
 import { ensureLightKeys } from './helpers/lightKeys.ts';
 import { pinocchioProgram, verifyOnChain, vkFromProgram } from './helpers/lightVerify.ts';
 import { tempDir } from './helpers/photon.ts';
-import { startRefract, stopAll, type RefractDaemon } from './helpers/refractBin.ts';
+import { REFRACT_BIN } from '../src/prover/keys/keyReadiness.ts';
+import { childEnv, freePort, startRefract, stopAll, type RefractDaemon } from './helpers/refractBin.ts';
 
 const TWO = ['mainnet_inclusion_26_1', 'non-inclusion_26_1'];
 let so: Uint8Array;
@@ -88,4 +90,32 @@ describe('refract start without Light keys', () => {
     expect(after.text).toMatch(/Light's proving key for inclusion_32_1 is not set up yet \(inclusion_32_1\.key from @lightprotocol\/zk-compression-cli@0\.27\.0 .*retry later/);
     await d.stop();
   }, 600_000);
+});
+
+describe('Ctrl-C while Light keys convert', () => {
+  test('SIGINT to the process group (a terminal): exit 0, the conversion logged as stopped, no error', async () => {
+    const keys = tempDir('refract-light-ctrlc-keys-');
+    const port = await freePort();
+    // its own process group, as a shell gives a foreground job: the signal reaches the daemon and its setup child
+    const child = spawn(process.execPath, [REFRACT_BIN, 'start', '--no-ingest', '--db', tempDir(), '--host', '127.0.0.1', '--port', String(port), '--keys', keys, '--light-keys-source', source], {
+      detached: true,
+      env: childEnv({ REFRACT_LIGHT_KEYS: 'true', REFRACT_LOG_LEVEL: 'info', REFRACT_LOG_FORMAT: 'json' }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    try {
+      const deadline = Date.now() + 60_000;
+      while (!err.includes('[light setup]') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(err, 'the conversion to start').toContain('[light setup]');
+      process.kill(-child.pid!, 'SIGINT');
+      expect(await exited, err).toBe(0);
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGKILL');
+    }
+    const lines = err.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(lines.filter((l) => l.level >= 50), err).toEqual([]);
+    expect(lines.map((l) => l.msg)).not.toContain('background conversion of Light keys failed; run `refract setup --light-keys` by hand');
+  }, 120_000);
 });

@@ -300,7 +300,7 @@ export class ProverRuntime {
           this.log.info(`[light setup] ${line}`);
         }
       });
-      child.on('exit', (code) => {
+      child.on('exit', (code, signal) => {
         if (summary.trim()) {
           try {
             const s = JSON.parse(summary) as { converted?: unknown[]; cached?: unknown[]; missing?: unknown[]; seconds?: number };
@@ -310,10 +310,17 @@ export class ProverRuntime {
           }
         }
         state.exitCode = code;
-        state.state = code === 0 ? 'done' : this.closed ? 'stopped' : 'failed';
+        // Ctrl-C in a terminal signals the whole process group: the setup child may end (130: SIGINT, 143:
+        // SIGTERM, or by the signal) before this daemon's own shutdown has closed the runtime. A stop, not a failure.
+        const stopped = this.closed || signal !== null || code === 130 || code === 143;
+        state.state = code === 0 ? 'done' : stopped ? 'stopped' : 'failed';
         state.child = undefined;
         refresh();
-        if (code !== 0 && !this.closed) this.log.error({ code, lastLines: state.lastLines.slice(-3) }, 'background conversion of Light keys failed; run `refract setup --light-keys` by hand');
+        if (code !== 0 && stopped && !this.closed) {
+          this.log.info({ code, signal }, 'background conversion of Light keys stopped by a signal; the converted keys are kept, the next start converts the missing ones');
+        } else if (code !== 0 && !stopped) {
+          this.log.error({ code, lastLines: state.lastLines.slice(-3) }, 'background conversion of Light keys failed; run `refract setup --light-keys` by hand');
+        }
       });
     }
     this.lightTimer = setInterval(() => {
