@@ -16,11 +16,11 @@ import { blake2b } from '@noble/hashes/blake2.js';
 import type { NativeAddon } from '../../native.ts';
 import { ProverError } from '../errors.ts';
 import { ptauPowerFor } from '../keys/circuits.ts';
+import { BN254_P, BN254_R } from './proofEncoding.ts';
 
-/** BN254 base field modulus q. */
-const Q = 0x30644e72e131a029b85045b68181585d97816a916871ca8d3c208c16d87cfd47n;
-/** BN254 scalar field modulus r. */
-const R = 0x30644e72e131a029b85045b68181585d2833e84879b9709143e1f593f0000001n;
+/** BN254 base field modulus q and scalar field modulus r. */
+const Q = BN254_P;
+const R = BN254_R;
 const TWO_256 = 1n << 256n;
 /** Montgomery factor of q (2^256 mod q) and its inverse. */
 const MONT_Q = TWO_256 % Q;
