@@ -331,7 +331,7 @@ export async function createDevPtau(outFile: string, power: number, log?: SnarkL
 
 /**
  * Groth16 phase-2 setup: the initial key (`zkeyNew.ts` with the native addon's MSM, the same bytes
- * as snarkjs `zKey.newZKey(r1cs, ptau)` in about half the CPU; snarkjs's where the addon is not built)
+ * as snarkjs `zKey.newZKey(r1cs, ptau)` in about a fifth of its CPU, bench:zkey; snarkjs's where the addon is not built)
  * then one random contribution (`zKey.contribute`). Writes `<outFile>.init` on the way and removes it.
  * @throws ProverError `setup_failed` when snarkjs rejects the inputs (ptau too small or not
  *   prepared for phase 2, curve mismatch); snarkjs reports those through the log and a -1 return.
