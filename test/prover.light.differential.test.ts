@@ -5,13 +5,15 @@
  * request schema: the same entries under `input-compressed-accounts` / `new-addresses`). The same
  * inputs go to it and to Refract's `POST /prove`; both answers must pass Light's on-chain equation
  * (@noble/curves; VK from the released program, or from the key for the six) — byte equality is not
- * expected, proofs are randomized. A request whose path does not fold is refused by both.
+ * expected, proofs are randomized. Refract's proof of every key also fails that equation with one byte
+ * changed in A, B or C, with a wrong public input and with A not negated, and its JSON is Light's (0x +
+ * 64 lowercase hex, uncompressed). A request whose path does not fold is refused by both.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { LIGHT_KEYS, lightWitness } from '../src/prover/keys/lightKeys.ts';
 import { ProverPool } from '../src/prover/run/pool.ts';
-import { compressGnarkProof } from '../src/prover/engine/proofEncoding.ts';
+import { compressGnarkProof, negateG1, parseHex, toHex32, type GnarkProofJson } from '../src/prover/engine/proofEncoding.ts';
 import { ProofService } from '../src/prover/run/proofService.ts';
 import { toProverRequest } from '../src/prover/engine/witness.ts';
 import { registerProveRoute } from '../src/rpc/http/proveRoute.ts';
@@ -56,7 +58,20 @@ describe("Refract vs Light's prover on the same requests", () => {
       const publics = lightWitness(inputs).publics;
       const vk = lightVerifyingKey(so, LIGHT_TEST_KEYS, k.name, publics.length);
       expect(verifyOnChain(vk, compressGnarkProof(await theirs.json()), publics)).toBe(true);
-      expect(verifyOnChain(vk, compressGnarkProof(JSON.parse(ours.body)), publics)).toBe(true);
+      const gnark = JSON.parse(ours.body) as GnarkProofJson;
+      const proof = compressGnarkProof(gnark);
+      expect(verifyOnChain(vk, proof, publics)).toBe(true);
+      // one byte changed in each part, a wrong public input, A not negated: all fail
+      for (const part of ['a', 'b', 'c'] as const) {
+        const bad = { ...proof, [part]: Uint8Array.from(proof[part]) };
+        bad[part][bad[part].length - 1]! ^= 1;
+        expect(verifyOnChain(vk, bad, publics)).toBe(false);
+      }
+      expect(verifyOnChain(vk, proof, publics.map((x, i) => (i === 0 ? x + 1n : x)))).toBe(false);
+      const [x, y] = negateG1(parseHex(gnark.ar[0]), parseHex(gnark.ar[1]));
+      expect(verifyOnChain(vk, compressGnarkProof({ ...gnark, ar: [toHex32(x), toHex32(y)] }), publics)).toBe(false);
+      // Light's prover JSON: 0x + 64 lowercase hex, uncompressed
+      for (const v of [...gnark.ar, ...gnark.bs.flat(), ...gnark.krs]) expect(v).toMatch(/^0x[0-9a-f]{64}$/);
     }, 120_000);
   }
 

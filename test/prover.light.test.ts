@@ -1,10 +1,9 @@
 /**
- * Proofs with Light Protocol's own proving keys (CLI 0.27.0 + 0.18.0): every one of the 24 keys
- * proves valid inputs, and the proof passes Light's on-chain equation in an independent
- * implementation (@noble/curves, test/helpers/lightVerify.ts) with the verifying key taken from the
- * released program where it is at a known offset (the 18 keys of 0.27.0), else from the key; one
- * byte changed, or A not negated, fails. Bad keys and bad inputs give errors naming the file / the
- * circuit, never a proof.
+ * Proofs with Light Protocol's own proving keys (CLI 0.27.0 + 0.18.0) through `LightProver`: bad keys
+ * and bad inputs give errors naming the file / the circuit, never a proof; the two-thread solve and
+ * MSMs give the one-thread proof. That every one of the 24 keys proves valid inputs, and that the
+ * proof passes Light's on-chain equation (and fails it with a byte changed or A not negated), is
+ * checked once, beside Light's own prover, in prover.light.differential.test.ts.
  */
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,9 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nativeAddon } from '../src/native.ts';
 import { ProverError } from '../src/prover/errors.ts';
 import { residentFile, setupLightKeys } from '../src/prover/keys/lightKeySetup.ts';
-import { convertLightKey, foldPaths, LIGHT_KEYS, lightKeyByName, lightWitness, type LightKeyAddon } from '../src/prover/keys/lightKeys.ts';
+import { convertLightKey, foldPaths, lightKeyByName, lightWitness, r1csBlob, r1csBlobFast, r1csBlobGeneral, type LightKeyAddon } from '../src/prover/keys/lightKeys.ts';
 import { LightProver } from '../src/prover/run/lightProver.ts';
-import { compressGnarkProof, negateG1, parseHex, toHex32 } from '../src/prover/engine/proofEncoding.ts';
 import { fold, lightInputsFor, seeded } from './helpers/lightInputs.ts';
 import { ensureLightKeys, LIGHT_TEST_KEYS } from './helpers/lightKeys.ts';
 import { lightVerifyingKey, pinocchioProgram, verifyOnChain, type NobleVk } from './helpers/lightVerify.ts';
@@ -40,29 +38,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await prover?.close();
-});
-
-describe('Light keys: every circuit proves and verifies on-chain style', () => {
-  for (const k of LIGHT_KEYS) {
-    it(`${k.name}`, async () => {
-      const p = await prover.prove(lightInputsFor(k, 2));
-      expect(p.key.name).toBe(k.name);
-      const vk = vkOf(k.name, p.publics.length);
-      expect(verifyOnChain(vk, p.compressedProof, p.publics)).toBe(true);
-      // one byte changed in each part, wrong public input, A not negated: all fail
-      for (const part of ['a', 'b', 'c'] as const) {
-        const bad = { ...p.compressedProof, [part]: Uint8Array.from(p.compressedProof[part]) };
-        bad[part][bad[part].length - 1]! ^= 1;
-        expect(verifyOnChain(vk, bad, p.publics)).toBe(false);
-      }
-      expect(verifyOnChain(vk, p.compressedProof, p.publics.map((x, i) => (i === 0 ? x + 1n : x)))).toBe(false);
-      const [x, y] = negateG1(parseHex(p.gnark.ar[0]), parseHex(p.gnark.ar[1]));
-      const notNegated = compressGnarkProof({ ...p.gnark, ar: [toHex32(x), toHex32(y)] });
-      expect(verifyOnChain(vk, notNegated, p.publics)).toBe(false);
-      // Light's prover JSON: 0x + 64 lowercase hex, uncompressed
-      for (const v of [...p.gnark.ar, ...p.gnark.bs.flat(), ...p.gnark.krs]) expect(v).toMatch(/^0x[0-9a-f]{64}$/);
-    }, 600_000);
-  }
 });
 
 describe('Light keys: bad key files', () => {
@@ -105,6 +80,50 @@ describe('Light keys: bad key files', () => {
     expect(r.map((x) => `${x.name}:${x.status}`)).toEqual(['mainnet_inclusion_26_1:converted', 'inclusion_32_1:missing']);
     const again = await setupLightKeys({ keysDir: path.join(d, 'keys'), sourceDir: d, names: ['mainnet_inclusion_26_1'] });
     expect(again[0]!.status).toBe('cached');
+  });
+});
+
+describe('Light keys: the R1CS of a key file', () => {
+  const keyFile = (name: string) => {
+    const spec = lightKeyByName(name)!;
+    return path.join(pkgDir, '..', '..', spec.pkg, 'package', 'bin', 'proving-keys', spec.file);
+  };
+
+  it('the one-pass reader gives the general CBOR reader\'s blob and summary (keys with 1, 3 and 1 hints, heights 26, 26 and 32)', () => {
+    for (const name of ['mainnet_inclusion_26_1', 'non-inclusion_26_1', 'inclusion_32_1']) {
+      const key = new Uint8Array(readFileSync(keyFile(name)));
+      const { r1csOffset } = addon.lightKeyDecode(key);
+      const fast = r1csBlobFast(key, r1csOffset);
+      expect(fast, name).not.toBeNull();
+      const general = r1csBlobGeneral(key, r1csOffset, name);
+      expect(fast!.summary).toEqual(general.summary);
+      expect(Buffer.from(fast!.blob).equals(Buffer.from(general.blob)), name).toBe(true);
+    }
+  });
+
+  it('what the one-pass reader does not expect goes to the general reader, whose error names the file and the fault', () => {
+    const key = Buffer.from(readFileSync(keyFile('mainnet_inclusion_26_1')));
+    const { r1csOffset } = addon.lightKeyDecode(new Uint8Array(key));
+    const at = (needle: Buffer, from = r1csOffset) => {
+      const i = key.indexOf(needle, from);
+      expect(i).toBeGreaterThan(0);
+      return i + needle.length - 1;
+    };
+    // another gnark version: the last byte of "GnarkVersion": "0.8.0"
+    const version = Buffer.from(key);
+    version[at(Buffer.concat([Buffer.from([0x6c]), Buffer.from('GnarkVersion'), Buffer.from([0x65]), Buffer.from('0.8.0')]))] = 0x31;
+    // the first constraint's O key renamed X (its terms then missing)
+    const renamed = Buffer.from(key);
+    renamed[at(Buffer.from([0x61, 0x4f]), at(Buffer.concat([Buffer.from([0x6b]), Buffer.from('Constraints')])))] = 0x58;
+    for (const [bytes, fault] of [
+      [version, /R1CS GnarkVersion "0\.8\.1", expected "0\.8\.0"/],
+      [renamed, /constraint 0 O is not an array of terms/],
+    ] as const) {
+      const u8 = new Uint8Array(bytes);
+      expect(r1csBlobFast(u8, r1csOffset)).toBeNull();
+      expect(() => r1csBlob(u8, r1csOffset, '/x/key.key')).toThrow(fault);
+      expect(() => r1csBlob(u8, r1csOffset, '/x/key.key')).toThrow(/\/x\/key\.key/);
+    }
   });
 });
 
