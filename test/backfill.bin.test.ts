@@ -4,10 +4,12 @@
  * start` against it, through the binary and its flags.
  * - Indexing by backfill and by block polling gives the same store, compared through the API
  *   (accounts, balances, token balances, signatures, transaction infos, Merkle proofs and roots).
+ *   The same chain is served twice, once with one Light transaction in 9 hidden from the program
+ *   listing: one block-polling daemon is the reference for both backfills.
  * - A backfill SIGKILLed six times at random moments and restarted ends equal to an uninterrupted one
  *   (ten times until CI's 2-core machine took 33 minutes; REFRACT_BACKFILL_KILLS sets it).
- * - A node that hides signatures from the program listing: the tree sequence check finds the gaps and
- *   the trees' own listings heal them (the store equals a block-polling one).
+ * - The node that hides signatures from the program listing: the tree sequence check finds the gaps and
+ *   the trees' own listings heal them (the store equals the block-polling one).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
@@ -73,17 +75,24 @@ async function lastBlock(simPort: number, tip: number): Promise<number> {
   throw new Error('no block');
 }
 
-// The three cases are independent (each its own simulator, ports and stores) and mostly wait on the
-// binaries: run concurrently, the file takes as long as its slowest case.
+// The two cases are independent (each its own simulators, ports and stores) and mostly wait on the
+// binaries: run concurrently, the file takes as long as its slower case.
 describe.concurrent('signature backfill through the refract binary (sparse simulator)', () => {
-  it('backfill and block polling index the same chain to the same API answers; the backfill fetches only Light transactions', async () => {
-    const sim = await sparseSim(['--history-slots', '6000', '--light-every', '10', '--seed', '11']);
+  it('backfill and block polling index the same chain to the same API answers; the backfill fetches only Light transactions; signatures hidden from the program listing are found through the trees\' own listings (sequence check)', async () => {
+    // Two simulators of the same chain (same seed): one lists every signature, the other hides one
+    // Light transaction in 9 from the program's listing (the fault switch changes the listing only).
+    // One block-polling daemon indexes the chain; a backfill runs against each simulator.
+    const chain = ['--history-slots', '6000', '--light-every', '10', '--seed', '11'];
+    const [sim, hiddenSim] = await Promise.all([sparseSim(chain), sparseSim([...chain, '--hide-program-signatures', '9'])]);
+    expect(hiddenSim.tip).toBe(sim.tip);
     const end = await lastBlock(sim.port, sim.tip);
+    expect(await lastBlock(hiddenSim.port, hiddenSim.tip)).toBe(end);
     const a = await daemon(sim.port, tempDir('refract-bf-a-'), ['--backfill-threshold-slots', '100']);
+    const h = await daemon(hiddenSim.port, tempDir('refract-bf-hide-a-'), ['--backfill-threshold-slots', '100']);
     const b = await daemon(sim.port, tempDir('refract-bf-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reached(a, end, 240_000), reached(b, end, 240_000)]);
-    const da = await apiDigest(a.port);
-    const db = await apiDigest(b.port, da.owners);
+    await Promise.all([reached(a, end, 240_000), reached(h, end, 240_000), reached(b, end, 240_000)]);
+    const db = await apiDigest(b.port);
+    const da = await apiDigest(a.port, db.owners);
     expect(da.signatures.length).toBeGreaterThan(300);
     expect(da.owners.length).toBeGreaterThan(3);
     expect(da.unspent.length).toBeGreaterThan(50);
@@ -97,7 +106,26 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
     expect(health.backfill).toMatchObject({ phase: 'done', indexed: da.signatures.length, remaining: 0 });
     expect(a.child.stderr()).toContain('backfill done');
-    await Promise.all([a.child.stop(), b.child.stop(), sim.child.stop()]);
+
+    // The hidden signatures: indexed by block polling, absent from the node's program listing, found by the backfill.
+    const dh = await apiDigest(h.port, db.owners);
+    expect(digestDifferences(dh, db)).toEqual([]);
+    const listed = new Set<string>();
+    for (let before: string | undefined; ; ) {
+      const page = (await call(hiddenSim.port, 'getSignaturesForAddress', ['compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq', { limit: 1000, ...(before ? { before } : {}) }])).result as { signature: string }[];
+      for (const e of page) listed.add(e.signature);
+      if (page.length < 1000) break;
+      before = page[page.length - 1]!.signature;
+    }
+    const hidden = db.signatures.filter((s) => !listed.has(s));
+    expect(hidden.length).toBeGreaterThan(5);
+    for (const s of hidden) expect(dh.signatures).toContain(s);
+    const mh = await (await fetch(`http://127.0.0.1:${h.port}/metrics`)).text();
+    expect(metricSum(mh, 'refract_sequence_gaps_total{')).toBeGreaterThan(0);
+    expect(h.child.stderr()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
+    const hHealth = await fetch(`http://127.0.0.1:${h.port}/health`).then((x) => x.json());
+    expect(hHealth.status).toBe('ok');
+    await Promise.all([a.child.stop(), h.child.stop(), b.child.stop(), sim.child.stop(), hiddenSim.child.stop()]);
   }, 420_000);
 
   it(`SIGKILLed ${BACKFILL_KILLS} times at random moments and restarted, a backfill ends equal to an uninterrupted one`, async () => {
@@ -106,7 +134,6 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     // Slowed to about 300 transactions a second (the rate flag an operator uses for a hosted node), so the kills land in every phase.
     const slow = ['--backfill-threshold-slots', '100', '--backfill-rps', '30', '--backfill-batch-size', '10', '--backfill-concurrency', '4'];
     const dbA = tempDir('refract-bf-kill-');
-    const c = await daemon(sim.port, tempDir('refract-bf-ref-'), ['--backfill-threshold-slots', '100']);
     let kills = 0;
     const phases = new Set<string>();
     const indexedAtKill: number[] = [];
@@ -137,7 +164,8 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     // The kills interrupted a backfill in progress, and committed chunks survived them.
     expect(indexedAtKill.length).toBeGreaterThanOrEqual(BACKFILL_KILLS / 2);
     expect(indexedAtKill.some((n) => n > 0)).toBe(true);
-    const a = await daemon(sim.port, dbA, ['--backfill-threshold-slots', '100']);
+    // The uninterrupted reference starts now (the simulator's tip stands still), not idling through the kills.
+    const [a, c] = await Promise.all([daemon(sim.port, dbA, ['--backfill-threshold-slots', '100']), daemon(sim.port, tempDir('refract-bf-ref-'), ['--backfill-threshold-slots', '100'])]);
     await Promise.all([reached(a, end, 240_000), reached(c, end, 240_000)]);
     const dc = await apiDigest(c.port);
     const da = await apiDigest(a.port, dc.owners);
@@ -147,32 +175,4 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     expect(phases.has('fetching')).toBe(true); // killed while fetching (and, early on, perhaps while listing)
     await Promise.all([a.child.stop(), c.child.stop(), sim.child.stop()]);
   }, 600_000);
-
-  it('signatures hidden from the program listing are found through the trees\' own listings (sequence check), and the store equals block polling', async () => {
-    const sim = await sparseSim(['--history-slots', '6000', '--light-every', '10', '--seed', '13', '--hide-program-signatures', '9']);
-    const end = await lastBlock(sim.port, sim.tip);
-    const a = await daemon(sim.port, tempDir('refract-bf-hide-a-'), ['--backfill-threshold-slots', '100']);
-    const b = await daemon(sim.port, tempDir('refract-bf-hide-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reached(a, end, 240_000), reached(b, end, 240_000)]);
-    const db = await apiDigest(b.port);
-    const da = await apiDigest(a.port, db.owners);
-    expect(digestDifferences(da, db)).toEqual([]);
-    // Hidden: indexed by block polling, absent from the node's program listing.
-    const listed = new Set<string>();
-    for (let before: string | undefined; ; ) {
-      const page = (await call(sim.port, 'getSignaturesForAddress', ['compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq', { limit: 1000, ...(before ? { before } : {}) }])).result as { signature: string }[];
-      for (const e of page) listed.add(e.signature);
-      if (page.length < 1000) break;
-      before = page[page.length - 1]!.signature;
-    }
-    const hidden = db.signatures.filter((s) => !listed.has(s));
-    expect(hidden.length).toBeGreaterThan(5);
-    for (const s of hidden) expect(da.signatures).toContain(s);
-    const m = await (await fetch(`http://127.0.0.1:${a.port}/metrics`)).text();
-    expect(metricSum(m, 'refract_sequence_gaps_total{') ).toBeGreaterThan(0);
-    expect(a.child.stderr()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
-    const health = await fetch(`http://127.0.0.1:${a.port}/health`).then((x) => x.json());
-    expect(health.status).toBe('ok');
-    await Promise.all([a.child.stop(), b.child.stop(), sim.child.stop()]);
-  }, 420_000);
 });

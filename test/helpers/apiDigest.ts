@@ -2,16 +2,30 @@
  * A daemon's state as its JSON-RPC API shows it, for comparing two stores byte for byte: every
  * compression signature and its transaction info, and for every owner met there its accounts
  * (V2), balance, token balances and signatures, and the Merkle proofs (with roots and root seqs)
- * of every unspent account. Answers are kept as the raw JSON text the daemon sent, in a fixed order.
+ * of every unspent account. Answers are kept as the raw JSON text the daemon sent, in a fixed order;
+ * the transaction infos (8 a batch) and the owners' one-page answers and new-address proofs (100 a
+ * batch) are asked in JSON-RPC batches (one digest entry per batch: the whole response text), the rest
+ * one request each.
  */
 
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
 
-/** POSTs one JSON-RPC request to `http://127.0.0.1:<port>/`: the HTTP status and the raw body text. */
-async function rawCall(port: number, method: string, params: unknown): Promise<{ status: number; text: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+/** POSTs one JSON-RPC request (or a batch: an array of them) to `http://127.0.0.1:<port>/`: the HTTP status and the raw body text. */
+async function rawCall(port: number, method: string | object[], params?: unknown): Promise<{ status: number; text: string }> {
+  const body = typeof method === 'string' ? { jsonrpc: '2.0', id: 1, method, params } : method;
+  const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: res.status, text: await res.text() };
+}
+
+/** Calls per JSON-RPC batch of the digest (the daemon takes up to 1000). */
+const BATCH = 100;
+
+/** `items` in consecutive groups of at most `n`. */
+function chunks<T>(items: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += n) out.push(items.slice(i, i + n));
+  return out;
 }
 
 /** Every value of `key` (strings) found anywhere in `v`. */
@@ -44,8 +58,8 @@ export interface DigestExtras {
   v1StateTrees?: readonly string[];
   /**
    * New-address proofs (getMultipleNewAddressProofsV2) in each of these address trees: for every
-   * address met in the transaction infos (one call each: those already there answer an error, kept
-   * in the digest) and for `freshAddresses` derived addresses (one call per 50).
+   * address met in the transaction infos (one call each, in batches: those already there answer an
+   * error, kept in the digest) and for `freshAddresses` derived addresses (one call per 50).
    */
   addressTrees?: readonly string[];
   freshAddresses?: number;
@@ -88,6 +102,17 @@ export async function apiDigest(port: number, only?: readonly string[], extras: 
     answers.set(`${method} ${JSON.stringify(params)}`, `${status} ${text}`);
     return JSON.parse(text);
   };
+  /**
+   * One JSON-RPC batch (the daemon answers each call as it would alone, in order): the whole raw
+   * response is one digest entry, so the two daemons' answers are still compared byte for byte.
+   */
+  const askBatch = async (calls: [string, unknown][]) => {
+    const { status, text } = await rawCall(port, calls.map(([method, params], id) => ({ jsonrpc: '2.0', id, method, params })));
+    answers.set(`batch ${JSON.stringify(calls)}`, `${status} ${text}`);
+    const r = JSON.parse(text);
+    if (!Array.isArray(r) || r.length !== calls.length) throw new Error(`batch of ${calls.length} answered ${status} ${text.slice(0, 300)}`);
+    return r as { result?: any }[];
+  };
   await ask('getIndexerSlot', []);
   const signatures: string[] = [];
   let cursor: string | null = null;
@@ -100,10 +125,14 @@ export async function apiDigest(port: number, only?: readonly string[], extras: 
   const owners = new Set<string>();
   const addresses = new Set<string>();
   const step = extras.maxTransactions ? Math.max(1, Math.ceil(signatures.length / extras.maxTransactions)) : 1;
-  await eachLimited(signatures.filter((_, i) => i % step === 0), 8, async (sig) => {
-    const r = await ask('getTransactionWithCompressionInfoV2', { signature: sig });
-    collect(r.result, 'owner', owners);
-    if (extras.addressTrees) collect(r.result, 'address', addresses);
+  const sampled = signatures.filter((_, i) => i % step === 0);
+  // A transaction info is read from the node (getTransaction): 8 calls a batch, one batch at a time,
+  // so that the daemon asks the node at most 8 at once, as eight single requests in flight did.
+  await eachLimited(chunks(sampled, 8), 1, async (sigs) => {
+    for (const r of await askBatch(sigs.map((signature) => ['getTransactionWithCompressionInfoV2', { signature }]))) {
+      collect(r.result, 'owner', owners);
+      if (extras.addressTrees) collect(r.result, 'address', addresses);
+    }
   });
   const ownerList = only ? [...only] : [...owners].sort();
   const unspent = new Set<string>();
@@ -125,13 +154,19 @@ export async function apiDigest(port: number, only?: readonly string[], extras: 
       unspent.add(it.hash);
       if (v1Trees.has(it.merkleContext?.tree)) v1Unspent.add(it.hash);
     });
-    await ask('getCompressedBalanceByOwner', { owner });
     if (extras.tokenAccounts) {
       await pages('getCompressedTokenBalancesByOwnerV2', { owner });
       await pages('getCompressedTokenAccountsByOwnerV2', { owner });
-    } else await ask('getCompressedTokenBalancesByOwnerV2', { owner, limit: 1000 });
-    await ask('getCompressionSignaturesForOwner', { owner, limit: 1000 });
-    await ask('getCompressionSignaturesForTokenOwner', { owner, limit: 1000 });
+    }
+  }
+  // The owners' one-page answers, 25 owners a batch.
+  for (const group of chunks(ownerList, BATCH / 4)) {
+    await askBatch(group.flatMap((owner): [string, unknown][] => [
+      ['getCompressedBalanceByOwner', { owner }],
+      ...(extras.tokenAccounts ? [] : [['getCompressedTokenBalancesByOwnerV2', { owner, limit: 1000 }] as [string, unknown]]),
+      ['getCompressionSignaturesForOwner', { owner, limit: 1000 }],
+      ['getCompressionSignaturesForTokenOwner', { owner, limit: 1000 }],
+    ]));
   }
   const hashes = [...unspent].sort();
   for (let i = 0; i < hashes.length; i += 100) await ask('getMultipleCompressedAccountProofsV2', hashes.slice(i, i + 100));
@@ -139,7 +174,8 @@ export async function apiDigest(port: number, only?: readonly string[], extras: 
   for (let i = 0; i < v1Hashes.length; i += 100) await ask('getMultipleCompressedAccountProofs', v1Hashes.slice(i, i + 100));
   const addressList = [...addresses].sort();
   for (const tree of extras.addressTrees ?? []) {
-    await eachLimited(addressList, 8, (address) => ask('getMultipleNewAddressProofsV2', [{ address, tree }]).then(() => {}));
+    // one call per address (those already in the tree answer an error), 100 calls a batch
+    await eachLimited(chunks(addressList, BATCH), 4, (group) => askBatch(group.map((address) => ['getMultipleNewAddressProofsV2', [{ address, tree }]])).then(() => {}));
     const fresh = freshAddresses(extras.freshAddresses ?? 0);
     for (let i = 0; i < fresh.length; i += 50) await ask('getMultipleNewAddressProofsV2', fresh.slice(i, i + 50).map((address) => ({ address, tree })));
   }
