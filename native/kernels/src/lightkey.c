@@ -54,7 +54,7 @@ static fq_t FQ_R2;                   /* R² mod q: plain → Montgomery */
 static fq2_t TWIST_B;                /* 3/(9+u), Montgomery */
 static fq_t FQ_THREE;                /* 3, Montgomery */
 static uint64_t E_SQRT[4];           /* (q+1)/4 */
-static uint64_t E_Q34[4];            /* (q−3)/4 */
+static fq_t FQ_HALF;                 /* 1/2, Montgomery */
 static uint64_t E_QHALF[4];          /* (q−1)/2 */
 static pthread_once_t lk_once = PTHREAD_ONCE_INIT;
 
@@ -79,27 +79,32 @@ static void lk_init(void) {
   memcpy(a, FQ_Q_LIMBS, 32);
   a[0] += 1;
   shr(E_SQRT, a, 2);
-  memcpy(a, FQ_Q_LIMBS, 32);
-  a[0] -= 3;
-  shr(E_Q34, a, 2);
+  fq_t two;
+  fq_add(&two, &FQ_ONE, &FQ_ONE);
+  fq_inv(&FQ_HALF, &two);
   memcpy(a, FQ_Q_LIMBS, 32);
   a[0] -= 1;
   shr(E_QHALF, a, 1);
 }
 
+/* a^e for a fixed 256-bit e: 4-bit windows from the top (14 products for the table, 252 squarings,
+ * at most 64 products; square and multiply took 256 and ~128). */
 static void fq_pow(fq_t *r, const fq_t *a, const uint64_t e[4]) {
+  fq_t t[16];
+  t[1] = *a;
+  for (int i = 2; i < 16; i++) fq_mul(&t[i], &t[i - 1], a);
   fq_t acc = FQ_ONE;
-  for (int i = 255; i >= 0; i--) {
-    fq_mul(&acc, &acc, &acc);
-    if ((e[i >> 6] >> (i & 63)) & 1) fq_mul(&acc, &acc, a);
-  }
-  *r = acc;
-}
-static void fq2_pow(fq2_t *r, const fq2_t *a, const uint64_t e[4]) {
-  fq2_t acc = {FQ_ONE, {{0, 0, 0, 0}}};
-  for (int i = 255; i >= 0; i--) {
-    fq2_sqr(&acc, &acc);
-    if ((e[i >> 6] >> (i & 63)) & 1) fq2_mul(&acc, &acc, a);
+  int started = 0;
+  for (int w = 63; w >= 0; w--) {
+    if (started)
+      for (int k = 0; k < 4; k++) fq_mul(&acc, &acc, &acc);
+    const unsigned d = (unsigned)(e[w >> 4] >> ((w & 15) * 4)) & 15u;
+    if (!d) continue;
+    if (started) fq_mul(&acc, &acc, &t[d]);
+    else {
+      acc = t[d];
+      started = 1;
+    }
   }
   *r = acc;
 }
@@ -127,31 +132,41 @@ static int fq_sqrt(fq_t *y, const fq_t *a) {
   *y = s;
   return 1;
 }
-/* Fq2 square root for q ≡ 3 mod 4 (Adj–Rodríguez-Henríquez, algorithm 9). */
+/* Fq2 square root for q ≡ 3 mod 4 through the norm: for a = a0 + a1·u with a1 ≠ 0, s = √(a0² + a1²)
+ * in Fq, x0 = √((a0 + s)/2) or else √((a0 − s)/2), x1 = a1/(2·x0); with a1 = 0, √a0 or √(−a0)·u.
+ * Two or three Fq square roots and an inversion (Adj–Rodríguez-Henríquez's algorithm 9 took two Fq2
+ * exponentiations, about twice the work). Any root will do: the caller picks the sign. */
 static int fq2_sqrt(fq2_t *y, const fq2_t *a) {
   if (fq2_is_zero(a)) {
     memset(y, 0, sizeof *y);
     return 1;
   }
-  fq2_t a1, alpha, x0, x, chk, conj;
-  fq2_pow(&a1, a, E_Q34);
-  fq2_mul(&alpha, &a1, a);
-  fq2_mul(&x0, &alpha, &a1); /* alpha = a1²·a */
-  alpha = x0;
-  fq2_mul(&x0, &a1, a);
-  fq_t m1;
-  fq_neg(&m1, &FQ_ONE);
-  if (fq_is_zero(&alpha.c1) && memcmp(&alpha.c0, &m1, 32) == 0) {
-    /* x = u·x0 */
-    fq_neg(&x.c0, &x0.c1);
-    x.c1 = x0.c0;
+  fq2_t x, chk;
+  if (fq_is_zero(&a->c1)) {
+    fq_t na;
+    memset(&x, 0, sizeof x);
+    if (!fq_sqrt(&x.c0, &a->c0)) {
+      fq_neg(&na, &a->c0);
+      if (!fq_sqrt(&x.c1, &na)) return 0;
+    }
   } else {
-    fq2_t b = alpha;
-    fq_add(&b.c0, &b.c0, &FQ_ONE);
-    fq2_pow(&b, &b, E_QHALF);
-    fq2_mul(&x, &b, &x0);
+    fq_t n, t, s, d, inv;
+    fq_mul(&n, &a->c0, &a->c0);
+    fq_mul(&t, &a->c1, &a->c1);
+    fq_add(&n, &n, &t);
+    if (!fq_sqrt(&s, &n)) return 0; /* the norm of a square is a square */
+    fq_add(&d, &a->c0, &s);
+    fq_mul(&d, &d, &FQ_HALF);
+    if (!fq_sqrt(&x.c0, &d)) {
+      fq_sub(&d, &a->c0, &s);
+      fq_mul(&d, &d, &FQ_HALF);
+      if (!fq_sqrt(&x.c0, &d)) return 0;
+    }
+    /* x0 ≠ 0 here: (a0 ± s)/2 = 0 would make a1² = s² − a0² = 0 */
+    fq_add(&t, &x.c0, &x.c0);
+    fq_inv(&inv, &t);
+    fq_mul(&x.c1, &a->c1, &inv);
   }
-  (void)conj;
   fq2_sqr(&chk, &x);
   if (memcmp(&chk, a, sizeof chk) != 0) return 0;
   *y = x;
