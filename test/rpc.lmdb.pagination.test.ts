@@ -13,13 +13,15 @@
  * The oracle replays the same StateUpdates (parse + prepare, the pure part of ingest) into plain maps
  * and sorts with plain comparisons; it shares no code with the store's indexes or the data source.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { parseTransaction } from '../src/light/parser.ts';
 import type { TokenData } from '../src/light/tokenData.ts';
-import { jsonRpcResultText } from '../src/solana/transactionSource.ts';
+import { GET_TRANSACTION_CONCURRENCY, jsonRpcResultText, SolanaTransactionSource } from '../src/solana/transactionSource.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { deriveStateUpdate } from '../src/state/stateUpdate.ts';
@@ -370,5 +372,37 @@ describe('jsonRpcResultText', () => {
     expect(jsonRpcResultText('{ "id" : {"result": 1} , "result" : 123456789012345678901 }')).toBe('123456789012345678901');
     expect(jsonRpcResultText('{"result":null}')).toBe('null');
     expect(jsonRpcResultText('{"error":{"code":1}}')).toBeUndefined();
+  });
+});
+
+describe('SolanaTransactionSource', () => {
+  it(`keeps at most ${GET_TRANSACTION_CONCURRENCY} getTransaction requests in flight at the node; the others wait their turn and all answer verbatim`, async () => {
+    let inFlight = 0;
+    let most = 0;
+    const node = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        const { id, params } = JSON.parse(body) as { id: number; params: [string] };
+        setTimeout(() => {
+          inFlight--;
+          res.setHeader('content-type', 'application/json');
+          res.end(`{"jsonrpc":"2.0","result":{"signature":"${params[0]}","fee":10.0},"id":${id}}`);
+        }, 10);
+      });
+    });
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    try {
+      const source = new SolanaTransactionSource(`http://127.0.0.1:${(node.address() as AddressInfo).port}`);
+      const sigs = Array.from({ length: 200 }, (_, i) => `sig${i}`);
+      const answers = await Promise.all(sigs.map((s) => source.getTransaction(s)));
+      expect(answers).toEqual(sigs.map((s) => `{"signature":"${s}","fee":10.0}`));
+      expect(most).toBeLessThanOrEqual(GET_TRANSACTION_CONCURRENCY);
+      expect(most).toBeGreaterThan(1);
+    } finally {
+      await new Promise((r) => node.close(r));
+    }
   });
 });

@@ -5,6 +5,7 @@
  * (rpcClient.ts): `SolanaRpcError` for a JSON-RPC error, `SolanaUnavailableError` for transport
  * failures, both naming the URL without query string or credentials.
  */
+import PQueue from 'p-queue';
 import { displayUrl } from '../displayUrl.ts';
 import { SolanaRpcError, SolanaUnavailableError, requestTarget, scrubUrl } from './rpcClient.ts';
 
@@ -64,17 +65,30 @@ export function jsonRpcResultText(body: string): string | undefined {
 }
 
 /**
+ * getTransaction requests in flight at most per source: the API's callers share them, so that one
+ * JSON-RPC batch of 1000 getTransactionWithCompressionInfo calls (or many clients at once) does not
+ * open 1000 connections to the node at the same moment (seen: 400 at once against a local node all
+ * failed with "fetch failed"). The others wait their turn, in order.
+ */
+export const GET_TRANSACTION_CONCURRENCY = 16;
+
+/**
  * `getTransaction` against a Solana RPC, returning the result as raw JSON text (byte for byte as the
  * node sent it) so that it can be passed through verbatim. Same request as `SolanaRpc.getTransaction`.
+ * At most `concurrency` requests are in flight (default {@link GET_TRANSACTION_CONCURRENCY}); the
+ * timeout counts from a request's start, not from its wait.
  */
 export class SolanaTransactionSource {
   private id = 0;
   private readonly target: { url: string; headers: Record<string, string> };
+  private readonly queue: PQueue;
   constructor(
     readonly url: string,
     private readonly timeoutMs = 30_000,
+    concurrency = GET_TRANSACTION_CONCURRENCY,
   ) {
     this.target = requestTarget(url);
+    this.queue = new PQueue({ concurrency: Math.max(1, concurrency) });
   }
 
   /**
@@ -83,6 +97,11 @@ export class SolanaTransactionSource {
    * string or credentials) for transport failures; the API answers both as 503 (src/rpc/errors.ts).
    */
   async getTransaction(signature: string): Promise<string | null> {
+    return (await this.queue.add(() => this.fetchTransaction(signature))) as string | null;
+  }
+
+  /** One getTransaction request (see `getTransaction`). */
+  private async fetchTransaction(signature: string): Promise<string | null> {
     let res: Response;
     try {
       res = await fetch(this.target.url, {
