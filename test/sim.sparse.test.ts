@@ -401,7 +401,9 @@ describe('determinism and the gRPC hooks', () => {
 
 describe('default profile', () => {
   it('starts at the genesis block; getSignaturesForAddress lists the generated blocks newest first; onSlot announces every slot', async () => {
-    const s = await startSimulator({ port: 0, slotMs: 5, txsPerBlock: 3, keepSlots: 10_000, seed: 2, hideFromProgramListing: 5 });
+    // 25 ms slots: every listing call first makes every block up to the tip, so a clock faster than the
+    // generator (5 ms slots on a loaded CI machine) made each page wait on a tip that ran away from it.
+    const s = await startSimulator({ port: 0, slotMs: 25, txsPerBlock: 3, keepSlots: 10_000, seed: 2, hideFromProgramListing: 5 });
     try {
       const g = (await call(s.url, 'getBlock', [0])).result;
       expect(g).toMatchObject({ blockHeight: 0, parentSlot: 0, previousBlockhash: g.blockhash, transactions: [] });

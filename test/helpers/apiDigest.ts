@@ -128,12 +128,12 @@ export async function apiDigest(port: number, only?: readonly string[], extras: 
   const sampled = signatures.filter((_, i) => i % step === 0);
   // A transaction info is read from the node (getTransaction): 8 calls a batch, one batch at a time,
   // so that the daemon asks the node at most 8 at once, as eight single requests in flight did.
-  await eachLimited(chunks(sampled, 8), 1, async (sigs) => {
+  for (const sigs of chunks(sampled, 8)) {
     for (const r of await askBatch(sigs.map((signature) => ['getTransactionWithCompressionInfoV2', { signature }]))) {
       collect(r.result, 'owner', owners);
       if (extras.addressTrees) collect(r.result, 'address', addresses);
     }
-  });
+  }
   const ownerList = only ? [...only] : [...owners].sort();
   const unspent = new Set<string>();
   const v1Trees = new Set(extras.v1StateTrees ?? []);

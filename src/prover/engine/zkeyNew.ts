@@ -16,11 +16,9 @@ import { blake2b } from '@noble/hashes/blake2.js';
 import type { NativeAddon } from '../../native.ts';
 import { ProverError } from '../errors.ts';
 import { ptauPowerFor } from '../keys/circuits.ts';
-import { BN254_P, BN254_R } from './proofEncoding.ts';
-
 /** BN254 base field modulus q and scalar field modulus r. */
-const Q = BN254_P;
-const R = BN254_R;
+import { BN254_P as Q, BN254_R as R } from './proofEncoding.ts';
+
 const TWO_256 = 1n << 256n;
 /** Montgomery factor of q (2^256 mod q) and its inverse. */
 const MONT_Q = TWO_256 % Q;

@@ -420,7 +420,7 @@ export function r1csBlobFast(b: Uint8Array, start: number): { blob: Uint8Array; 
           nCons = header(4);
           for (let i = 0; i < nCons; i++) {
             // {L, O, R} in this order (one-letter keys sorted)
-            if (off + 2 > end || b[off] !== 0xa3 || b[off + 1] !== 0x61 || b[off + 2] !== 0x4c) bail();
+            if (off + 3 > end || b[off] !== 0xa3 || b[off + 1] !== 0x61 || b[off + 2] !== 0x4c) bail();
             off += 3;
             terms(L);
             if (off + 2 > end || b[off] !== 0x61 || b[off + 1] !== 0x4f) bail();
