@@ -36,8 +36,9 @@ const LAYERS: readonly { name: string; units: readonly string[] }[] = [
   // (loads the native addon the codecs and the prover use), displayUrl.ts (redacts URLs for logs),
   // tsxWorker.ts (execArgv for worker threads under tsx, used by ingest and prover), listFiles.ts (the
   // directory listing of the ingest file source and the simulator's replay), mainThreadImport.ts
-  // (imports ffjavascript-based packages in worker threads: snarkjs in the prover, circomlibjs in codecs).
-  { name: 'base', units: ['config', 'types.ts', 'log.ts', 'logSink.ts', 'metrics.ts', 'native.ts', 'displayUrl.ts', 'tsxWorker.ts', 'listFiles.ts', 'mainThreadImport.ts'] },
+  // (imports ffjavascript-based packages in worker threads: snarkjs in the prover, circomlibjs in codecs),
+  // typedList.ts (a growable typed array: the simulator's indexes, a Light key's R1CS sections).
+  { name: 'base', units: ['config', 'types.ts', 'log.ts', 'logSink.ts', 'metrics.ts', 'native.ts', 'displayUrl.ts', 'tsxWorker.ts', 'listFiles.ts', 'mainThreadImport.ts', 'typedList.ts'] },
 ];
 
 /**

@@ -15,6 +15,7 @@ import { DEFAULT_V2_ADDRESS_TREE, DEFAULT_V2_TREE } from '../src/sim/generator.t
 import { type Simulator, startSimulator } from '../src/sim/simulator.ts';
 import { decodeBlockJson } from '../src/solana/decode.ts';
 import { Store } from '../src/store/store.ts';
+import { jsonRpc } from './helpers/jsonRpc.ts';
 import { tempDir } from './helpers/photon.ts';
 
 const ACP = 'compr6CUsB5m2jS4Y3831ztGSTnDpnKJTKS95d64XVq';
@@ -25,12 +26,11 @@ const TREES = [SMT1, AMT1, DEFAULT_V2_TREE, DEFAULT_V2_ADDRESS_TREE];
 const HISTORY = 20_000;
 
 type RpcReply = { result?: any; error?: { code: number; message: string; data?: unknown }; id?: unknown };
+/** POSTs a JSON-RPC batch (an array of requests). */
 async function post(url: string, body: unknown): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 }
-async function call(url: string, method: string, params: unknown[] = []): Promise<RpcReply> {
-  return (await (await post(url, { jsonrpc: '2.0', id: 1, method, params })).json()) as RpcReply;
-}
+const call = (url: string, method: string, params: unknown[] = []): Promise<RpcReply> => jsonRpc(url, method, params);
 /** Every page of getSignaturesForAddress(address, cfg) with `limit`, following `before`. */
 async function listAll(url: string, address: string, limit: number, cfg: Record<string, unknown> = {}): Promise<any[]> {
   const out: any[] = [];

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import * as base58 from '../solana/base58.ts';
 import { mix32 } from './padding.ts';
+import { TypedList } from '../typedList.ts';
 
 /** A JSON-RPC error with its code (and optional `data`), as the server sends it. */
 export class RpcError extends Error {
@@ -84,23 +85,10 @@ export const posOf = (slot: number, index: number) => slot * POS_SCALE + index;
 export const slotOfPos = (pos: number) => Math.floor(pos / POS_SCALE);
 export const indexOfPos = (pos: number) => pos % POS_SCALE;
 
-/** A growable Float64Array (positions, offsets): amortised push, no per-item object. */
-export class F64List {
-  private a: Float64Array;
-  length = 0;
+/** A growable Float64Array (positions, offsets), ascending where `lowerBound` is used. */
+export class F64List extends TypedList<Float64Array> {
   constructor(capacity = 16) {
-    this.a = new Float64Array(capacity);
-  }
-  push(v: number): void {
-    if (this.length === this.a.length) {
-      const b = new Float64Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.length++] = v;
-  }
-  get(i: number): number {
-    return this.a[i]!;
+    super((n) => new Float64Array(n), capacity);
   }
   /** The first index whose value is ≥ v (the list ascending); `length` when none. */
   lowerBound(v: number, from = 0): number {
@@ -112,15 +100,6 @@ export class F64List {
       else hi = mid;
     }
     return lo;
-  }
-  /** Drops the first `n` values. */
-  dropFront(n: number): void {
-    this.a.copyWithin(0, n, this.length);
-    this.length -= n;
-  }
-  /** Bytes held. */
-  bytes(): number {
-    return this.a.byteLength;
   }
 }
 

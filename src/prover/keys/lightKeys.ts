@@ -16,6 +16,7 @@ import { BN254_R, beToBigint, toHex32, writeLe32 } from '../engine/proofEncoding
 import { v2PublicInputHash, type ValidityProofInputs } from '../engine/witness.ts';
 import { poseidon2, poseidon2Batch, poseidon3 } from '../../merkle/poseidon.ts';
 import { LIGHT_CLI_PACKAGES, LIGHT_KEYS, lightKeyFor, type LightCliVersion, type LightKeySpec } from './lightKeyTable.ts';
+import { TypedList } from '../../typedList.ts';
 
 export * from './lightKeyTable.ts';
 
@@ -220,23 +221,6 @@ export function r1csBlobGeneral(key: Uint8Array, offset: number, what: string): 
 /** Thrown inside `r1csBlobFast` at anything it does not expect; the general reader then decides. */
 class NotFast extends Error {}
 
-/** A growable u32 array (the blob's sections). */
-class U32s {
-  a = new Uint32Array(1 << 16);
-  n = 0;
-  push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = new Uint32Array(this.a.length * 2);
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
-  view(): Uint32Array {
-    return this.a.subarray(0, this.n);
-  }
-}
-
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /**
@@ -353,9 +337,9 @@ export function r1csBlobFast(b: Uint8Array, start: number): { blob: Uint8Array; 
     let nCons = -1;
     let nCoefs = -1;
     let nHints = 0;
-    const coefs = new U32s();
-    const cons = new U32s();
-    const hints = new U32s();
+    const coefs = new TypedList((n) => new Uint32Array(n), 1 << 16);
+    const cons = new TypedList((n) => new Uint32Array(n), 1 << 16);
+    const hints = new TypedList((n) => new Uint32Array(n), 1 << 16);
     const L: number[] = [];
     const R: number[] = [];
     const O: number[] = [];
