@@ -26,7 +26,7 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { DEFAULT_BATCH_TRANSACTIONS } from '../src/ingest/importFiles.ts';
 import { selectBatchRootHashing } from '../src/state/batchedTree.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
-import { parseBlocks } from '../src/ingest/parse.ts';
+import { parseBlocks } from '../src/ingest/prepareBatch.ts';
 import { deriveStateUpdates } from '../src/state/stateUpdate.ts';
 import { nativeAddon, poseidon2, poseidonBackend } from '../src/merkle/poseidon.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';

@@ -1,8 +1,9 @@
 /**
- * The ingest pipeline's layout (issue 16 item 3), held by its imports: sources → decode & parse
- * (parse.ts, the one caller of the transaction codecs) → state rules (prepareBatch.ts) → persist
- * (indexer.ts); one module wires worker threads (threads/thread.ts); the prepare thread never loads
- * the loop that commits (loop.ts) nor the store; workers/ holds entry points only.
+ * The ingest pipeline's layout (issue 16 item 3), held by its imports: sources → decode, parse and
+ * state rules (prepareBatch.ts, the pure half: the one caller of the transaction codecs and of the
+ * state rules) → persist (indexer.ts, the store half); one module wires worker threads
+ * (threads/thread.ts); the prepare thread never loads the loop that commits (loop.ts) nor the store;
+ * workers/ holds entry points only.
  * Imports are read with TypeScript's pre-processor, as test/architecture.layers.test.ts does.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -57,7 +58,6 @@ describe('src/ingest is laid out as its stages', () => {
       'sources/files.ts',
       'startSlot.ts',
       'treeSync.ts',
-      'parse.ts',
       'prepareBatch.ts',
       'indexer.ts',
       'preparedBatches.ts',
@@ -73,13 +73,13 @@ describe('src/ingest is laid out as its stages', () => {
     }
   });
 
-  it('only parse.ts calls the transaction codecs (src/solana, src/light, src/merkle), besides the RPC client and the tree accounts', () => {
+  it('only prepareBatch.ts calls the transaction codecs (src/solana, src/light, src/merkle), besides the RPC client and the tree accounts', () => {
     // requestGovernor.ts throttles the RPC client's requests (the backfill's rate and 429 handling): transport, not a codec.
     const allowed = new Set(['src/solana/rpcClient.ts', 'src/solana/requestGovernor.ts', 'src/light/constants.ts', 'src/light/treeAccounts.ts']);
     const codec = /^src\/(solana|light|merkle)\//;
-    const offenders = INGEST.filter((f) => f !== 'src/ingest/parse.ts').flatMap((f) => importsOf(f).filter((t) => codec.test(t) && !allowed.has(t)).map((t) => `${f} → ${t}`));
+    const offenders = INGEST.filter((f) => f !== 'src/ingest/prepareBatch.ts').flatMap((f) => importsOf(f).filter((t) => codec.test(t) && !allowed.has(t)).map((t) => `${f} → ${t}`));
     expect(offenders).toEqual([]);
-    expect(importsOf('src/ingest/parse.ts')).toContain('src/light/parser.ts');
+    expect(importsOf('src/ingest/prepareBatch.ts')).toContain('src/light/parser.ts');
   });
 
   it('the state rules are called from prepareBatch.ts only, the persist step from indexer.ts only', () => {

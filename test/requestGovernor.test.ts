@@ -1,7 +1,8 @@
 /**
  * The backfill's throughput control (src/solana/requestGovernor.ts): the rate cap spaces starts, a
  * rate-limited answer pauses for its Retry-After and slows the rate, the request is tried again in
- * its place, and with billPerCall a batch weighs its size.
+ * its place, with billPerCall a batch weighs its size, and with `retry` other failures are retried
+ * after a capped pause.
  */
 import { describe, expect, it } from 'vitest';
 import { RequestGovernor } from '../src/solana/requestGovernor.ts';
@@ -43,8 +44,43 @@ describe('RequestGovernor', () => {
     const gov = new RequestGovernor({ rps: 100, concurrency: 4, billPerCall: true });
     const starts: number[] = [];
     const t0 = Date.now();
-    await Promise.all([0, 1, 2].map(() => gov.run('getTransaction[batch]', async () => starts.push(Date.now() - t0), undefined, 20)));
+    await Promise.all([0, 1, 2].map(() => gov.run('getTransaction[batch]', async () => starts.push(Date.now() - t0), { calls: 20 })));
     expect(Math.max(...starts)).toBeGreaterThanOrEqual(2 * 200 - 15); // 20 calls at 100/s = 200 ms apart
+  });
+
+  it('with retry, other failures are logged and tried again after 250 ms doubling, giving up their slot meanwhile; without it, or when not retryable, they are thrown', async () => {
+    const gov = new RequestGovernor({ concurrency: 1 });
+    const warned: { obj: any; msg: string }[] = [];
+    const log = { warn: (obj: object, msg: string) => warned.push({ obj, msg }) };
+    const at: number[] = [];
+    const order: string[] = [];
+    const t0 = Date.now();
+    const failing = gov.run('getTransaction', async () => {
+      at.push(Date.now() - t0);
+      order.push('failing');
+      if (at.length < 3) throw new Error('fetch failed');
+      return 'tx';
+    }, { retry: { log, what: 'getTransaction (test)' } });
+    // While the failing request waits out its pause, another one gets the only slot.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await gov.run('getSlot', async () => (order.push('other'), 7))).toBe(7);
+    expect(await failing).toBe('tx');
+    expect(order).toEqual(['failing', 'other', 'failing', 'failing']);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(240);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(490);
+    expect(warned).toEqual([
+      { obj: { err: 'fetch failed', retryInMs: 250 }, msg: 'getTransaction (test) failed; retrying' },
+      { obj: { err: 'fetch failed', retryInMs: 500 }, msg: 'getTransaction (test) failed; retrying' },
+    ]);
+    expect(gov.stats.requests).toEqual({ getTransaction: 3, getSlot: 1 });
+    await expect(gov.run('getSlot', async () => { throw new Error('no retry'); })).rejects.toThrow('no retry');
+    await expect(gov.run('getSlot', async () => { throw new Error('refused'); }, { retry: { log, retryable: (e) => (e as Error).message !== 'refused' } })).rejects.toThrow('refused');
+    // A stop ends the pause and the request with Error('stopped').
+    const ac = new AbortController();
+    const stopped = gov.run('getSlot', async () => { throw new Error('down'); }, { signal: ac.signal, retry: { log } });
+    setTimeout(() => ac.abort(), 20);
+    await expect(stopped).rejects.toThrow('stopped');
+    expect(warned).toHaveLength(3);
   });
 
   it('reads rate-limit answers and Retry-After as providers send them', () => {

@@ -10,7 +10,7 @@ import { loadTreeRegistry } from '../src/config/trees.ts';
 import { Indexer } from '../src/ingest/indexer.ts';
 import { prepareBatch } from '../src/ingest/prepareBatch.ts';
 import { planFiles, readPlannedBlocks } from '../src/ingest/sources/files.ts';
-import { decodeBlockJson } from '../src/ingest/parse.ts';
+import { decodeBlockJson } from '../src/ingest/prepareBatch.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { selfCheck } from '../src/state/selfCheck.ts';
 import { Store } from '../src/store/store.ts';

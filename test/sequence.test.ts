@@ -10,7 +10,7 @@ import { Indexer } from '../src/ingest/indexer.ts';
 import { prepareBatch } from '../src/ingest/prepareBatch.ts';
 import { planFiles, readPlannedBlocks } from '../src/ingest/sources/files.ts';
 import { HISTORY_META, INITIAL_NEXT, SEQ_STREAMS, type SeqPosition, checkSequences, expectedPosition, firstSequenceGap, firstUnspentNullification, queueNeeds, seqKey, sequenceRuns, tailCheckSlots } from '../src/state/sequence.ts';
-import { decodeBlockJson } from '../src/ingest/parse.ts';
+import { decodeBlockJson } from '../src/ingest/prepareBatch.ts';
 import { LightTxGenerator } from '../src/sim/generator.ts';
 import { Store } from '../src/store/store.ts';
 import * as base58 from '../src/solana/base58.ts';

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { RequestGovernor } from '../solana/requestGovernor.ts';
 import { type SolanaRpc, SolanaUnavailableError, getTransactionParams } from '../solana/rpcClient.ts';
 import type { BlockInfo } from '../types.ts';
-import { DecodeError, decodeTransactionJson } from './parse.ts';
+import { DecodeError, decodeTransactionJson } from './prepareBatch.ts';
 import { sleep } from './sleep.ts';
 
 /** What a fetch needs: JSON-RPC batch size (1: no batches), the stop signal, the log; `priority` orders requests in the governor. */
@@ -63,7 +63,7 @@ export async function fetchBlocks(
 
 /** Position of each signature in its block (getBlock, transactionDetails "signatures"). */
 async function blockOrder(rpc: SolanaRpc, gov: RequestGovernor, slot: number, opts: Pick<FetchOptions, 'signal' | 'log'>): Promise<Map<string, number>> {
-  const b = await withRetry(opts, 'getBlock', () => gov.run('getBlock', () => rpc.getBlockSignatures(slot, opts.signal), opts.signal));
+  const b = await gov.run('getBlock', () => rpc.getBlockSignatures(slot, opts.signal), { signal: opts.signal, retry: { log: opts.log } });
   return new Map((b?.signatures ?? []).map((s, i) => [s, i]));
 }
 
@@ -102,32 +102,16 @@ export async function fetchTransactions(rpc: SolanaRpc, gov: RequestGovernor, si
 async function fetchOnce(rpc: SolanaRpc, gov: RequestGovernor, sigs: string[], batchSupport: { ok: boolean }, opts: Pick<FetchOptions, 'signal' | 'log' | 'priority'>): Promise<(unknown | null)[]> {
   if (batchSupport.ok && sigs.length > 1) {
     try {
-      const answers = await withRetry(opts, 'getTransaction batch', () => gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), opts.signal, sigs.length, opts.priority), (err) => !(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message)));
+      const answers = await gov.run('getTransaction[batch]', () => rpc.batch(sigs.map((s) => ({ method: 'getTransaction', params: getTransactionParams(s) })), opts.signal), { signal: opts.signal, calls: sigs.length, priority: opts.priority, retry: { log: opts.log, what: 'getTransaction batch', retryable: (err) => !refusesBatches(err) } });
       return answers.map((a) => (a.ok ? a.result : null));
     } catch (err) {
-      if (!(err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message))) throw err;
+      if (!refusesBatches(err)) throw err;
       batchSupport.ok = false;
       opts.log.warn({ err: err.message }, 'the node does not take JSON-RPC batches: fetching transactions one by one');
     }
   }
-  return Promise.all(sigs.map((s) => withRetry(opts, 'getTransaction', () => gov.run('getTransaction', () => rpc.getTransaction(s, opts.signal), opts.signal, 1, opts.priority))));
+  return Promise.all(sigs.map((s) => gov.run('getTransaction', () => rpc.getTransaction(s, opts.signal), { signal: opts.signal, priority: opts.priority, retry: { log: opts.log } })));
 }
 
-/**
- * Runs `fn` until it succeeds or `signal` aborts: transport failures and node errors are logged and
- * retried with a capped exponential pause (rate limits are the governor's). `retryable(err)` false
- * rethrows at once.
- */
-export async function withRetry<T>(opts: Pick<FetchOptions, 'signal' | 'log'>, what: string, fn: () => Promise<T>, retryable: (err: unknown) => boolean = () => true): Promise<T> {
-  let delay = 250;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (opts.signal.aborted || !retryable(err)) throw err;
-      opts.log.warn({ err: (err as Error).message, retryInMs: delay }, `${what} failed; retrying`);
-      await sleep(delay, opts.signal);
-      delay = Math.min(delay * 2, 10_000);
-    }
-  }
-}
+/** The node answered a JSON-RPC batch with something other than an array: it does not take batches. */
+const refusesBatches = (err: unknown): err is SolanaUnavailableError => err instanceof SolanaUnavailableError && /did not answer the batch with an array/.test(err.message);

@@ -1,7 +1,7 @@
 /**
  * The persist stage of ingest, and the indexing step shared by every source: blocks in → one LMDB
- * write transaction out. decode (done by the source, parse.ts) → parse (parse.ts, pure) → state
- * rules (prepareBatch.ts, pure) → persist (here: src/state/persist.ts in one write transaction).
+ * write transaction out. decode (done by the source) → parse → state rules (prepareBatch.ts, pure)
+ * → persist (here: src/state/persist.ts in one write transaction).
  * `prepareBatch` is the pure half, `Indexer.commitBatch` the store half (they may run on two
  * threads: threads/prepareThread.ts); `indexBlocks` does both.
  */
@@ -10,8 +10,7 @@ import type { TreeRegistry } from '../config/trees.ts';
 import { type PersistStats, persistBatch } from '../state/persist.ts';
 import type { Store, WriteView } from '../store/store.ts';
 import type { BlockInfo } from '../types.ts';
-import type { Rejection, UnparsedLightTransaction } from './parse.ts';
-import { type PreparedBatch, prepareBatch } from './prepareBatch.ts';
+import { type PreparedBatch, type Rejection, type UnparsedLightTransaction, prepareBatch } from './prepareBatch.ts';
 
 /** Result of indexing one batch. */
 export interface BatchResult extends PersistStats {

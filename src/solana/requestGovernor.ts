@@ -4,7 +4,8 @@
  * answer (SolanaRateLimitedError: HTTP 429, or a -32xxx "rate limited" error) pauses every start for
  * its `Retry-After` (or an exponential pause when none is sent, 0.5 s doubling to 30 s), lowers the
  * rate to 70% of what was running, and the request is tried again; each 100 answers without one
- * raise the rate by 5% again, up to `rps`. Other errors are the caller's.
+ * raise the rate by 5% again, up to `rps`. Other failures are
+ * thrown, or with the `retry` option logged and tried again after a capped exponential pause.
  */
 import PQueue from 'p-queue';
 import { SolanaRateLimitedError } from './rpcClient.ts';
@@ -31,6 +32,22 @@ export interface RequestGovernorOptions {
   billPerCall?: boolean;
   /** Told about each rate-limited answer (the pause in ms, and the rate now in requests/s or null when uncapped). */
   onRateLimited?: (pauseMs: number, rps: number | null) => void;
+}
+
+/** How {@link RequestGovernor.run} runs one request. */
+export interface GovernedRun {
+  /** Stops waiting and retrying (the request then throws Error('stopped')). */
+  signal?: AbortSignal;
+  /** JSON-RPC calls the request carries (a batch's size; default 1): with `billPerCall` the rate counts each. */
+  calls?: number;
+  /** Waiting requests start highest first (default 0), then in order. */
+  priority?: number;
+  /**
+   * Retry failures other than rate limits (transport failures, node errors) with a capped exponential
+   * pause, logged at warn as `<what> failed; retrying`; `retryable(err)` false throws at once. Absent:
+   * such failures are thrown (rate limits are always retried).
+   */
+  retry?: { log: { warn(obj: object, msg: string): void }; what?: string; retryable?: (err: unknown) => boolean };
 }
 
 /** What a governor did, for metrics and benchmarks. */
@@ -68,25 +85,38 @@ export class RequestGovernor {
    * them, else the request once. A rate-limited request is tried again in its own place in the queue
    * (it keeps its slot: older work is not pushed behind newer). Waiting requests start by `priority`
    * (higher first; the backfill gives older chunks higher, so they commit first), then in order.
-   * @throws whatever `fn` throws other than SolanaRateLimitedError; an Error('stopped') once `signal` aborts.
+   * With `retry`, any other failure that `retry.retryable` accepts (default: all) is logged at warn
+   * (`<what> failed; retrying`, with `retryInMs`) and the request queued again after a pause of
+   * 250 ms doubling to 10 s, its slot given up meanwhile; without it, such a failure is thrown.
+   * @throws whatever `fn` throws other than SolanaRateLimitedError (and, with `retry`, not accepted
+   *   by `retryable`); an Error('stopped') once `signal` aborts.
    */
-  async run<T>(label: string, fn: () => Promise<T>, signal?: AbortSignal, calls = 1, priority = 0): Promise<T> {
-    if (signal?.aborted) throw new Error('stopped');
-    return this.queue.add(async () => {
-      for (;;) {
-        await this.waitTurn(signal, this.opts.billPerCall ? calls : 1);
-        if (signal?.aborted) throw new Error('stopped');
-        this.stats.requests[label] = (this.stats.requests[label] ?? 0) + 1;
-        try {
-          const v = await fn();
-          this.onOk();
-          return v;
-        } catch (err) {
-          if (!(err instanceof SolanaRateLimitedError)) throw err;
-          this.onLimited(err.retryAfterMs);
-        }
+  async run<T>(label: string, fn: () => Promise<T>, opts: GovernedRun = {}): Promise<T> {
+    const { signal, calls = 1, priority = 0, retry } = opts;
+    for (let delay = 250; ; delay = Math.min(delay * 2, 10_000)) {
+      if (signal?.aborted) throw new Error('stopped');
+      try {
+        return (await this.queue.add(async () => {
+          for (;;) {
+            await this.waitTurn(signal, this.opts.billPerCall ? calls : 1);
+            if (signal?.aborted) throw new Error('stopped');
+            this.stats.requests[label] = (this.stats.requests[label] ?? 0) + 1;
+            try {
+              const v = await fn();
+              this.onOk();
+              return v;
+            } catch (err) {
+              if (!(err instanceof SolanaRateLimitedError)) throw err;
+              this.onLimited(err.retryAfterMs);
+            }
+          }
+        }, { priority })) as T;
+      } catch (err) {
+        if (!retry || signal?.aborted || !(retry.retryable?.(err) ?? true)) throw err;
+        retry.log.warn({ err: (err as Error).message, retryInMs: delay }, `${retry.what ?? label} failed; retrying`);
+        await sleep(delay, signal);
       }
-    }, { priority }) as Promise<T>;
+    }
   }
 
   /** Waits out a rate-limit pause and the rate cap's spacing (`weight` requests' worth). */

@@ -12,7 +12,7 @@ import type { SolanaRpc } from '../../solana/rpcClient.ts';
 import type { SequenceGap } from '../../state/sequence.ts';
 import type { Store } from '../../store/store.ts';
 import type { BlockInfo } from '../../types.ts';
-import { type FetchOptions, fetchBlocks, withRetry } from '../fetchTransactions.ts';
+import { type FetchOptions, fetchBlocks } from '../fetchTransactions.ts';
 import type { PreparedBatch } from '../prepareBatch.ts';
 
 /** What a tree's own listing shows over a gap's range. */
@@ -44,7 +44,7 @@ export async function listGap(
   let listed = 0;
   let before = gap.signature;
   for (;;) {
-    const page = await withRetry(opts, 'getSignaturesForAddress (tree)', () => gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(gap.tree, { ...(before ? { before } : {}), limit: 1000 }, opts.signal), opts.signal));
+    const page = await gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(gap.tree, { ...(before ? { before } : {}), limit: 1000 }, opts.signal), { signal: opts.signal, retry: { log: opts.log, what: 'getSignaturesForAddress (tree)' } });
     let end = page.length < 1000;
     // One read transaction for the page's lookups.
     store.read((r) => {

@@ -29,7 +29,7 @@ import { METHOD_NOT_FOUND, type SolanaRpc, SolanaRpcError } from '../../solana/r
 import type { BlockRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
 import type { BlockInfo } from '../../types.ts';
-import { fetchBlocks, withRetry } from '../fetchTransactions.ts';
+import { fetchBlocks } from '../fetchTransactions.ts';
 
 /** Store metadata name of the backfill state. */
 export const BACKFILL_META = 'backfill';
@@ -121,10 +121,10 @@ export async function planBackfill(store: Store, rpc: SolanaRpc, gov: RequestGov
   const stored = readBackfillState(store);
   if (stored) return stored;
   if (opts.thresholdSlots <= 0) return null;
-  const tip = await gov.run('getSlot', () => rpc.getSlot(opts.signal), opts.signal);
+  const tip = await gov.run('getSlot', () => rpc.getSlot(opts.signal), { signal: opts.signal });
   if (tip - start < opts.thresholdSlots) return null;
   try {
-    await gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(ACCOUNT_COMPRESSION_PROGRAM_ID, { limit: 1 }, opts.signal), opts.signal);
+    await gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(ACCOUNT_COMPRESSION_PROGRAM_ID, { limit: 1 }, opts.signal), { signal: opts.signal });
   } catch (err) {
     if (err instanceof SolanaRpcError && err.code === METHOD_NOT_FOUND) {
       opts.log.warn({ tip, start }, 'the node has no getSignaturesForAddress: following the chain block by block instead of backfilling');
@@ -135,7 +135,7 @@ export async function planBackfill(store: Store, rpc: SolanaRpc, gov: RequestGov
   // The hand-over block: the newest produced block at or below the tip (a leader may have skipped the tip's slot).
   let target: BlockRecord | null = null;
   for (let slot = tip; slot >= start && slot > tip - 200 && !target; slot--) {
-    const h = await gov.run('getBlock', () => rpc.getBlockHeader(slot, opts.signal), opts.signal);
+    const h = await gov.run('getBlock', () => rpc.getBlockHeader(slot, opts.signal), { signal: opts.signal });
     if (h) target = { slot, parentSlot: h.parentSlot, blockTime: h.blockTime ?? 0, blockHeight: h.blockHeight ?? 0, blockhash: h.blockhash, previousBlockhash: h.previousBlockhash };
   }
   if (!target) {
@@ -156,7 +156,7 @@ export async function listSignatures(store: Store, rpc: SolanaRpc, gov: RequestG
   const began = Date.now();
   const startDown = state.listedDownTo;
   while (state.phase === 'listing' && !opts.signal.aborted) {
-    const page = await withRetry(opts, 'getSignaturesForAddress', () => gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(ACCOUNT_COMPRESSION_PROGRAM_ID, { limit: PAGE, ...(state.before ? { before: state.before } : {}) }, opts.signal), opts.signal));
+    const page = await gov.run('getSignaturesForAddress', () => rpc.getSignaturesForAddress(ACCOUNT_COMPRESSION_PROGRAM_ID, { limit: PAGE, ...(state.before ? { before: state.before } : {}) }, opts.signal), { signal: opts.signal, retry: { log: opts.log } });
     if (opts.signal.aborted) return;
     let end = page.length < PAGE;
     const keep: { slot: number; signature: string }[] = [];

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { listFiles } from '../../listFiles.ts';
-import { decodeBlockJson, decodeTransactionJson } from '../parse.ts';
+import { decodeBlockJson, decodeTransactionJson } from '../prepareBatch.ts';
 import type { BlockInfo, TransactionInfo } from '../../types.ts';
 
 /** One loaded transaction file. */

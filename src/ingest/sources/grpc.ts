@@ -44,7 +44,7 @@ import type { Logger } from 'pino';
 import * as yellowstone from '@triton-one/yellowstone-grpc';
 import { CommitmentLevel, SubscribeRequest, type SubscribeUpdate, type SubscribeUpdateTransactionInfo } from '@triton-one/yellowstone-grpc';
 import { ACCOUNT_COMPRESSION_PROGRAM_ID } from '../../light/constants.ts';
-import { DecodeError, blockFromYellowstone, blockHeaderFromYellowstone, encodeBase58 } from '../parse.ts';
+import { DecodeError, blockFromYellowstone, blockHeaderFromYellowstone, encodeBase58 } from '../prepareBatch.ts';
 import type { BlockInfo } from '../../types.ts';
 import { childAbort } from '../abort.ts';
 import { GrpcSourceFault, type GrpcFaultReason } from './grpcFault.ts';

@@ -22,7 +22,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import { decodeBlockJson } from '../parse.ts';
+import { decodeBlockJson } from '../prepareBatch.ts';
 import type { SolanaRpc } from '../../solana/rpcClient.ts';
 import type { BlockInfo } from '../../types.ts';
 import { sleep } from '../sleep.ts';
