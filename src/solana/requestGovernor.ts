@@ -4,8 +4,8 @@
  * answer (SolanaRateLimitedError: HTTP 429, or a -32xxx "rate limited" error) pauses every start for
  * its `Retry-After` (or an exponential pause when none is sent, 0.5 s doubling to 30 s), lowers the
  * rate to 70% of what was running, and the request is tried again; each 100 answers without one
- * raise the rate by 5% again, up to `rps`. Other failures are
- * thrown, or with the `retry` option logged and tried again after a capped exponential pause.
+ * raise the rate by 5% again, up to `rps`. Other failures are thrown, or with the `retry` option
+ * logged and tried again after a capped exponential pause.
  */
 import PQueue from 'p-queue';
 import { SolanaRateLimitedError } from './rpcClient.ts';
