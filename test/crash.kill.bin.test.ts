@@ -14,11 +14,11 @@
  * A small --backfill-threshold-slots makes every other restart backfill first, then poll. A marker
  * is waited for up to 150 s: a loaded CI machine took 32 s just to plan a backfill. Then the chain is
  * frozen (POST /pause) at slot S, a last start catches up to S, and its store is compared with a
- * never-killed daemon's (started then, block polling from slot 0 on the same simulator) through the API for every
- * owner of the stream: signatures and transaction infos, accounts, balances, token accounts and
- * token balances, signatures by owner and token owner, the proofs of every unspent account (V2 and
- * V1 methods), and new-address proofs for every address of the stream and for fresh ones in both
- * address trees. The seed differs per run (REFRACT_CRASH_SEED fixes it).
+ * never-killed daemon's (started then, block polling from slot 0 on the same simulator) through the
+ * API for every owner of the stream: signatures and transaction infos, accounts, balances, token
+ * accounts and token balances, signatures by owner and token owner, the proofs of every unspent
+ * account (V2 and V1 methods), and new-address proofs for every address of the stream and for fresh
+ * ones in both address trees. The seed differs per run (REFRACT_CRASH_SEED fixes it).
  */
 import { writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';

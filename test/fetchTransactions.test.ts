@@ -5,41 +5,32 @@
  * retried by the request governor (logged), the unknown one is asked again (logged), and the answers
  * come back in the order asked.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchTransactions } from '../src/ingest/fetchTransactions.ts';
 import { RequestGovernor } from '../src/solana/requestGovernor.ts';
 import { SolanaRpc } from '../src/solana/rpcClient.ts';
+import { type LocalNode, sendJson, startLocalNode } from './helpers/localNode.ts';
 
 /** What the node was asked, in order: 'batch' or the single getTransaction's signature. */
 const asked: string[] = [];
-const server = createServer((req, res) => {
-  let body = '';
-  req.on('data', (d) => (body += d));
-  req.on('end', () => {
-    const msg = JSON.parse(body);
-    const json = (v: unknown, status = 200) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(v));
+let node: LocalNode;
+beforeAll(async () => {
+  node = await startLocalNode((msg, res) => {
     if (Array.isArray(msg)) {
       asked.push('batch');
-      return json({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } });
+      return sendJson(res, { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are not supported' } });
     }
     const sig = msg.params[0] as string;
     asked.push(sig);
     const times = asked.filter((a) => a === sig).length;
     if (sig === 'B' && times === 1) return void res.writeHead(500, { 'content-type': 'text/plain' }).end('upstream hiccup');
-    if (sig === 'C' && times === 1) return json({ jsonrpc: '2.0', id: msg.id, result: null });
-    json({ jsonrpc: '2.0', id: msg.id, result: { slot: 7, signature: sig } });
+    if (sig === 'C' && times === 1) return sendJson(res, { jsonrpc: '2.0', id: msg.id, result: null });
+    sendJson(res, { jsonrpc: '2.0', id: msg.id, result: { slot: 7, signature: sig } });
   });
 });
-let url = '';
-beforeAll(async () => {
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(() => {
-  server.close();
+afterAll(async () => {
+  await node.close();
 });
 
 describe('fetchTransactions', () => {
@@ -48,7 +39,7 @@ describe('fetchTransactions', () => {
     const log = { warn: (obj: Record<string, unknown>, msg: string) => warned.push({ obj, msg }) } as unknown as Logger;
     const batchSupport = { ok: true };
     const gov = new RequestGovernor({ concurrency: 1 });
-    const out = await fetchTransactions(new SolanaRpc(url), gov, ['A', 'B', 'C'], batchSupport, { batchSize: 3, signal: new AbortController().signal, log });
+    const out = await fetchTransactions(new SolanaRpc(node.url), gov, ['A', 'B', 'C'], batchSupport, { batchSize: 3, signal: new AbortController().signal, log });
     expect(out).toEqual(['A', 'B', 'C'].map((signature) => ({ slot: 7, signature })));
     expect(batchSupport.ok).toBe(false);
     // The refused batch is not retried; B's HTTP 500 is (after 250 ms, its slot given up: C goes first); C is asked again once listed-but-unknown.

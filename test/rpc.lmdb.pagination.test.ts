@@ -13,8 +13,6 @@
  * The oracle replays the same StateUpdates (parse + prepare, the pure part of ingest) into plain maps
  * and sorts with plain comparisons; it shares no code with the store's indexes or the data source.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import bs58 from 'bs58';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +26,7 @@ import { deriveStateUpdate } from '../src/state/stateUpdate.ts';
 import type { AccountRecord } from '../src/store/records.ts';
 import { Store } from '../src/store/store.ts';
 import { asHash, asPubkey, type BlockInfo } from '../src/types.ts';
+import { startLocalNode } from './helpers/localNode.ts';
 import { tempDir } from './helpers/photon.ts';
 import { lmdbServer, pageAll, registry, rpcResult } from './helpers/rpcLmdb.ts';
 
@@ -379,30 +378,24 @@ describe('SolanaTransactionSource', () => {
   it(`keeps at most ${GET_TRANSACTION_CONCURRENCY} getTransaction requests in flight at the node; the others wait their turn and all answer verbatim`, async () => {
     let inFlight = 0;
     let most = 0;
-    const node = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        inFlight++;
-        most = Math.max(most, inFlight);
-        const { id, params } = JSON.parse(body) as { id: number; params: [string] };
-        setTimeout(() => {
-          inFlight--;
-          res.setHeader('content-type', 'application/json');
-          res.end(`{"jsonrpc":"2.0","result":{"signature":"${params[0]}","fee":10.0},"id":${id}}`);
-        }, 10);
-      });
+    const node = await startLocalNode((msg: { id: number; params: [string] }, res) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.setHeader('content-type', 'application/json');
+        res.end(`{"jsonrpc":"2.0","result":{"signature":"${msg.params[0]}","fee":10.0},"id":${msg.id}}`);
+      }, 10);
     });
-    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
     try {
-      const source = new SolanaTransactionSource(`http://127.0.0.1:${(node.address() as AddressInfo).port}`);
+      const source = new SolanaTransactionSource(node.url);
       const sigs = Array.from({ length: 200 }, (_, i) => `sig${i}`);
       const answers = await Promise.all(sigs.map((s) => source.getTransaction(s)));
       expect(answers).toEqual(sigs.map((s) => `{"signature":"${s}","fee":10.0}`));
       expect(most).toBeLessThanOrEqual(GET_TRANSACTION_CONCURRENCY);
       expect(most).toBeGreaterThan(1);
     } finally {
-      await new Promise((r) => node.close(r));
+      await node.close();
     }
   });
 });
