@@ -10,6 +10,8 @@
  *   (ten times until CI's 2-core machine took 33 minutes; REFRACT_BACKFILL_KILLS sets it).
  * - The node that hides signatures from the program listing: the tree sequence check finds the gaps and
  *   the trees' own listings heal them (the store equals the block-polling one).
+ * - A node that answers every fifth request HTTP 502 during the backfill (a proxy in this process):
+ *   each failure is retried by the request governor and the store equals the block-polling one.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
@@ -18,6 +20,7 @@ import { tempDir } from './helpers/photon.ts';
 import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
 import { jsonRpc, reachSlot, sleep } from './helpers/jsonRpc.ts';
 import { metricSum } from './helpers/metrics.ts';
+import { sendJson, startLocalNode } from './helpers/localNode.ts';
 
 afterAll(killSpawned);
 
@@ -66,6 +69,12 @@ async function reached(d: { port: number; child: RefractProcess }, slot: number,
   }
 }
 
+/** POSTs a parsed JSON-RPC body (one request or a batch) to the simulator; its parsed answer. */
+async function jsonRpcBody(port: number, body: unknown): Promise<unknown> {
+  const r = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return r.json();
+}
+
 /** The newest produced block at or below the simulator's tip (what both sources end on). */
 async function lastBlock(simPort: number, tip: number): Promise<number> {
   for (let s = tip; s > 0; s--) {
@@ -78,7 +87,7 @@ async function lastBlock(simPort: number, tip: number): Promise<number> {
 // The two cases are independent (each its own simulators, ports and stores) and mostly wait on the
 // binaries: run concurrently, the file takes as long as its slower case.
 describe.concurrent('signature backfill through the refract binary (sparse simulator)', () => {
-  it('backfill and block polling index the same chain to the same API answers; the backfill fetches only Light transactions; signatures hidden from the program listing are found through the trees\' own listings (sequence check)', async () => {
+  it('backfill and block polling index the same chain to the same API answers; the backfill fetches only Light transactions; signatures hidden from the program listing are found through the trees\' own listings (sequence check); a node failing every fifth request is retried to the same store', async () => {
     // Two simulators of the same chain (same seed): one lists every signature, the other hides one
     // Light transaction in 9 from the program's listing (the fault switch changes the listing only).
     // One block-polling daemon indexes the chain; a backfill runs against each simulator.
@@ -90,7 +99,21 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const a = await daemon(sim.port, tempDir('refract-bf-a-'), ['--backfill-threshold-slots', '100']);
     const h = await daemon(hiddenSim.port, tempDir('refract-bf-hide-a-'), ['--backfill-threshold-slots', '100']);
     const b = await daemon(sim.port, tempDir('refract-bf-b-'), ['--backfill-threshold-slots', '0']);
-    await Promise.all([reached(a, end, 240_000), reached(h, end, 240_000), reached(b, end, 240_000)]);
+    // A node behind a proxy that answers every fifth request HTTP 502 while the backfill runs: the
+    // request governor retries each failure (logged), and the store ends equal to block polling's.
+    let forwarded = 0;
+    let failed = 0;
+    let flaky = true;
+    const proxy = await startLocalNode((msg, res) => {
+      if (flaky && ++forwarded % 5 === 0) {
+        failed++;
+        return void res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
+      }
+      void jsonRpcBody(sim.port, msg).then((body) => sendJson(res, body), () => void res.writeHead(502).end());
+    });
+    const f = await daemon(Number(new URL(proxy.url).port), tempDir('refract-bf-flaky-'), ['--backfill-threshold-slots', '100']);
+    await Promise.all([reached(a, end, 240_000), reached(h, end, 240_000), reached(b, end, 240_000), reached(f, end, 240_000)]);
+    flaky = false; // the API reads transaction infos from its node: the digests compare the stores, not the proxy's faults
     const db = await apiDigest(b.port);
     const da = await apiDigest(a.port, db.owners);
     expect(da.signatures.length).toBeGreaterThan(300);
@@ -125,7 +148,13 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     expect(h.child.stderr()).toMatch(/missing transactions were found through the tree's signature listing|program listing missed/);
     const hHealth = await fetch(`http://127.0.0.1:${h.port}/health`).then((x) => x.json());
     expect(hHealth.status).toBe('ok');
-    await Promise.all([a.child.stop(), h.child.stop(), b.child.stop(), sim.child.stop(), hiddenSim.child.stop()]);
+
+    // The flaky node: failures happened during the backfill, each was retried, nothing was lost.
+    expect(failed).toBeGreaterThan(3);
+    expect(f.child.stderr()).toContain('failed; retrying');
+    expect(digestDifferences(await apiDigest(f.port, db.owners), db)).toEqual([]);
+    expect((await fetch(`http://127.0.0.1:${f.port}/health`).then((x) => x.json())).backfill).toMatchObject({ phase: 'done', indexed: da.signatures.length, remaining: 0 });
+    await Promise.all([a.child.stop(), h.child.stop(), b.child.stop(), f.child.stop(), sim.child.stop(), hiddenSim.child.stop(), proxy.close()]);
   }, 420_000);
 
   it(`SIGKILLed ${BACKFILL_KILLS} times at random moments and restarted, a backfill ends equal to an uninterrupted one`, async () => {
