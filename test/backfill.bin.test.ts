@@ -11,10 +11,12 @@
  * - The node that hides signatures from the program listing: the tree sequence check finds the gaps and
  *   the trees' own listings heal them (the store equals the block-polling one).
  * - A node that answers every fifth request HTTP 502 during the backfill (a proxy in this process):
- *   each failure is retried by the request governor and the store equals the block-polling one.
+ *   each failure is retried by the request governor and the store equals the block-polling one; a
+ *   batch of 200 transaction infos to that daemon reads them from the node at most 16 at a time.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiDigest, digestDifferences } from './helpers/apiDigest.ts';
+import { GET_TRANSACTION_CONCURRENCY } from '../src/solana/transactionSource.ts';
 import { Store } from '../src/store/store.ts';
 import { tempDir } from './helpers/photon.ts';
 import { type RefractProcess, freePort, killSpawned, spawnRefract } from './helpers/refractBin.ts';
@@ -69,7 +71,7 @@ async function reached(d: { port: number; child: RefractProcess }, slot: number,
   }
 }
 
-/** POSTs a parsed JSON-RPC body (one request or a batch) to the simulator; its parsed answer. */
+/** POSTs a parsed JSON-RPC body (one request or a batch) to 127.0.0.1:`port`; its parsed answer. */
 async function jsonRpcBody(port: number, body: unknown): Promise<unknown> {
   const r = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return r.json();
@@ -104,12 +106,19 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     let forwarded = 0;
     let failed = 0;
     let flaky = true;
+    let inFlight = 0;
+    let mostInFlight = 0;
     const proxy = await startLocalNode((msg, res) => {
       if (flaky && ++forwarded % 5 === 0) {
         failed++;
         return void res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
       }
-      void jsonRpcBody(sim.port, msg).then((body) => sendJson(res, body), () => void res.writeHead(502).end());
+      // single getTransaction requests in flight (what the API's transaction infos ask the node)
+      const counted = !Array.isArray(msg) && msg.method === 'getTransaction';
+      if (counted) mostInFlight = Math.max(mostInFlight, ++inFlight);
+      void jsonRpcBody(sim.port, msg)
+        .then((body) => sendJson(res, body), () => void res.writeHead(502).end())
+        .finally(() => counted && inFlight--);
     });
     const f = await daemon(Number(new URL(proxy.url).port), tempDir('refract-bf-flaky-'), ['--backfill-threshold-slots', '100']);
     await Promise.all([reached(a, end, 240_000), reached(h, end, 240_000), reached(b, end, 240_000), reached(f, end, 240_000)]);
@@ -149,6 +158,15 @@ describe.concurrent('signature backfill through the refract binary (sparse simul
     const hHealth = await fetch(`http://127.0.0.1:${h.port}/health`).then((x) => x.json());
     expect(hHealth.status).toBe('ok');
 
+    // One JSON-RPC batch of 200 transaction infos to that daemon: each is read from its node, at most
+    // 16 at a time (GET_TRANSACTION_CONCURRENCY), and every one answers.
+    mostInFlight = 0;
+    const batch = db.signatures.slice(0, 200).map((signature, id) => ({ jsonrpc: '2.0', id, method: 'getTransactionWithCompressionInfoV2', params: { signature } }));
+    const infos = (await jsonRpcBody(f.port, batch)) as { result?: { transaction?: unknown } }[];
+    expect(infos).toHaveLength(200);
+    expect(infos.every((r) => r.result?.transaction)).toBe(true);
+    expect(mostInFlight).toBeGreaterThan(1);
+    expect(mostInFlight).toBeLessThanOrEqual(GET_TRANSACTION_CONCURRENCY);
     // The flaky node: failures happened during the backfill, each was retried, nothing was lost.
     expect(failed).toBeGreaterThan(3);
     expect(f.child.stderr()).toContain('failed; retrying');
